@@ -1,0 +1,407 @@
+//! The byte layout of a ring file — the one definition shared by the writer and the reader.
+//! `docs/format.md` describes the same layout in prose; change both together.
+//!
+//! A ring file is `[header: HEADER_SIZE][string area: strings_size][entries: capacity × ENTRY_SIZE]`.
+//! All integers are little-endian (the shim only runs on little-endian hosts).
+
+pub const MAGIC: [u8; 8] = *b"CAUSEWAY";
+pub const VERSION: u32 = 1;
+pub const HEADER_SIZE: usize = 4096;
+pub const ENTRY_SIZE: usize = 64;
+/// Ring files end with this suffix; the scanner picks them out of a capture directory by it.
+pub const RING_SUFFIX: &str = ".cwring";
+
+/// Header field offsets (bytes from the start of the file).
+pub mod hdr {
+    pub const MAGIC: usize = 0; // [u8; 8]
+    pub const VERSION: usize = 8; // u32
+    pub const HEADER_SIZE: usize = 12; // u32
+    pub const ENTRY_SIZE: usize = 16; // u32
+    pub const POLICY: usize = 20; // u32, see `Policy`
+    pub const CAPACITY: usize = 24; // u64, entries, a power of two
+    pub const STRINGS_OFFSET: usize = 32; // u64
+    pub const STRINGS_SIZE: usize = 40; // u64
+    pub const ENTRIES_OFFSET: usize = 48; // u64
+    pub const PID: usize = 56; // u32
+    pub const PPID: usize = 60; // u32
+    pub const LEVEL: usize = 64; // u32, capture level 1..=4
+    pub const CLOCK: usize = 68; // u32, see `ClockKind`
+    pub const FLAGS: usize = 72; // u32 (atomic), see `flags`
+    pub const HEAD: usize = 80; // u64 (atomic): slots reserved so far, ever
+    pub const DROPPED: usize = 88; // u64 (atomic): entries dropped (policy drop)
+    pub const STR_CURSOR: usize = 96; // u64: bytes of the string area in use
+    pub const STR_LOCK: usize = 104; // u32: spin lock for string appends (never held on the hot path)
+    pub const STR_DROPPED: usize = 108; // u32 (atomic): strings that did not fit
+    /// Start anchor: one instant read on three clocks (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns).
+    pub const ANCHOR0: usize = 112; // 3 × u64
+    /// Latest anchor, guarded by a sequence word (odd while being written).
+    pub const ANCHOR1_SEQ: usize = 136; // u64
+    pub const ANCHOR1: usize = 144; // 3 × u64
+    /// Tick rate measured at start-up (ticks per second); 1e9 when ticks are nanoseconds.
+    pub const TICKS_PER_SEC: usize = 168; // u64
+    pub const EXE_LEN: usize = 176; // u32
+    pub const EXE: usize = 180; // [u8; EXE_MAX]
+    pub const HOST_LEN: usize = 1204; // u32
+    pub const HOST: usize = 1208; // [u8; HOST_MAX]
+    pub const NOTICE_LEN: usize = 1272; // u32 (atomic: 0 until the notice is complete)
+    pub const NOTICE: usize = 1276; // [u8; NOTICE_MAX]
+    pub const COUNTERS: usize = 1536; // [u64; COUNTER_SLOTS] (atomic)
+    pub const EXE_MAX: usize = 1024;
+    pub const HOST_MAX: usize = 64;
+    pub const NOTICE_MAX: usize = 256;
+    pub const COUNTER_SLOTS: usize = 32;
+}
+
+/// Flag bits of `hdr::FLAGS`.
+pub mod flags {
+    /// The shim hit an internal failure and now passes every call through unrecorded.
+    pub const DISABLED: u32 = 1;
+    /// The process ran its exit handlers (the ring was closed cleanly).
+    pub const CLOSED: u32 = 2;
+    /// A child process created after `fork`; its entries start at its own fork.
+    pub const FORKED: u32 = 4;
+}
+
+/// Named slots of the counter array at `hdr::COUNTERS`.
+pub mod counter {
+    /// cuGetProcAddress results for hooked names whose pointer matched no known variant (passed through).
+    pub const PROC_UNMATCHED: usize = 0;
+    /// Function handles whose name could not be interned (handle table full or name lookup failed).
+    pub const NAMES_MISSED: usize = 1;
+    /// Hooks called before their real function could be found.
+    pub const REAL_MISSING: usize = 2;
+    /// NVTX strings that could not be interned (intern table full).
+    pub const NVTX_MISSED: usize = 3;
+    /// Ends of calls whose slot had been overwritten before the call returned (policy overwrite).
+    pub const END_LOST: usize = 4;
+    pub const NAMES: [&str; 5] = [
+        "proc_unmatched",
+        "names_missed",
+        "real_missing",
+        "nvtx_missed",
+        "end_lost",
+    ];
+}
+
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// A full ring drops the newest entry and counts it exactly.
+    Drop = 1,
+    /// A full ring overwrites the oldest entry (flight recorder).
+    Overwrite = 2,
+}
+
+impl Policy {
+    pub fn from_u32(v: u32) -> Option<Policy> {
+        match v {
+            1 => Some(Policy::Drop),
+            2 => Some(Policy::Overwrite),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Drop => "drop",
+            Policy::Overwrite => "overwrite",
+        }
+    }
+}
+
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockKind {
+    /// Ticks are CLOCK_MONOTONIC nanoseconds.
+    Monotonic = 1,
+    /// Ticks are the invariant TSC; convert through the anchors.
+    Tsc = 2,
+}
+
+impl ClockKind {
+    pub fn from_u32(v: u32) -> Option<ClockKind> {
+        match v {
+            1 => Some(ClockKind::Monotonic),
+            2 => Some(ClockKind::Tsc),
+            _ => None,
+        }
+    }
+}
+
+/// Entry field offsets within one `ENTRY_SIZE` slot.
+pub mod ent {
+    /// u64 commit word: 0 = never written; `((seq + 1) << 1) | done`. Written last, with release order.
+    pub const STAMP: usize = 0;
+    pub const T_BEGIN: usize = 8; // u64 ticks
+    pub const T_END: usize = 16; // u64 ticks, 0 while the call is still open
+    pub const TID: usize = 24; // u32 kernel thread id
+    pub const API: usize = 28; // u16, id of an API name record in the string area
+    pub const KIND: usize = 30; // u8, see `Kind`
+    pub const FLAGS: usize = 31; // u8, see `entry_flags`
+    pub const RESULT: usize = 32; // i32, the call's return code (CUresult / cudaError_t)
+    pub const DEPTH: usize = 36; // u16, hooked calls already open on this thread when this one began
+    pub const RESERVED: usize = 38; // u16
+    pub const A0: usize = 40; // u64, meaning depends on the API class (see docs/format.md)
+    pub const A1: usize = 48; // u64
+    pub const A2: usize = 56; // u64
+}
+
+/// Bits of `ent::FLAGS`.
+pub mod entry_flags {
+    /// The per-thread default stream variant (`_ptsz` / `_ptds`) was called.
+    pub const PER_THREAD: u8 = 1;
+}
+
+/// What an entry records.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Call = 1,
+    RangePush = 2,
+    RangePop = 3,
+    RangeStart = 4,
+    RangeEnd = 5,
+    Mark = 6,
+    ThreadStart = 7,
+    ProcessStart = 8,
+    ProcessExit = 9,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Option<Kind> {
+        Some(match v {
+            1 => Kind::Call,
+            2 => Kind::RangePush,
+            3 => Kind::RangePop,
+            4 => Kind::RangeStart,
+            5 => Kind::RangeEnd,
+            6 => Kind::Mark,
+            7 => Kind::ThreadStart,
+            8 => Kind::ProcessStart,
+            9 => Kind::ProcessExit,
+            _ => return None,
+        })
+    }
+}
+
+/// String record header offsets. A record is `[STR_HDR bytes][payload][zero padding to 8]`.
+pub mod rec {
+    /// u32 record size in bytes, header and padding included; written last (0 = not committed).
+    pub const SIZE: usize = 0;
+    pub const KIND: usize = 4; // u32, see `StrKind`
+    pub const KEY: usize = 8; // u64
+    pub const LEN: usize = 16; // u32 payload bytes
+    pub const AUX: usize = 20; // u32, see `StrKind`
+    pub const HDR: usize = 24;
+}
+
+/// What a string record names.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StrKind {
+    /// key = API id used in `ent::API`; aux = `ApiInfo::pack`.
+    Api = 1,
+    /// key = function handle (as passed to the launch call); payload = kernel name.
+    Kernel = 2,
+    /// key = string id used by NVTX entries (message, domain or registered string).
+    Text = 3,
+    /// key = thread id; payload = thread name.
+    Thread = 4,
+}
+
+impl StrKind {
+    pub fn from_u32(v: u32) -> Option<StrKind> {
+        Some(match v {
+            1 => StrKind::Api,
+            2 => StrKind::Kernel,
+            3 => StrKind::Text,
+            4 => StrKind::Thread,
+            _ => return None,
+        })
+    }
+}
+
+/// Which runtime an API belongs to.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layer {
+    Runtime = 1,
+    Driver = 2,
+    Nvtx = 3,
+    Loader = 4,
+}
+
+/// What an API does, as far as the scanner needs to know. Stored in the API record, so the scanner
+/// never needs the shim's hook table.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Other = 0,
+    /// a0 = stream, a1 = function handle, a2 = grid x | y << 32 (x, y truncated to 32 bits)
+    Launch = 1,
+    /// a0 = stream, a1 = bytes, a2 = direction (cudaMemcpyKind) when known
+    Copy = 2,
+    /// a0 = stream, a1 = bytes
+    Memset = 3,
+    /// a0 = stream (0 for device/context syncs)
+    Sync = 4,
+    /// a0 = stream, a1 = event
+    EventRecord = 5,
+    /// a1 = event
+    EventSync = 6,
+    /// a0 = stream, a1 = event
+    StreamWait = 7,
+    /// a0 = stream, a1 = graph exec
+    GraphLaunch = 8,
+    Graph = 9,
+    /// a1 = bytes
+    Alloc = 10,
+    Free = 11,
+    Module = 12,
+    /// a0 = stream
+    Stream = 13,
+    /// a0 = stream
+    Capture = 14,
+    /// a0 = stream
+    HostFunc = 15,
+    /// a1 = event
+    Event = 16,
+    /// a0 = stream
+    Query = 17,
+    Lookup = 18,
+}
+
+impl Class {
+    pub fn from_u8(v: u8) -> Class {
+        use Class::*;
+        const ALL: [Class; 19] = [
+            Other,
+            Launch,
+            Copy,
+            Memset,
+            Sync,
+            EventRecord,
+            EventSync,
+            StreamWait,
+            GraphLaunch,
+            Graph,
+            Alloc,
+            Free,
+            Module,
+            Stream,
+            Capture,
+            HostFunc,
+            Event,
+            Query,
+            Lookup,
+        ];
+        ALL.get(v as usize).copied().unwrap_or(Other)
+    }
+    pub fn name(self) -> &'static str {
+        use Class::*;
+        match self {
+            Other => "other",
+            Launch => "launch",
+            Copy => "copy",
+            Memset => "memset",
+            Sync => "sync",
+            EventRecord => "event_record",
+            EventSync => "event_sync",
+            StreamWait => "stream_wait",
+            GraphLaunch => "graph_launch",
+            Graph => "graph",
+            Alloc => "alloc",
+            Free => "free",
+            Module => "module",
+            Stream => "stream",
+            Capture => "capture",
+            HostFunc => "host_func",
+            Event => "event",
+            Query => "query",
+            Lookup => "lookup",
+        }
+    }
+}
+
+/// Static facts about one API, packed into the `aux` word of its name record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApiInfo {
+    pub layer: Layer,
+    pub class: Class,
+    /// Lowest capture level at which the API is recorded.
+    pub level: u8,
+}
+
+impl ApiInfo {
+    pub const fn pack(self) -> u32 {
+        (self.class as u32) | (self.layer as u32) << 8 | (self.level as u32) << 16
+    }
+    pub fn unpack(aux: u32) -> ApiInfo {
+        let layer = match (aux >> 8) & 0xff {
+            1 => Layer::Runtime,
+            2 => Layer::Driver,
+            3 => Layer::Nvtx,
+            _ => Layer::Loader,
+        };
+        ApiInfo {
+            layer,
+            class: Class::from_u8((aux & 0xff) as u8),
+            level: ((aux >> 16) & 0xff) as u8,
+        }
+    }
+}
+
+/// The commit word for sequence number `seq`: open (`done == false`) or complete.
+#[inline(always)]
+pub const fn stamp(seq: u64, done: bool) -> u64 {
+    ((seq + 1) << 1) | done as u64
+}
+
+/// Splits a commit word into (sequence number, done); `None` for a slot never written.
+#[inline]
+pub const fn unstamp(word: u64) -> Option<(u64, bool)> {
+    if word < 2 {
+        None
+    } else {
+        Some(((word >> 1) - 1, word & 1 == 1))
+    }
+}
+
+/// Bytes a ring file needs for `capacity` entries and a string area of `strings_size` bytes.
+pub const fn file_size(capacity: u64, strings_size: u64) -> u64 {
+    HEADER_SIZE as u64 + strings_size + capacity * ENTRY_SIZE as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_round_trip() {
+        for seq in [0u64, 1, 7, u32::MAX as u64, (1 << 62) - 2] {
+            assert_eq!(unstamp(stamp(seq, false)), Some((seq, false)));
+            assert_eq!(unstamp(stamp(seq, true)), Some((seq, true)));
+        }
+        assert_eq!(unstamp(0), None);
+        assert_eq!(unstamp(1), None);
+    }
+
+    #[test]
+    fn api_info_round_trips() {
+        let i = ApiInfo {
+            layer: Layer::Driver,
+            class: Class::GraphLaunch,
+            level: 2,
+        };
+        assert_eq!(ApiInfo::unpack(i.pack()), i);
+    }
+
+    #[test]
+    fn header_fields_do_not_overlap() {
+        assert!(hdr::EXE + hdr::EXE_MAX <= hdr::HOST_LEN);
+        assert!(hdr::HOST + hdr::HOST_MAX <= hdr::NOTICE_LEN);
+        assert!(hdr::NOTICE + hdr::NOTICE_MAX <= hdr::COUNTERS);
+        assert!(hdr::COUNTERS + 8 * hdr::COUNTER_SLOTS <= HEADER_SIZE);
+        assert_eq!(hdr::ANCHOR1, hdr::ANCHOR1_SEQ + 8);
+        assert_eq!(ent::A2 + 8, ENTRY_SIZE);
+    }
+}

@@ -1,0 +1,12 @@
+//! causeway-ring: the capture format, defined once. `layout` is the byte layout, `writer` the
+//! no-allocation appender the shim uses on the hot path, `reader` the validating reader the scanner uses.
+//! `docs/format.md` describes the same bytes in prose for readers in other languages.
+
+pub mod clock;
+pub mod layout;
+pub mod reader;
+pub mod writer;
+
+pub use layout::*;
+pub use reader::{Entry, FormatError, Header, RingView, Slot, StrRecord};
+pub use writer::{Fields, Params, Writer};

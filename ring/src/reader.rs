@@ -1,0 +1,341 @@
+//! The reader side: validates every field of a ring file before trusting it and reads entries out of
+//! a byte slice (usually a read-only mapping). Bad files give a `FormatError` naming the problem; nothing
+//! here panics on hostile input.
+
+use crate::clock::Anchor;
+use crate::layout::{
+    self, ent, hdr, rec, ClockKind, Kind, Policy, StrKind, ENTRY_SIZE, HEADER_SIZE,
+};
+use std::fmt;
+
+/// The largest capacity and string area a reader accepts; anything bigger is corruption, not a capture.
+const MAX_CAPACITY: u64 = 1 << 36;
+const MAX_STRINGS: u64 = 1 << 32;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError(pub String);
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, FormatError> {
+    Err(FormatError(msg.into()))
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    b.get(off..off + 4)
+        .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    b.get(off..off + 8)
+        .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+}
+
+fn text(b: &[u8], off: usize, len: usize) -> String {
+    String::from_utf8_lossy(b.get(off..off + len).unwrap_or(&[])).into_owned()
+}
+
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub version: u32,
+    pub policy: Policy,
+    pub capacity: u64,
+    pub strings_offset: u64,
+    pub strings_size: u64,
+    pub entries_offset: u64,
+    pub pid: u32,
+    pub ppid: u32,
+    pub level: u32,
+    pub clock: ClockKind,
+    pub flags: u32,
+    pub head: u64,
+    pub dropped: u64,
+    pub strings_used: u64,
+    pub strings_dropped: u32,
+    pub anchor0: Anchor,
+    pub anchor1: Anchor,
+    pub ticks_per_sec: u64,
+    pub exe: String,
+    pub host: String,
+    pub notice: Option<String>,
+    pub counters: [u64; hdr::COUNTER_SLOTS],
+}
+
+impl Header {
+    /// Converts writer ticks to CLOCK_MONOTONIC nanoseconds: through the two anchors when they are far
+    /// enough apart, otherwise through the rate measured at start-up.
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
+        if self.clock == ClockKind::Monotonic {
+            return ticks;
+        }
+        let a = &self.anchor0;
+        let rate = match crate::clock::rate(&self.anchor0, &self.anchor1) {
+            0 => self.ticks_per_sec,
+            r => r,
+        };
+        if rate == 0 {
+            return a.mono_ns;
+        }
+        let dt = ticks as i128 - a.ticks as i128;
+        (a.mono_ns as i128 + dt * 1_000_000_000 / rate as i128).max(0) as u64
+    }
+
+    /// A duration in ticks as nanoseconds.
+    pub fn span_ns(&self, t0: u64, t1: u64) -> u64 {
+        self.ticks_to_ns(t1).saturating_sub(self.ticks_to_ns(t0))
+    }
+}
+
+/// One record of the string area.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrRecord {
+    pub kind: StrKind,
+    pub key: u64,
+    pub aux: u32,
+    pub text: String,
+}
+
+/// One committed entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub seq: u64,
+    /// False while the call had not returned when the capture was read (hung, or the process died in it).
+    pub done: bool,
+    pub t_begin: u64,
+    pub t_end: u64,
+    pub tid: u32,
+    pub api: u16,
+    pub kind: Option<Kind>,
+    pub flags: u8,
+    pub result: i32,
+    pub depth: u16,
+    pub a0: u64,
+    pub a1: u64,
+    pub a2: u64,
+}
+
+/// What a reserved slot holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Entry(Entry),
+    /// Reserved but never committed (the writer died mid-entry, or is still writing it).
+    Torn,
+}
+
+/// A validated view of one ring file.
+pub struct RingView<'a> {
+    bytes: &'a [u8],
+    pub header: Header,
+    pub strings: Vec<StrRecord>,
+    /// A string record was reserved but never committed; records after it are unreadable.
+    pub strings_torn: bool,
+}
+
+impl<'a> RingView<'a> {
+    pub fn parse(b: &'a [u8]) -> Result<RingView<'a>, FormatError> {
+        if b.len() < HEADER_SIZE {
+            if b.len() >= 8 && b[..8] != layout::MAGIC {
+                return err("not a causeway ring (no CAUSEWAY magic)");
+            }
+            return err(format!(
+                "truncated: {} bytes, a ring header alone is {HEADER_SIZE}",
+                b.len()
+            ));
+        }
+        if b[..8] != layout::MAGIC {
+            if b[..8].iter().all(|&c| c == 0) {
+                return err("header never completed (the writer died while creating the ring)");
+            }
+            return err("not a causeway ring (no CAUSEWAY magic)");
+        }
+        let version = u32_at(b, hdr::VERSION);
+        if version != layout::VERSION {
+            return err(format!(
+                "unsupported format version {version} (this reader reads version {})",
+                layout::VERSION
+            ));
+        }
+        if u32_at(b, hdr::HEADER_SIZE) as usize != HEADER_SIZE
+            || u32_at(b, hdr::ENTRY_SIZE) as usize != ENTRY_SIZE
+        {
+            return err(format!(
+                "corrupt header: header size {} / entry size {} (expected {HEADER_SIZE} / {ENTRY_SIZE})",
+                u32_at(b, hdr::HEADER_SIZE),
+                u32_at(b, hdr::ENTRY_SIZE)
+            ));
+        }
+        let policy = Policy::from_u32(u32_at(b, hdr::POLICY)).ok_or_else(|| {
+            FormatError(format!(
+                "corrupt header: unknown policy {}",
+                u32_at(b, hdr::POLICY)
+            ))
+        })?;
+        let clock = ClockKind::from_u32(u32_at(b, hdr::CLOCK)).ok_or_else(|| {
+            FormatError(format!(
+                "corrupt header: unknown clock {}",
+                u32_at(b, hdr::CLOCK)
+            ))
+        })?;
+        let capacity = u64_at(b, hdr::CAPACITY);
+        if capacity == 0 || !capacity.is_power_of_two() || capacity > MAX_CAPACITY {
+            return err(format!(
+                "corrupt header: capacity {capacity} is not a power of two in 1..=2^36"
+            ));
+        }
+        let strings_offset = u64_at(b, hdr::STRINGS_OFFSET);
+        let strings_size = u64_at(b, hdr::STRINGS_SIZE);
+        let entries_offset = u64_at(b, hdr::ENTRIES_OFFSET);
+        if strings_offset != HEADER_SIZE as u64
+            || strings_size % 8 != 0
+            || strings_size > MAX_STRINGS
+            || entries_offset != strings_offset + strings_size
+        {
+            return err(format!(
+                "corrupt header: string area at {strings_offset}+{strings_size}, entries at {entries_offset}"
+            ));
+        }
+        let need = layout::file_size(capacity, strings_size);
+        if (b.len() as u64) < need {
+            return err(format!(
+                "truncated: {} bytes, the header describes {need}",
+                b.len()
+            ));
+        }
+        let level = u32_at(b, hdr::LEVEL);
+        if !(1..=4).contains(&level) {
+            return err(format!(
+                "corrupt header: capture level {level} is not 1..=4"
+            ));
+        }
+        let exe_len = u32_at(b, hdr::EXE_LEN) as usize;
+        let host_len = u32_at(b, hdr::HOST_LEN) as usize;
+        if exe_len > hdr::EXE_MAX || host_len > hdr::HOST_MAX {
+            return err("corrupt header: executable or host name longer than its field");
+        }
+        let notice_len = u32_at(b, hdr::NOTICE_LEN) as usize;
+        let notice = (notice_len > 0 && notice_len <= hdr::NOTICE_MAX)
+            .then(|| text(b, hdr::NOTICE, notice_len));
+        let strings_used = u64_at(b, hdr::STR_CURSOR);
+        if strings_used > strings_size {
+            return err(format!(
+                "corrupt header: {strings_used} string bytes used of {strings_size}"
+            ));
+        }
+        let anchor = |off: usize| Anchor {
+            ticks: u64_at(b, off),
+            mono_ns: u64_at(b, off + 8),
+            real_ns: u64_at(b, off + 16),
+        };
+        let mut counters = [0u64; hdr::COUNTER_SLOTS];
+        for (i, c) in counters.iter_mut().enumerate() {
+            *c = u64_at(b, hdr::COUNTERS + 8 * i);
+        }
+        let header = Header {
+            version,
+            policy,
+            capacity,
+            strings_offset,
+            strings_size,
+            entries_offset,
+            pid: u32_at(b, hdr::PID),
+            ppid: u32_at(b, hdr::PPID),
+            level,
+            clock,
+            flags: u32_at(b, hdr::FLAGS),
+            head: u64_at(b, hdr::HEAD),
+            dropped: u64_at(b, hdr::DROPPED),
+            strings_used,
+            strings_dropped: u32_at(b, hdr::STR_DROPPED),
+            anchor0: anchor(hdr::ANCHOR0),
+            anchor1: anchor(hdr::ANCHOR1),
+            ticks_per_sec: u64_at(b, hdr::TICKS_PER_SEC),
+            exe: text(b, hdr::EXE, exe_len),
+            host: text(b, hdr::HOST, host_len),
+            notice,
+            counters,
+        };
+        let (strings, strings_torn) = parse_strings(b, &header)?;
+        Ok(RingView {
+            bytes: b,
+            header,
+            strings,
+            strings_torn,
+        })
+    }
+
+    /// Sequence numbers of the slots that can hold live entries: `[first, end)`. Under the overwrite
+    /// policy `first` is the number of entries overwritten.
+    pub fn window(&self) -> (u64, u64) {
+        let h = &self.header;
+        match h.policy {
+            Policy::Drop => (0, h.head.min(h.capacity)),
+            Policy::Overwrite => (h.head.saturating_sub(h.capacity), h.head),
+        }
+    }
+
+    /// Reads the slot that sequence number `seq` was given.
+    pub fn read(&self, seq: u64) -> Slot {
+        let off = self.header.entries_offset as usize
+            + ((seq & (self.header.capacity - 1)) as usize) * ENTRY_SIZE;
+        let b = &self.bytes[off..off + ENTRY_SIZE];
+        let stamp = u64_at(b, ent::STAMP);
+        match layout::unstamp(stamp) {
+            Some((s, done)) if s == seq => Slot::Entry(Entry {
+                seq,
+                done,
+                t_begin: u64_at(b, ent::T_BEGIN),
+                t_end: if done { u64_at(b, ent::T_END) } else { 0 },
+                tid: u32_at(b, ent::TID),
+                api: u16::from_le_bytes([b[ent::API], b[ent::API + 1]]),
+                kind: Kind::from_u8(b[ent::KIND]),
+                flags: b[ent::FLAGS],
+                result: if done {
+                    u32_at(b, ent::RESULT) as i32
+                } else {
+                    0
+                },
+                depth: u16::from_le_bytes([b[ent::DEPTH], b[ent::DEPTH + 1]]),
+                a0: u64_at(b, ent::A0),
+                a1: u64_at(b, ent::A1),
+                a2: u64_at(b, ent::A2),
+            }),
+            _ => Slot::Torn,
+        }
+    }
+}
+
+fn parse_strings(b: &[u8], h: &Header) -> Result<(Vec<StrRecord>, bool), FormatError> {
+    let area = &b[h.strings_offset as usize..(h.strings_offset + h.strings_used) as usize];
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < area.len() {
+        let size = u32_at(area, pos + rec::SIZE) as usize;
+        if size == 0 {
+            return Ok((out, true));
+        }
+        let len = u32_at(area, pos + rec::LEN) as usize;
+        if size < rec::HDR || size % 8 != 0 || pos + size > area.len() || rec::HDR + len > size {
+            return err(format!("corrupt string record at offset {pos} of the string area (size {size}, length {len})"));
+        }
+        let kind_raw = u32_at(area, pos + rec::KIND);
+        let kind = StrKind::from_u32(kind_raw).ok_or_else(|| {
+            FormatError(format!(
+                "corrupt string record at offset {pos}: unknown kind {kind_raw}"
+            ))
+        })?;
+        out.push(StrRecord {
+            kind,
+            key: u64_at(area, pos + rec::KEY),
+            aux: u32_at(area, pos + rec::AUX),
+            text: text(area, pos + rec::HDR, len),
+        });
+        pos += size;
+    }
+    Ok((out, false))
+}

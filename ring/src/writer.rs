@@ -1,0 +1,434 @@
+//! The writer side: creating a ring file and appending to it without allocating, locking or making a
+//! system call on the hot path (`begin`/`end`/`instant`). String interning takes a spin lock, but only
+//! once per distinct string, off the hot path.
+
+use crate::clock::{self, Anchor};
+use crate::layout::{self, ent, hdr, rec, ClockKind, Policy, StrKind, ENTRY_SIZE, HEADER_SIZE};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// What the writer puts in the header of a new ring.
+pub struct Params<'a> {
+    pub capacity: u64,
+    pub strings_size: u64,
+    pub policy: Policy,
+    pub pid: u32,
+    pub ppid: u32,
+    pub level: u32,
+    pub clock: ClockKind,
+    pub ticks_per_sec: u64,
+    pub anchor: Anchor,
+    pub exe: &'a [u8],
+    pub host: &'a [u8],
+    pub flags: u32,
+}
+
+/// The fields of one entry as the hot path fills them.
+#[derive(Clone, Copy, Default)]
+pub struct Fields {
+    pub t_begin: u64,
+    pub tid: u32,
+    pub api: u16,
+    pub kind: u8,
+    pub flags: u8,
+    pub depth: u16,
+    pub a0: u64,
+    pub a1: u64,
+    pub a2: u64,
+}
+
+/// A handle on a mapped ring. Cheap to copy; all mutation goes through atomics or reserved slots.
+#[derive(Clone, Copy)]
+pub struct Writer {
+    base: *mut u8,
+    entries: *mut u8,
+    strings: *mut u8,
+    strings_size: u64,
+    mask: u64,
+    capacity: u64,
+    overwrite: bool,
+}
+
+// SAFETY: the mapping is shared memory written through atomics (header, stamps) or through slots that
+// one reservation owns; the pointers stay valid for the life of the process (never unmapped).
+unsafe impl Send for Writer {}
+// SAFETY: as above.
+unsafe impl Sync for Writer {}
+
+impl Writer {
+    /// Lays out a fresh header in `base` and returns a writer over it.
+    ///
+    /// # Safety
+    /// `base` must point to a writable, zero-filled mapping of at least
+    /// `layout::file_size(p.capacity, p.strings_size)` bytes that outlives every use of the writer.
+    pub unsafe fn init(base: *mut u8, p: &Params) -> Writer {
+        let w = Writer {
+            base,
+            entries: base.add(HEADER_SIZE + p.strings_size as usize),
+            strings: base.add(HEADER_SIZE),
+            strings_size: p.strings_size,
+            mask: p.capacity - 1,
+            capacity: p.capacity,
+            overwrite: p.policy == Policy::Overwrite,
+        };
+        let put32 = |off: usize, v: u32| (base.add(off) as *mut u32).write_unaligned(v);
+        let put64 = |off: usize, v: u64| (base.add(off) as *mut u64).write_unaligned(v);
+        put32(hdr::VERSION, layout::VERSION);
+        put32(hdr::HEADER_SIZE, HEADER_SIZE as u32);
+        put32(hdr::ENTRY_SIZE, ENTRY_SIZE as u32);
+        put32(hdr::POLICY, p.policy as u32);
+        put64(hdr::CAPACITY, p.capacity);
+        put64(hdr::STRINGS_OFFSET, HEADER_SIZE as u64);
+        put64(hdr::STRINGS_SIZE, p.strings_size);
+        put64(hdr::ENTRIES_OFFSET, HEADER_SIZE as u64 + p.strings_size);
+        put32(hdr::PID, p.pid);
+        put32(hdr::PPID, p.ppid);
+        put32(hdr::LEVEL, p.level);
+        put32(hdr::CLOCK, p.clock as u32);
+        put32(hdr::FLAGS, p.flags);
+        for (i, v) in [p.anchor.ticks, p.anchor.mono_ns, p.anchor.real_ns]
+            .into_iter()
+            .enumerate()
+        {
+            put64(hdr::ANCHOR0 + 8 * i, v);
+            put64(hdr::ANCHOR1 + 8 * i, v);
+        }
+        put64(hdr::TICKS_PER_SEC, p.ticks_per_sec);
+        let exe = &p.exe[..p.exe.len().min(hdr::EXE_MAX)];
+        std::ptr::copy_nonoverlapping(exe.as_ptr(), base.add(hdr::EXE), exe.len());
+        put32(hdr::EXE_LEN, exe.len() as u32);
+        let host = &p.host[..p.host.len().min(hdr::HOST_MAX)];
+        std::ptr::copy_nonoverlapping(host.as_ptr(), base.add(hdr::HOST), host.len());
+        put32(hdr::HOST_LEN, host.len() as u32);
+        // The magic goes last: a reader never sees a half-made header as a ring.
+        std::sync::atomic::fence(Ordering::Release);
+        std::ptr::copy_nonoverlapping(layout::MAGIC.as_ptr(), base.add(hdr::MAGIC), 8);
+        w
+    }
+
+    #[inline(always)]
+    fn a64(&self, off: usize) -> &AtomicU64 {
+        // SAFETY: `off` is an 8-aligned header offset inside the mapping (page-aligned base).
+        unsafe { &*(self.base.add(off) as *const AtomicU64) }
+    }
+
+    #[inline(always)]
+    fn a32(&self, off: usize) -> &AtomicU32 {
+        // SAFETY: `off` is a 4-aligned header offset inside the mapping.
+        unsafe { &*(self.base.add(off) as *const AtomicU32) }
+    }
+
+    #[inline(always)]
+    fn slot(&self, seq: u64) -> *mut u8 {
+        // SAFETY: the masked index is below capacity, so the slot lies inside the entry area.
+        unsafe { self.entries.add(((seq & self.mask) as usize) * ENTRY_SIZE) }
+    }
+
+    #[inline(always)]
+    fn stamp_of(&self, p: *mut u8) -> &AtomicU64 {
+        // SAFETY: slots are 64-byte aligned inside the mapping; the stamp is the slot's first word.
+        unsafe { &*(p.add(ent::STAMP) as *const AtomicU64) }
+    }
+
+    /// Reserves a slot, fills it and commits it as an open call. Returns the sequence number to pass to
+    /// `end`, or `None` when the ring is full under the drop policy (the drop is counted).
+    #[inline(always)]
+    pub fn begin(&self, f: &Fields) -> Option<u64> {
+        self.put(f, 0, 0, false)
+    }
+
+    /// Records an entry that is complete when written (NVTX marks, lifecycle events).
+    #[inline(always)]
+    pub fn instant(&self, f: &Fields, result: i32) {
+        self.put(f, f.t_begin, result, true);
+    }
+
+    #[inline(always)]
+    fn put(&self, f: &Fields, t_end: u64, result: i32, done: bool) -> Option<u64> {
+        let seq = self.a64(hdr::HEAD).fetch_add(1, Ordering::Relaxed);
+        if !self.overwrite && seq >= self.capacity {
+            self.a64(hdr::DROPPED).fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let p = self.slot(seq);
+        // SAFETY: the reservation above gives this thread the slot; all offsets are inside it.
+        unsafe {
+            (p.add(ent::T_BEGIN) as *mut u64).write(f.t_begin);
+            (p.add(ent::T_END) as *mut u64).write(t_end);
+            (p.add(ent::TID) as *mut u32).write(f.tid);
+            (p.add(ent::API) as *mut u16).write(f.api);
+            p.add(ent::KIND).write(f.kind);
+            p.add(ent::FLAGS).write(f.flags);
+            (p.add(ent::RESULT) as *mut i32).write(result);
+            (p.add(ent::DEPTH) as *mut u16).write(f.depth);
+            (p.add(ent::RESERVED) as *mut u16).write(0);
+            (p.add(ent::A0) as *mut u64).write(f.a0);
+            (p.add(ent::A1) as *mut u64).write(f.a1);
+            (p.add(ent::A2) as *mut u64).write(f.a2);
+        }
+        self.stamp_of(p)
+            .store(layout::stamp(seq, done), Ordering::Release);
+        if seq & 0x3fff == 0 {
+            self.update_anchor();
+        }
+        Some(seq)
+    }
+
+    /// Completes the open call `seq` with its end time and return code.
+    #[inline(always)]
+    pub fn end(&self, seq: u64, t_end: u64, result: i32) {
+        let p = self.slot(seq);
+        let stamp = self.stamp_of(p);
+        if self.overwrite && stamp.load(Ordering::Relaxed) != layout::stamp(seq, false) {
+            // Lapped while the call ran: the slot now belongs to a newer entry.
+            self.bump(layout::counter::END_LOST);
+            return;
+        }
+        // SAFETY: the slot is ours (drop policy: never reused; overwrite: checked just above).
+        unsafe {
+            (p.add(ent::T_END) as *mut u64).write(t_end);
+            (p.add(ent::RESULT) as *mut i32).write(result);
+        }
+        stamp.store(layout::stamp(seq, true), Ordering::Release);
+    }
+
+    /// Appends a string record; returns false if the string area is full (counted).
+    pub fn intern(&self, kind: StrKind, key: u64, aux: u32, bytes: &[u8]) -> bool {
+        let len = bytes.len().min(u16::MAX as usize);
+        let size = (rec::HDR + len + 7) & !7;
+        let lock = self.a32(hdr::STR_LOCK);
+        while lock
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        let cursor = self.a64(hdr::STR_CURSOR).load(Ordering::Relaxed);
+        let fits = cursor + size as u64 <= self.strings_size;
+        if fits {
+            // SAFETY: [cursor, cursor + size) lies inside the string area and the lock makes it ours.
+            unsafe {
+                let r = self.strings.add(cursor as usize);
+                (r.add(rec::KIND) as *mut u32).write(kind as u32);
+                (r.add(rec::KEY) as *mut u64).write_unaligned(key);
+                (r.add(rec::LEN) as *mut u32).write(len as u32);
+                (r.add(rec::AUX) as *mut u32).write(aux);
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), r.add(rec::HDR), len);
+                (*(r.add(rec::SIZE) as *const AtomicU32)).store(size as u32, Ordering::Release);
+            }
+            self.a64(hdr::STR_CURSOR)
+                .store(cursor + size as u64, Ordering::Release);
+        } else {
+            self.a32(hdr::STR_DROPPED).fetch_add(1, Ordering::Relaxed);
+        }
+        lock.store(0, Ordering::Release);
+        fits
+    }
+
+    /// Refreshes the latest anchor (a seqlock; skipped if another thread is already at it).
+    pub fn update_anchor(&self) {
+        let seq = self.a64(hdr::ANCHOR1_SEQ);
+        let s = seq.load(Ordering::Relaxed);
+        if s & 1 == 1
+            || seq
+                .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let a = clock::anchor();
+        for (i, v) in [a.ticks, a.mono_ns, a.real_ns].into_iter().enumerate() {
+            self.a64(hdr::ANCHOR1 + 8 * i).store(v, Ordering::Relaxed);
+        }
+        seq.store(s + 2, Ordering::Release);
+    }
+
+    pub fn set_flag(&self, flag: u32) {
+        self.a32(hdr::FLAGS).fetch_or(flag, Ordering::Release);
+    }
+
+    pub fn bump(&self, counter: usize) {
+        if counter < hdr::COUNTER_SLOTS {
+            self.a64(hdr::COUNTERS + 8 * counter)
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stores a one-line notice (why the shim disabled itself, …). Only the first notice is kept.
+    pub fn notice(&self, msg: &[u8]) {
+        let len_word = self.a32(hdr::NOTICE_LEN);
+        if len_word
+            .compare_exchange(0, u32::MAX, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        let n = msg.len().min(hdr::NOTICE_MAX);
+        // SAFETY: the notice field is inside the header and the CAS above made it ours.
+        unsafe { std::ptr::copy_nonoverlapping(msg.as_ptr(), self.base.add(hdr::NOTICE), n) };
+        len_word.store(n as u32, Ordering::Release);
+    }
+}
+
+/// Why a ring file could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    /// The directory + name did not fit the path buffer.
+    PathTooLong,
+    /// A system call failed with this errno.
+    Os(&'static str, i32),
+}
+
+impl CreateError {
+    pub fn describe(&self, buf: &mut FixedBuf) {
+        match self {
+            CreateError::PathTooLong => {
+                buf.push(b"capture path too long");
+            }
+            CreateError::Os(what, errno) => {
+                buf.push(what.as_bytes());
+                buf.push(b" failed: errno ");
+                buf.push_u64(*errno as u64);
+            }
+        }
+    }
+}
+
+/// A fixed-capacity byte buffer for building paths and messages without allocating (fork children,
+/// the hot path's rare slow branches).
+pub struct FixedBuf {
+    buf: [u8; 4096],
+    len: usize,
+    overflow: bool,
+}
+
+impl Default for FixedBuf {
+    fn default() -> Self {
+        FixedBuf {
+            buf: [0; 4096],
+            len: 0,
+            overflow: false,
+        }
+    }
+}
+
+impl FixedBuf {
+    pub fn push(&mut self, b: &[u8]) -> &mut Self {
+        // Keep one byte free for the terminating NUL of `as_cstr`.
+        let room = self.buf.len() - 1 - self.len;
+        let n = b.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&b[..n]);
+        self.len += n;
+        self.overflow |= n < b.len();
+        self
+    }
+    pub fn push_u64(&mut self, mut v: u64) -> &mut Self {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.push(&digits[i..])
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+    /// NUL-terminated view; the buffer always keeps room for the NUL.
+    pub fn as_cstr(&mut self) -> *const libc::c_char {
+        self.buf[self.len] = 0;
+        self.buf.as_ptr() as *const libc::c_char
+    }
+}
+
+/// Creates `dir/<host>-<pid>-<ns>-<n>.cwring` (0600, `O_EXCL|O_NOFOLLOW`), reserves its blocks so a full
+/// disk fails here rather than as SIGBUS later, and maps it shared. Makes no heap allocation, so it is
+/// safe in a child right after `fork`.
+pub fn create_file(
+    dir: &[u8],
+    host: &[u8],
+    pid: u32,
+    size: u64,
+) -> Result<(*mut u8, FixedBuf), CreateError> {
+    let stamp = clock::clock_ns(libc::CLOCK_REALTIME);
+    for n in 0..64u64 {
+        let mut path = FixedBuf::default();
+        path.push(dir)
+            .push(b"/")
+            .push(host)
+            .push(b"-")
+            .push_u64(pid as u64)
+            .push(b"-")
+            .push_u64(stamp);
+        path.push(b"-")
+            .push_u64(n)
+            .push(layout::RING_SUFFIX.as_bytes());
+        if path.overflowed() {
+            return Err(CreateError::PathTooLong);
+        }
+        let flags =
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `as_cstr` yields a NUL-terminated path that lives across the call.
+        let fd = unsafe { libc::open(path.as_cstr(), flags, 0o600 as libc::c_uint) };
+        if fd < 0 {
+            let e = errno();
+            if e == libc::EEXIST {
+                continue;
+            }
+            return Err(CreateError::Os("open", e));
+        }
+        let fail = |what: &'static str| {
+            let e = errno();
+            // SAFETY: fd is ours; the half-made file is removed so the scanner never sees it.
+            unsafe {
+                libc::close(fd);
+                libc::unlink(path.buf.as_ptr() as *const libc::c_char);
+            }
+            Err(CreateError::Os(what, e))
+        };
+        // SAFETY: plain system calls on a descriptor we own.
+        let r = unsafe { libc::posix_fallocate(fd, 0, size as libc::off_t) };
+        if r != 0 {
+            // posix_fallocate returns the error instead of setting errno; some filesystems lack it.
+            // SAFETY: as above.
+            if r != libc::EOPNOTSUPP || unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
+                set_errno(r);
+                return fail("posix_fallocate");
+            }
+        }
+        // SAFETY: mapping a file we own and just sized; MAP_SHARED so committed entries survive SIGKILL.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return fail("mmap");
+        }
+        // SAFETY: the mapping holds its own reference to the file.
+        unsafe { libc::close(fd) };
+        return Ok((p as *mut u8, path));
+    }
+    Err(CreateError::Os("open", libc::EEXIST))
+}
+
+fn errno() -> i32 {
+    // SAFETY: __errno_location always returns this thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+fn set_errno(v: i32) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = v };
+}
