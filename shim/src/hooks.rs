@@ -1,0 +1,252 @@
+//! The hook machinery: one declarative table per runtime (`runtime.rs`, `driver.rs`) expands through
+//! `hook_table!` into exported functions — each one guard, real call, entry, as in bytehound's preload
+//! crate — plus a registry that `dlsym` and `cuGetProcAddress` consult to hand out hooks.
+
+use causeway_ring::layout::{ApiInfo, Layer};
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One hooked entry point: an exported symbol with one ABI.
+pub struct Hook {
+    /// API id written into entries (unique across all tables).
+    pub id: u16,
+    pub name: &'static CStr,
+    pub info: ApiInfo,
+    /// Address of our exported function.
+    pub hook: *const (),
+    /// The real function it calls, once found.
+    pub real: &'static AtomicUsize,
+}
+
+// SAFETY: `hook` is the address of a function, immutable and valid for the life of the process.
+unsafe impl Sync for Hook {}
+
+/// CUDA's `dim3`, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+pub type P = *mut std::ffi::c_void;
+
+pub const fn cstr(bytes: &'static [u8]) -> &'static CStr {
+    match CStr::from_bytes_with_nul(bytes) {
+        Ok(c) => c,
+        Err(_) => panic!("hook names are NUL-terminated"),
+    }
+}
+
+const fn ends_with(s: &[u8], suffix: &[u8]) -> bool {
+    if s.len() < suffix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < suffix.len() {
+        if s[s.len() - suffix.len() + i] != suffix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `_ptsz` / `_ptds` variants use the per-thread default stream.
+pub const fn per_thread(name: &str) -> u8 {
+    let b = name.as_bytes();
+    if ends_with(b, b"_ptsz") || ends_with(b, b"_ptds") {
+        causeway_ring::layout::entry_flags::PER_THREAD
+    } else {
+        0
+    }
+}
+
+/// Packs a grid's x and y into one word (entries have room for three arguments).
+#[inline(always)]
+pub fn grid(g: Dim3) -> u64 {
+    g.x as u64 | (g.y as u64) << 32
+}
+
+/// `cudaLaunchConfig_t` and `CUlaunchConfig` both start with the grid (three u32) and keep the stream
+/// at byte 32.
+#[inline(always)]
+pub fn cfg_stream(cfg: P) -> u64 {
+    if cfg.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes a launch configuration, which the real call reads too.
+    unsafe { (cfg as *const u8).add(32).cast::<u64>().read_unaligned() }
+}
+
+#[inline(always)]
+pub fn cfg_grid(cfg: P) -> u64 {
+    if cfg.is_null() {
+        return 0;
+    }
+    // SAFETY: as in `cfg_stream`.
+    unsafe { (cfg as *const u64).read_unaligned() }
+}
+
+/// A hook whose real function cannot be found: count it and fail the call with the runtime's
+/// "not initialised" code (3 in both cudart and the driver) rather than crash.
+#[cold]
+pub fn missing(code: i32) -> i32 {
+    if let Some(w) = crate::state::writer() {
+        w.bump(causeway_ring::layout::counter::REAL_MISSING);
+    }
+    code
+}
+
+macro_rules! hook_table {
+    (
+        $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
+        $( $name:ident : $level:literal $class:ident ( $($arg:ident : $ty:ty),* ) => [$a0:expr, $a1:expr, $a2:expr]; )*
+    ) => {
+        #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
+        #[repr(u16)]
+        enum Ids { $($name),* }
+
+        const COUNT: usize = [$(stringify!($name)),*].len();
+        static REALS: [std::sync::atomic::AtomicUsize; COUNT] =
+            [const { std::sync::atomic::AtomicUsize::new(0) }; COUNT];
+
+        pub static $table: [$crate::hooks::Hook; COUNT] = [$(
+            $crate::hooks::Hook {
+                id: $first + Ids::$name as u16,
+                name: $crate::hooks::cstr(concat!(stringify!($name), "\0").as_bytes()),
+                info: causeway_ring::layout::ApiInfo {
+                    layer: causeway_ring::layout::Layer::$layer,
+                    class: causeway_ring::layout::Class::$class,
+                    level: $level,
+                },
+                hook: $name as *const (),
+                real: &REALS[Ids::$name as usize],
+            }
+        ),*];
+
+        $(
+            #[no_mangle]
+            #[allow(clippy::too_many_arguments, clippy::missing_safety_doc, unused_variables)]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> i32 {
+                let h = &$table[Ids::$name as usize];
+                let real = $crate::resolve::real(h.real, h.name, causeway_ring::layout::Layer::$layer);
+                if real == 0 {
+                    return $crate::hooks::missing($missing);
+                }
+                // SAFETY: `real` is the function this symbol names in the real library, which has
+                // exactly this signature (the table is written from the CUDA headers).
+                let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> i32>(real) };
+                const FLAGS: u8 = $crate::hooks::per_thread(stringify!($name));
+                match $crate::record::begin(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64) {
+                    // SAFETY: the caller's own arguments, passed on unchanged.
+                    None => unsafe { f($($arg),*) },
+                    Some(open) => {
+                        if matches!(causeway_ring::layout::Class::$class, causeway_ring::layout::Class::Launch) {
+                            const HOW: $crate::names::How =
+                                $crate::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
+                            $crate::names::note(HOW, ($a1) as u64);
+                        }
+                        // SAFETY: as above.
+                        let r = unsafe { f($($arg),*) };
+                        open.finish(r);
+                        r
+                    }
+                }
+            }
+        )*
+    };
+}
+pub(crate) use hook_table;
+
+/// Every hook of every table.
+pub fn all() -> impl Iterator<Item = &'static Hook> {
+    crate::runtime::TABLE.iter().chain(crate::driver::TABLE.iter()).chain(crate::procaddr::TABLE.iter())
+}
+
+pub fn find(name: &CStr) -> Option<&'static Hook> {
+    let b = name.to_bytes();
+    if !b.starts_with(b"cu") && !b.starts_with(b"__cuda") {
+        return None;
+    }
+    all().find(|h| h.name.to_bytes() == b)
+}
+
+pub fn is_hook(addr: usize) -> bool {
+    all().any(|h| h.hook as usize == addr)
+}
+
+/// What to hand a caller who looked up `h` and got `real`: our hook if it calls exactly that
+/// function, otherwise the untouched answer.
+pub fn substitute(h: &'static Hook, real: usize) -> usize {
+    if real == h.hook as usize || is_hook(real) {
+        return real;
+    }
+    match h.real.compare_exchange(0, real, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => h.hook as usize,
+        Err(existing) if existing == real => h.hook as usize,
+        Err(_) => real,
+    }
+}
+
+/// The name `cuGetProcAddress` knows an entry point by: the exported name without its ABI version
+/// (`_v2`, `_v3`, …) and stream-mode (`_ptsz`, `_ptds`) suffixes.
+pub fn base_name(name: &[u8]) -> &[u8] {
+    let mut n = name;
+    for suffix in [&b"_ptsz"[..], b"_ptds"] {
+        if n.ends_with(suffix) {
+            n = &n[..n.len() - suffix.len()];
+        }
+    }
+    if let Some(pos) = n.iter().rposition(|&c| c == b'_') {
+        let tail = &n[pos + 1..];
+        if tail.len() >= 2 && tail[0] == b'v' && tail[1..].iter().all(u8::is_ascii_digit) {
+            n = &n[..pos];
+        }
+    }
+    n
+}
+
+/// Driver hooks whose base name is `symbol`: the variants `cuGetProcAddress` may answer with.
+pub fn driver_variants(symbol: &[u8]) -> impl Iterator<Item = &'static Hook> + '_ {
+    all().filter(move |h| h.info.layer == Layer::Driver && base_name(h.name.to_bytes()) == symbol)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_names_strip_abi_and_stream_suffixes() {
+        assert_eq!(base_name(b"cuMemcpyHtoD_v2_ptds"), b"cuMemcpyHtoD");
+        assert_eq!(base_name(b"cuLaunchKernel_ptsz"), b"cuLaunchKernel");
+        assert_eq!(base_name(b"cuGetProcAddress_v2"), b"cuGetProcAddress");
+        assert_eq!(base_name(b"cuMemsetD2D8_v2"), b"cuMemsetD2D8");
+        assert_eq!(base_name(b"cuStreamWaitValue32"), b"cuStreamWaitValue32");
+        assert_eq!(base_name(b"cuLaunchKernelEx"), b"cuLaunchKernelEx");
+    }
+
+    #[test]
+    fn ids_are_unique_and_names_resolve_to_their_hook() {
+        let mut ids: Vec<u16> = all().map(|h| h.id).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate API ids");
+        for h in all() {
+            assert!(std::ptr::eq(find(h.name).unwrap(), h), "{:?}", h.name);
+            assert!(is_hook(h.hook as usize));
+        }
+    }
+
+    #[test]
+    fn variants_cover_per_thread_and_versioned_forms() {
+        let names: Vec<_> = driver_variants(b"cuMemcpyHtoD").map(|h| h.name.to_str().unwrap()).collect();
+        assert!(names.contains(&"cuMemcpyHtoD_v2") && names.contains(&"cuMemcpyHtoD_v2_ptds"), "{names:?}");
+        let gpa: Vec<_> = driver_variants(b"cuGetProcAddress").map(|h| h.name.to_str().unwrap()).collect();
+        assert_eq!(gpa.len(), 2, "{gpa:?}");
+        assert_eq!(per_thread("cuLaunchKernel_ptsz"), 1);
+        assert_eq!(per_thread("cuLaunchKernel"), 0);
+    }
+}

@@ -1,0 +1,16 @@
+//! libcauseway.so — the LD_PRELOAD shim. It interposes on CUDA runtime and driver entry points (by
+//! symbol, through `dlsym`, and through `cuGetProcAddress`) and acts as an NVTX injection library,
+//! writing one fixed-size entry per call into a file-backed ring (see the `causeway-ring` crate).
+//! It never changes what the traced program computes: on any internal failure it disables itself and
+//! passes every call through.
+
+mod dlsym;
+mod driver;
+mod hooks;
+mod names;
+mod nvtx;
+mod procaddr;
+mod record;
+mod resolve;
+mod runtime;
+mod state;

@@ -1,0 +1,123 @@
+//! Kernel names, looked up once per function handle. A fixed open-addressing table of seen handles
+//! (no allocation, lock-free) keeps the hot path to one hash probe; the first sight of a handle asks the
+//! runtime or driver for its name and interns it in the ring's string area.
+
+use crate::{record, resolve, state};
+use causeway_ring::layout::{counter, Layer};
+use causeway_ring::StrKind;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+const SLOTS: usize = 1 << 14;
+const PROBES: usize = 32;
+static SEEN: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+static CUDA_FUNC_GET_NAME: AtomicUsize = AtomicUsize::new(0);
+static CU_FUNC_GET_NAME: AtomicUsize = AtomicUsize::new(0);
+static CU_KERNEL_GET_NAME: AtomicUsize = AtomicUsize::new(0);
+
+type GetName = unsafe extern "C" fn(*mut *const c_char, *mut c_void) -> i32;
+
+/// Forgets every handle (a fork child writes a new ring, whose string area starts empty).
+pub fn reset() {
+    for s in SEEN.iter() {
+        s.store(0, Ordering::Relaxed);
+    }
+}
+
+#[inline(always)]
+fn hash(h: u64) -> usize {
+    (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 50) as usize & (SLOTS - 1)
+}
+
+/// What kind of handle a launch entry point passes, which decides how to ask for its name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// A host stub (`cudaLaunchKernel`): `cudaFuncGetName`.
+    HostStub,
+    /// A `cudaKernel_t` (`__cudaLaunchKernel`), the same object as a `CUkernel`: `cuKernelGetName`.
+    Kernel,
+    /// A `CUfunction`, or a `CUkernel` cast to one (driver launches): `cuFuncGetName`, then `cuKernelGetName`.
+    Function,
+}
+
+impl How {
+    pub const fn of(layer: Layer, name: &str) -> How {
+        let b = name.as_bytes();
+        let mut i = 0;
+        let prefix = b"__cudaLaunchKernel";
+        while i < prefix.len() && i < b.len() && b[i] == prefix[i] {
+            i += 1;
+        }
+        match layer {
+            _ if i == prefix.len() => How::Kernel,
+            Layer::Runtime => How::HostStub,
+            _ => How::Function,
+        }
+    }
+}
+
+/// Notes a launch of `handle`; the first time, records its name.
+#[inline(always)]
+pub fn note(how: How, handle: u64) {
+    if handle == 0 {
+        return;
+    }
+    let start = hash(handle);
+    for i in 0..PROBES {
+        let slot = &SEEN[(start + i) & (SLOTS - 1)];
+        match slot.load(Ordering::Relaxed) {
+            h if h == handle => return,
+            0 => {
+                if slot.compare_exchange(0, handle, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                    return first_sight(how, handle);
+                }
+                if slot.load(Ordering::Relaxed) == handle {
+                    return;
+                }
+            }
+            _ => {}
+        }
+    }
+    missed();
+}
+
+#[cold]
+fn missed() {
+    if let Some(w) = state::writer() {
+        w.bump(counter::NAMES_MISSED);
+    }
+}
+
+fn call(slot: &AtomicUsize, name: &CStr, layer: Layer, handle: u64) -> Option<&'static CStr> {
+    let f = resolve::real(slot, name, layer);
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: `f` is the library's name getter: (const char **name, handle) -> status.
+    let f = unsafe { std::mem::transmute::<usize, GetName>(f) };
+    let mut out: *const c_char = std::ptr::null();
+    // SAFETY: a valid out-pointer and the handle the application just passed to a launch.
+    let r = unsafe { f(&mut out, handle as *mut c_void) };
+    // SAFETY: on success the runtime returns a NUL-terminated name it keeps alive with the function.
+    (r == 0 && !out.is_null()).then(|| unsafe { CStr::from_ptr(out) })
+}
+
+#[cold]
+fn first_sight(how: How, handle: u64) {
+    let Some(w) = state::writer() else { return };
+    // cudaFuncGetName is only asked about host stubs: a failed runtime call would set the thread's
+    // sticky last error, which the application could then see.
+    let name = record::internal(|| match how {
+        How::HostStub => call(&CUDA_FUNC_GET_NAME, c"cudaFuncGetName", Layer::Runtime, handle),
+        How::Kernel => call(&CU_KERNEL_GET_NAME, c"cuKernelGetName", Layer::Driver, handle),
+        How::Function => call(&CU_FUNC_GET_NAME, c"cuFuncGetName", Layer::Driver, handle)
+            .or_else(|| call(&CU_KERNEL_GET_NAME, c"cuKernelGetName", Layer::Driver, handle)),
+    });
+    match name {
+        Some(n) => {
+            w.intern(StrKind::Kernel, handle, 0, n.to_bytes());
+        }
+        None => w.bump(counter::NAMES_MISSED),
+    }
+}

@@ -1,0 +1,100 @@
+//! The hot path: deciding whether a call is recorded and writing its entry. No allocation, no lock,
+//! no system call here (a thread's first call takes one `gettid`, once).
+
+use crate::state;
+use causeway_ring::{clock, Fields, Kind};
+use std::cell::Cell;
+
+struct Tls {
+    tid: Cell<u32>,
+    depth: Cell<u16>,
+    /// Set while the shim itself calls into CUDA (name lookups): such calls are never recorded.
+    internal: Cell<bool>,
+}
+
+thread_local! {
+    static TLS: Tls = const { Tls { tid: Cell::new(0), depth: Cell::new(0), internal: Cell::new(false) } };
+}
+
+#[cold]
+fn first_call_on_thread() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+    TLS.with(|t| t.tid.set(tid));
+    if let Some(w) = state::writer() {
+        let f = Fields { t_begin: clock::ticks(), tid, kind: Kind::ThreadStart as u8, ..Fields::default() };
+        w.instant(&f, 0);
+    }
+    tid
+}
+
+#[inline(always)]
+pub fn tid() -> u32 {
+    match TLS.with(|t| t.tid.get()) {
+        0 => first_call_on_thread(),
+        t => t,
+    }
+}
+
+/// Forgets the cached thread id (a fork child's only thread has a new one).
+pub fn reset_thread() {
+    TLS.with(|t| {
+        t.tid.set(0);
+        t.depth.set(0);
+    });
+}
+
+/// An open, recorded call. `finish` completes it.
+pub struct Open {
+    w: causeway_ring::Writer,
+    seq: Option<u64>,
+}
+
+/// Starts recording a call of `api` if the shim is active, the level asks for it and the caller is not
+/// the shim itself. `None` means: just make the real call.
+#[inline(always)]
+pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Option<Open> {
+    if level > state::level() {
+        return None;
+    }
+    let w = state::writer()?;
+    let (depth, internal) = TLS.with(|t| (t.depth.get(), t.internal.get()));
+    if internal {
+        return None;
+    }
+    let tid = tid();
+    TLS.with(|t| t.depth.set(depth.wrapping_add(1)));
+    let f = Fields { t_begin: clock::ticks(), tid, api, kind: Kind::Call as u8, flags, depth, a0, a1, a2 };
+    Some(Open { w, seq: w.begin(&f) })
+}
+
+impl Open {
+    #[inline(always)]
+    pub fn finish(self, result: i32) {
+        let t = clock::ticks();
+        if let Some(seq) = self.seq {
+            self.w.end(seq, t, result);
+        }
+        TLS.with(|t| t.depth.set(t.depth.get().wrapping_sub(1)));
+    }
+}
+
+/// Records an entry that is complete when written (NVTX ranges and marks, lifecycle). Recorded at
+/// every level.
+#[inline(always)]
+pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
+    let Some(w) = state::writer() else { return };
+    if TLS.with(|t| t.internal.get()) {
+        return;
+    }
+    let f = Fields { t_begin: clock::ticks(), tid: tid(), api, kind: kind as u8, a0, a1, a2, ..Fields::default() };
+    w.instant(&f, 0);
+}
+
+/// Runs `f` with recording suppressed on this thread: for the shim's own calls into CUDA.
+pub fn internal<R>(f: impl FnOnce() -> R) -> R {
+    let prev = TLS.with(|t| t.internal.replace(true));
+    let r = f();
+    TLS.with(|t| t.internal.set(prev));
+    r
+}

@@ -1,0 +1,247 @@
+//! Process-wide shim state: the ring in use, the capture level, and the set-up and tear-down that run
+//! when the library is loaded, when the process forks and when it exits. Any failure here disables the
+//! shim (every hook then passes straight through) and says so once on stderr and in the capture.
+
+use crate::{hooks, nvtx};
+use causeway_ring::writer::{create_file, FixedBuf};
+use causeway_ring::{clock, flags, layout, Kind, Params, Policy, StrKind, Writer};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+const UNINIT: u8 = 0;
+const ACTIVE: u8 = 1;
+const DISABLED: u8 = 2;
+
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+static LEVEL: AtomicU8 = AtomicU8::new(2);
+static SAID: AtomicBool = AtomicBool::new(false);
+
+/// Settings kept from start-up so a fork child can make its own ring without allocating.
+struct Config {
+    writer: Option<Writer>,
+    dir: FixedBuf,
+    exe: FixedBuf,
+    host: FixedBuf,
+    capacity: u64,
+    policy: Policy,
+    clock: layout::ClockKind,
+    ticks_per_sec: u64,
+}
+
+struct Cfg(UnsafeCell<Option<Config>>);
+// SAFETY: written only during start-up (before STATE becomes ACTIVE, with Release) and in a fork child
+// (single-threaded); read only after an Acquire load of STATE sees ACTIVE.
+unsafe impl Sync for Cfg {}
+static CFG: Cfg = Cfg(UnsafeCell::new(None));
+
+pub const STRINGS_SIZE: u64 = 4 << 20;
+pub const DEFAULT_RING_MB: u64 = 64;
+
+#[inline(always)]
+pub fn level() -> u8 {
+    LEVEL.load(Ordering::Relaxed)
+}
+
+/// The active ring, or `None` while the shim is not (yet, or any longer) recording.
+#[inline(always)]
+pub fn writer() -> Option<Writer> {
+    if STATE.load(Ordering::Acquire) != ACTIVE {
+        return None;
+    }
+    // SAFETY: see `Cfg`; ACTIVE is only published after the config is complete.
+    unsafe { (*CFG.0.get()).as_ref().and_then(|c| c.writer) }
+}
+
+/// Stops recording for good and says why, once, on stderr and in the capture.
+pub fn disable(why: &[u8]) {
+    let w = writer();
+    STATE.store(DISABLED, Ordering::Release);
+    if let Some(w) = w {
+        w.set_flag(flags::DISABLED);
+        w.notice(why);
+    }
+    if !SAID.swap(true, Ordering::Relaxed) {
+        let mut msg = FixedBuf::default();
+        msg.push(b"causeway: ").push(why).push(b"; passing calls through unrecorded\n");
+        let b = msg.as_bytes();
+        // SAFETY: writing a valid buffer to stderr.
+        unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn parse_level(v: Option<String>) -> Result<u8, String> {
+    match v.as_deref() {
+        None => Ok(2),
+        Some("1") => Ok(1),
+        Some("2") => Ok(2),
+        Some("4") => Ok(4),
+        Some("3") => Err("CAUSEWAY_LEVEL=3 (device timing) is not available in this build".into()),
+        Some(other) => Err(format!("CAUSEWAY_LEVEL={other} is not one of 1, 2, 4")),
+    }
+}
+
+/// Entries that fit `mb` MiB, rounded down to a power of two (at least 1024).
+pub fn capacity_for_mb(mb: u64) -> u64 {
+    let entries = (mb.max(1) << 20) / layout::ENTRY_SIZE as u64;
+    (1u64 << (63 - entries.leading_zeros())).max(1024)
+}
+
+fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
+    let dir = env("CAUSEWAY_OUT").ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
+    let level = parse_level(env("CAUSEWAY_LEVEL"))?;
+    let mb = match env("CAUSEWAY_RING_MB") {
+        None => DEFAULT_RING_MB,
+        Some(v) => v.parse::<u64>().ok().filter(|&m| (1..=65536).contains(&m)).ok_or(format!("CAUSEWAY_RING_MB={v} is not 1..=65536"))?,
+    };
+    let policy = match env("CAUSEWAY_POLICY").as_deref() {
+        None | Some("drop") => Policy::Drop,
+        Some("overwrite") => Policy::Overwrite,
+        Some(v) => return Err(format!("CAUSEWAY_POLICY={v} is not drop or overwrite")),
+    };
+    let mut d = FixedBuf::default();
+    d.push(dir.as_bytes());
+    if d.overflowed() {
+        return Err("CAUSEWAY_OUT is too long".into());
+    }
+    Ok((d, level, capacity_for_mb(mb), policy))
+}
+
+/// Creates a ring for the current process from `cfg` and publishes it.
+fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedBuf> {
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let size = layout::file_size(cfg.capacity, STRINGS_SIZE);
+    let (base, _path) = create_file(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size).map_err(|e| {
+        let mut m = FixedBuf::default();
+        m.push(b"cannot create a ring in ").push(cfg.dir.as_bytes()).push(b": ");
+        e.describe(&mut m);
+        m
+    })?;
+    let p = Params {
+        capacity: cfg.capacity,
+        strings_size: STRINGS_SIZE,
+        policy: cfg.policy,
+        pid,
+        ppid,
+        level: level() as u32,
+        clock: cfg.clock,
+        ticks_per_sec: cfg.ticks_per_sec,
+        anchor: clock::anchor(),
+        exe: cfg.exe.as_bytes(),
+        host: cfg.host.as_bytes(),
+        flags: extra_flags,
+    };
+    // SAFETY: `create_file` returned a fresh zero-filled shared mapping of exactly `size` bytes that is
+    // never unmapped.
+    let w = unsafe { Writer::init(base, &p) };
+    for h in hooks::all() {
+        w.intern(StrKind::Api, h.id as u64, h.info.pack(), h.name.to_bytes());
+    }
+    for (id, name, info) in nvtx::apis() {
+        w.intern(StrKind::Api, id as u64, info.pack(), name.as_bytes());
+    }
+    cfg.writer = Some(w);
+    Ok(())
+}
+
+extern "C" fn on_load() {
+    let (dir, lvl, capacity, policy) = match read_config() {
+        Ok(c) => c,
+        Err(e) => return disable(e.as_bytes()),
+    };
+    LEVEL.store(lvl, Ordering::Relaxed);
+    let (clock_kind, hz) = clock::init(env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"));
+    let mut exe = FixedBuf::default();
+    if let Ok(p) = std::fs::read_link("/proc/self/exe") {
+        exe.push(p.as_os_str().as_encoded_bytes());
+    }
+    let mut host = FixedBuf::default();
+    let mut hb = [0u8; 64];
+    // SAFETY: gethostname writes at most hb.len() bytes into hb.
+    if unsafe { libc::gethostname(hb.as_mut_ptr() as *mut libc::c_char, hb.len()) } == 0 {
+        let n = hb.iter().position(|&c| c == 0).unwrap_or(hb.len());
+        host.push(&hb[..n]);
+    }
+    let mut cfg = Config { writer: None, dir, exe, host, capacity, policy, clock: clock_kind, ticks_per_sec: hz };
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() } as u32;
+    if let Err(m) = open_ring(&mut cfg, ppid, 0) {
+        return disable(m.as_bytes());
+    }
+    // SAFETY: start-up is single-threaded with respect to the shim: nothing reads CFG before ACTIVE.
+    unsafe { *CFG.0.get() = Some(cfg) };
+    STATE.store(ACTIVE, Ordering::Release);
+    crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+    nvtx::announce();
+    // SAFETY: registering a handler with no preconditions.
+    unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
+}
+
+extern "C" fn on_fork_child() {
+    // Only this thread survives the fork; stop recording into the parent's ring at once.
+    if STATE.swap(UNINIT, Ordering::AcqRel) != ACTIVE {
+        return;
+    }
+    crate::record::reset_thread();
+    crate::names::reset();
+    // SAFETY: the child is single-threaded here; see `Cfg`.
+    let cfg = unsafe { (*CFG.0.get()).as_mut() };
+    let Some(cfg) = cfg else { return };
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() } as u32;
+    match open_ring(cfg, ppid, flags::FORKED) {
+        Ok(()) => {
+            STATE.store(ACTIVE, Ordering::Release);
+            crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+        }
+        Err(m) => {
+            cfg.writer = None;
+            disable(m.as_bytes());
+        }
+    }
+}
+
+extern "C" fn on_unload() {
+    if let Some(w) = writer() {
+        crate::record::instant(Kind::ProcessExit, 0, 0, 0, 0);
+        w.update_anchor();
+        w.set_flag(flags::CLOSED);
+    }
+}
+
+// The loader runs these when the library is mapped and when the process exits normally. Unit tests
+// link this crate as an rlib and must not start a capture.
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;
+
+#[cfg(not(test))]
+#[used]
+#[link_section = ".fini_array"]
+static ON_UNLOAD: extern "C" fn() = on_unload;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_a_power_of_two_that_fits() {
+        assert_eq!(capacity_for_mb(64), 1 << 20);
+        assert_eq!(capacity_for_mb(1), 1 << 14);
+        assert_eq!(capacity_for_mb(3), 1 << 15);
+        assert!(capacity_for_mb(3) * 64 <= 3 << 20);
+    }
+
+    #[test]
+    fn levels_parse_with_clear_refusals() {
+        assert_eq!(parse_level(None), Ok(2));
+        assert_eq!(parse_level(Some("4".into())), Ok(4));
+        assert!(parse_level(Some("3".into())).unwrap_err().contains("not available"));
+        assert!(parse_level(Some("x".into())).unwrap_err().contains("not one of"));
+    }
+}
