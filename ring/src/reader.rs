@@ -61,6 +61,9 @@ pub struct Header {
     pub anchor0: Anchor,
     pub anchor1: Anchor,
     pub ticks_per_sec: u64,
+    /// The tick rate used for conversion: measured between the anchors when they are far enough apart,
+    /// else `ticks_per_sec`.
+    pub rate: u64,
     pub exe: String,
     pub host: String,
     pub notice: Option<String>,
@@ -75,10 +78,7 @@ impl Header {
             return ticks;
         }
         let a = &self.anchor0;
-        let rate = match crate::clock::rate(&self.anchor0, &self.anchor1) {
-            0 => self.ticks_per_sec,
-            r => r,
-        };
+        let rate = self.rate;
         if rate == 0 {
             return a.mono_ns;
         }
@@ -192,7 +192,7 @@ impl<'a> RingView<'a> {
         let strings_size = u64_at(b, hdr::STRINGS_SIZE);
         let entries_offset = u64_at(b, hdr::ENTRIES_OFFSET);
         if strings_offset != HEADER_SIZE as u64
-            || strings_size % 8 != 0
+            || strings_size & 7 != 0
             || strings_size > MAX_STRINGS
             || entries_offset != strings_offset + strings_size
         {
@@ -236,7 +236,7 @@ impl<'a> RingView<'a> {
         for (i, c) in counters.iter_mut().enumerate() {
             *c = u64_at(b, hdr::COUNTERS + 8 * i);
         }
-        let header = Header {
+        let mut header = Header {
             version,
             policy,
             capacity,
@@ -253,12 +253,23 @@ impl<'a> RingView<'a> {
             strings_used,
             strings_dropped: u32_at(b, hdr::STR_DROPPED),
             anchor0: anchor(hdr::ANCHOR0),
-            anchor1: anchor(hdr::ANCHOR1),
+            // An odd sequence word means the writer died while refreshing anchor1: it is half written,
+            // so fall back to the start anchor (and with it to the measured tick rate).
+            anchor1: if u64_at(b, hdr::ANCHOR1_SEQ) & 1 == 1 {
+                anchor(hdr::ANCHOR0)
+            } else {
+                anchor(hdr::ANCHOR1)
+            },
             ticks_per_sec: u64_at(b, hdr::TICKS_PER_SEC),
+            rate: 0,
             exe: text(b, hdr::EXE, exe_len),
             host: text(b, hdr::HOST, host_len),
             notice,
             counters,
+        };
+        header.rate = match crate::clock::rate(&header.anchor0, &header.anchor1) {
+            0 => header.ticks_per_sec,
+            r => r,
         };
         let (strings, strings_torn) = parse_strings(b, &header)?;
         Ok(RingView {
@@ -320,7 +331,7 @@ fn parse_strings(b: &[u8], h: &Header) -> Result<(Vec<StrRecord>, bool), FormatE
             return Ok((out, true));
         }
         let len = u32_at(area, pos + rec::LEN) as usize;
-        if size < rec::HDR || size % 8 != 0 || pos + size > area.len() || rec::HDR + len > size {
+        if size < rec::HDR || size & 7 != 0 || pos + size > area.len() || rec::HDR + len > size {
             return err(format!("corrupt string record at offset {pos} of the string area (size {size}, length {len})"));
         }
         let kind_raw = u32_at(area, pos + rec::KIND);

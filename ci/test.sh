@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command (README: "Run the tests"). Installs what the tests need when it is missing, builds the
+# shim, the CLI and the C test doubles, then runs every test: formatting, clippy, the Rust test suites
+# (unit, scanner, end-to-end through the doubles and the real PyPI cudart) and a bounded fuzz run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+# --- dependencies -----------------------------------------------------------------------------------------
+deps="$root/ci/build/deps"
+mkdir -p "$deps"
+if [ ! -f "$deps/.cuda-wheels" ]; then
+  # Headers for the NVTX test program and the real cudart for the no-driver test.
+  python3 -m pip install --quiet --disable-pip-version-check --target "$deps/py" \
+    "nvidia-cuda-runtime==13.0.96" "nvidia-nvtx==13.0.85"
+  touch "$deps/.cuda-wheels"
+fi
+export CAUSEWAY_REAL_CUDART="$deps/py/nvidia/cu13/lib/libcudart.so.13"
+export NVTX_INC="$deps/py/nvidia/cu13/include"
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
+
+# --- build --------------------------------------------------------------------------------------------
+make -s -C ci NVTX_INC="$NVTX_INC"
+cargo build --workspace --quiet
+
+# --- checks and tests ---------------------------------------------------------------------------------
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace 2>&1 | tee "$root/ci/build/cargo-test.log"
+fuzz/run.sh "${CAUSEWAY_FUZZ_SECONDS:-30}"

@@ -1,0 +1,16 @@
+//! causeway-scanner: reads the captures that the causeway shim writes (one ring file per traced
+//! process) and summarizes them; also launches programs under the shim (`causeway record`).
+//!
+//! The pipeline is `capture` (find and map ring files) → `decode` (read slots into entries) → `pair`
+//! (nest calls per thread) → `report` (the numbers) → `render` (the text form). `record` is the other
+//! half of the CLI. The ring format itself lives in `causeway-ring` and is not redefined here.
+
+pub mod capture;
+pub mod decode;
+pub mod pair;
+pub mod record;
+pub mod render;
+pub mod report;
+
+pub use capture::{Capture, CaptureError};
+pub use report::Report;

@@ -1,0 +1,156 @@
+//! The `causeway` command line: `record` runs a program under the shim, `report` summarizes a capture.
+//! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
+//! through `record` unchanged.
+
+use causeway_scanner::record::{self, PolicyArg, RecordOptions};
+use causeway_scanner::{render, Report};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code for every causeway failure (bad capture, bad option, missing shim or command).
+const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "causeway",
+    version,
+    about = "Trace what a GPU program asks of CUDA, and report it",
+    long_about = "Trace what a GPU program asks of CUDA, and report it.\n\n\
+        causeway record runs a program with the causeway shim (libcauseway.so) preloaded; the shim \
+        records CUDA runtime, driver and NVTX calls into one ring file per process. causeway report \
+        summarizes such a capture."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a command under the shim and write a capture directory
+    #[command(
+        override_usage = "causeway record [OPTIONS] -- CMD [ARGS]...",
+        long_about = "Run CMD with the causeway shim preloaded, writing one ring file per process into a \
+            fresh capture directory DIR/cw-<YYYYmmdd-HHMMSS>-<pid>. Exits with CMD's exit code \
+            (128+S if a signal S killed it).",
+        after_help = "LEVELS (what is recorded; each level includes the ones before it):\n  \
+            1  phases: NVTX ranges and marks, process and thread lifecycle\n  \
+            2  host:   + the calls that create or wait for device work (launches, copies, memsets,\n             \
+            syncs, events, stream waits, graph launches, allocations)\n  \
+            3  full:   + device intervals -- not available yet (needs device timing)\n  \
+            4  edge:   + every intercepted call\n\n\
+            POLICIES (what a full ring does):\n  \
+            drop       keep the oldest entries; count each dropped entry exactly (default)\n  \
+            overwrite  flight recorder: keep the newest entries, overwriting the oldest\n\n\
+            The ring is 64 MiB per process by default (--ring-mb); one entry takes 64 bytes.\n\n\
+            The shim reads only environment variables, so it works without this command:\n  \
+            LD_PRELOAD=/path/to/libcauseway.so CAUSEWAY_OUT=DIR CAUSEWAY_LEVEL=2 \\\n  \
+            CAUSEWAY_RING_MB=64 CAUSEWAY_POLICY=drop CMD [ARGS...]\n\
+            The shim is found as --shim PATH, else $CAUSEWAY_SHIM, else libcauseway.so beside causeway."
+    )]
+    Record(RecordArgs),
+    /// Summarize a capture (a capture directory or one .cwring file)
+    Report {
+        /// Print one JSON object instead of tables
+        #[arg(long)]
+        json: bool,
+        /// A capture directory (cw-…) or a single ring file
+        capture: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RecordArgs {
+    /// Capture level: 1 phases, 2 host, 4 edge (3 is not available yet)
+    #[arg(long, value_name = "N", default_value_t = record::DEFAULT_LEVEL)]
+    level: u32,
+    /// Directory in which the capture directory is created (created if missing)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// Ring size per process, in MiB
+    #[arg(long, value_name = "N", default_value_t = record::DEFAULT_RING_MB)]
+    ring_mb: u64,
+    /// What a full ring does
+    #[arg(long, value_enum, default_value_t = Policy::Drop)]
+    policy: Policy,
+    /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)
+    #[arg(long, value_name = "PATH")]
+    shim: Option<PathBuf>,
+    /// The command to record, after `--`
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    cmd: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Policy {
+    /// Keep the oldest entries and count the dropped ones
+    Drop,
+    /// Keep the newest entries (flight recorder)
+    Overwrite,
+}
+
+fn error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("causeway: error: {msg}");
+    ExitCode::from(EXIT_ERROR)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Report { json, capture } => report(json, &capture),
+        Cmd::Record(a) => {
+            let opts = RecordOptions {
+                level: a.level,
+                out: a.out,
+                ring_mb: a.ring_mb,
+                policy: match a.policy {
+                    Policy::Drop => PolicyArg::Drop,
+                    Policy::Overwrite => PolicyArg::Overwrite,
+                },
+                shim: a.shim,
+                cmd: a.cmd,
+            };
+            match record::run(&opts) {
+                Ok(o) => {
+                    for n in &o.notes {
+                        eprintln!("causeway: {n}");
+                    }
+                    eprintln!("causeway: capture written to {}", o.capture_dir.display());
+                    // Exit codes are one byte on Unix; a child's own code always fits.
+                    ExitCode::from((o.code & 0xff) as u8)
+                }
+                Err(e) => error(e),
+            }
+        }
+    }
+}
+
+fn report(json: bool, capture: &std::path::Path) -> ExitCode {
+    let r = match Report::from_path(capture) {
+        Ok(r) => r,
+        Err(e) => return error(e),
+    };
+    let text = if json {
+        match serde_json::to_string_pretty(&r) {
+            Ok(s) => s + "\n",
+            Err(e) => return error(format!("{}: cannot serialize: {e}", capture.display())),
+        }
+    } else {
+        render::render(&r)
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`causeway report … | head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    for w in &r.warnings {
+        eprintln!("causeway: warning: {w}");
+    }
+    ExitCode::SUCCESS
+}

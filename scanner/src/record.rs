@@ -1,0 +1,306 @@
+//! `causeway record`: runs a command with the shim preloaded and the capture settings in its
+//! environment, then reports where the capture went. The shim reads only `CAUSEWAY_*` variables, so
+//! everything here can also be done by hand; this module just gets the details right (absolute paths,
+//! a fresh directory, LD_PRELOAD order, exit status).
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The shim's file name, looked up beside the `causeway` executable.
+pub const SHIM_NAME: &str = "libcauseway.so";
+pub const DEFAULT_LEVEL: u32 = 2;
+pub const DEFAULT_RING_MB: u64 = 64;
+/// Rings beyond this are almost certainly a typo (the shim maps one per process).
+pub const MAX_RING_MB: u64 = 1 << 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyArg {
+    Drop,
+    Overwrite,
+}
+
+impl PolicyArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyArg::Drop => "drop",
+            PolicyArg::Overwrite => "overwrite",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub level: u32,
+    pub out: PathBuf,
+    pub ring_mb: u64,
+    pub policy: PolicyArg,
+    pub shim: Option<PathBuf>,
+    pub cmd: Vec<OsString>,
+}
+
+/// A refusal or failure of `record`, already worded for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordError(pub String);
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, RecordError> {
+    Err(RecordError(msg.into()))
+}
+
+pub fn check_level(level: u32) -> Result<(), RecordError> {
+    match level {
+        1 | 2 | 4 => Ok(()),
+        3 => fail(
+            "level 3 (full) needs device timing, which this build does not have yet; use --level 2 or 4",
+        ),
+        n => fail(format!(
+            "level {n} does not exist; levels are 1 (phases), 2 (host) and 4 (edge)"
+        )),
+    }
+}
+
+pub fn check_ring_mb(mb: u64) -> Result<(), RecordError> {
+    if (1..=MAX_RING_MB).contains(&mb) {
+        Ok(())
+    } else {
+        fail(format!("--ring-mb {mb} is out of range 1..={MAX_RING_MB}"))
+    }
+}
+
+/// The shim to preload: `--shim`, else `$CAUSEWAY_SHIM`, else `libcauseway.so` beside this executable.
+/// Returned absolute, since the traced program may change directory before the loader needs it.
+pub fn find_shim(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    exe: Option<PathBuf>,
+) -> Result<PathBuf, RecordError> {
+    let (path, how) = if let Some(p) = explicit {
+        (p.to_path_buf(), "--shim")
+    } else if let Some(p) = env.filter(|v| !v.is_empty()) {
+        (PathBuf::from(p), "CAUSEWAY_SHIM")
+    } else if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+        (dir.join(SHIM_NAME), "beside the causeway executable")
+    } else {
+        return fail(format!(
+            "cannot locate {SHIM_NAME}: the causeway executable's directory is unknown; pass --shim PATH or set CAUSEWAY_SHIM"
+        ));
+    };
+    let hint = "build it with `cargo build --release -p causeway-shim`, or pass --shim PATH or set CAUSEWAY_SHIM";
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(_) => {
+            return fail(format!(
+                "shim not found: {} ({how}); {hint}",
+                path.display()
+            ))
+        }
+    };
+    if !meta.is_file() {
+        return fail(format!(
+            "shim {} ({how}) is not a regular file; {hint}",
+            path.display()
+        ));
+    }
+    let mut magic = [0u8; 4];
+    let is_elf = std::fs::File::open(&path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF";
+    if !is_elf {
+        return fail(format!(
+            "shim {} ({how}) is not a shared library (no ELF header); {hint}",
+            path.display()
+        ));
+    }
+    let abs = std::fs::canonicalize(&path)
+        .map_err(|e| RecordError(format!("shim {}: {e}", path.display())))?;
+    // The loader splits LD_PRELOAD at spaces and colons, so such a path cannot be preloaded.
+    if abs
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .any(|&c| c == b' ' || c == b':')
+    {
+        return fail(format!(
+            "shim path {} contains a space or colon, which LD_PRELOAD cannot express; move the shim",
+            abs.display()
+        ));
+    }
+    Ok(abs)
+}
+
+/// LD_PRELOAD with the shim first (so its hooks win) and the user's own preloads kept after it.
+pub fn preload_value(shim: &Path, existing: Option<&OsStr>) -> OsString {
+    let mut v = OsString::from(shim.as_os_str());
+    if let Some(e) = existing.filter(|e| !e.as_bytes().iter().all(|c| c.is_ascii_whitespace())) {
+        v.push(":");
+        v.push(e);
+    }
+    v
+}
+
+/// Local time as `YYYYmmdd-HHMMSS`.
+pub fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as libc::time_t)
+        .unwrap_or(0);
+    // SAFETY: `tm` is a plain C struct for which all-zero bytes are valid; localtime_r only writes it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r is the thread-safe variant.
+    if unsafe { libc::localtime_r(&now, &mut tm) }.is_null() {
+        return "00000000-000000".into();
+    }
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// Creates a fresh `out/cw-<timestamp>-<pid>` (creating `out` if needed) and returns its absolute path.
+/// An existing directory is never reused: a suffix is added instead.
+pub fn make_capture_dir(out: &Path) -> Result<PathBuf, RecordError> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| RecordError(format!("cannot create {}: {e}", out.display())))?;
+    let base = format!("cw-{}-{}", timestamp(), std::process::id());
+    for n in 0..1000u32 {
+        let name = if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        let dir = out.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                return std::fs::canonicalize(&dir)
+                    .map_err(|e| RecordError(format!("{}: {e}", dir.display())))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return fail(format!("cannot create {}: {e}", dir.display())),
+        }
+    }
+    fail(format!(
+        "cannot create a fresh capture directory in {}",
+        out.display()
+    ))
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+/// What happened to the recorded command.
+pub struct Outcome {
+    pub capture_dir: PathBuf,
+    /// The exit code `causeway record` should exit with (128 + S for a death by signal S).
+    pub code: i32,
+    /// Lines to print before the final "capture written" line.
+    pub notes: Vec<String>,
+}
+
+/// Validates the options, runs the command under the shim and waits for it.
+pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
+    check_level(o.level)?;
+    check_ring_mb(o.ring_mb)?;
+    let Some(program) = o.cmd.first() else {
+        return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
+    };
+    let shim = find_shim(
+        o.shim.as_deref(),
+        std::env::var_os("CAUSEWAY_SHIM"),
+        std::env::current_exe().ok(),
+    )?;
+    let dir = make_capture_dir(&o.out)?;
+    let preload = preload_value(&shim, std::env::var_os("LD_PRELOAD").as_deref());
+    let mut cmd = Command::new(program);
+    cmd.args(&o.cmd[1..])
+        .env("LD_PRELOAD", preload)
+        .env("CAUSEWAY_OUT", &dir)
+        .env("CAUSEWAY_LEVEL", o.level.to_string())
+        .env("CAUSEWAY_RING_MB", o.ring_mb.to_string())
+        .env("CAUSEWAY_POLICY", o.policy.name());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            // Nothing ran, so leave no empty capture behind (remove_dir refuses a non-empty one).
+            let _ = std::fs::remove_dir(&dir);
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "command not found".to_string(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                _ => e.to_string(),
+            };
+            return fail(format!(
+                "cannot run {}: {why}",
+                Path::new(program).display()
+            ));
+        }
+    };
+    // Ctrl-C and Ctrl-\ reach the whole foreground group: let the child decide what they mean and stay
+    // alive to report where its capture went.
+    // SAFETY: installing SIG_IGN has no preconditions; the child was spawned with default dispositions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = child
+        .wait()
+        .map_err(|e| RecordError(format!("waiting for the command: {e}")))?;
+    let mut notes = Vec::new();
+    let code = if let Some(c) = status.code() {
+        c
+    } else if let Some(s) = status.signal() {
+        notes.push(format!(
+            "{} was killed by signal {s} ({}){}; exiting with {}",
+            Path::new(program).display(),
+            signal_name(s),
+            if status.core_dumped() {
+                ", core dumped"
+            } else {
+                ""
+            },
+            128 + s
+        ));
+        128 + s
+    } else {
+        1
+    };
+    match crate::capture::list_rings(&dir) {
+        Ok(_) => {}
+        Err(_) => notes.push(
+            "warning: no ring files were written: the shim did not load (LD_PRELOAD is ignored by static and setuid programs) or failed before recording".into(),
+        ),
+    }
+    Ok(Outcome {
+        capture_dir: dir,
+        code,
+        notes,
+    })
+}

@@ -1,0 +1,665 @@
+//! The model behind `causeway report`: per-process accounting, per-API call statistics, kernel launch
+//! counts and NVTX ranges, computed from decoded and paired rings. Rendering lives in `render`; this
+//! module only computes, so tests can assert exact numbers and `--json` can serialize it as is.
+
+use crate::capture::{Capture, CaptureError, Ring};
+use crate::decode::{decode, Decoded};
+use crate::pair::parents;
+use causeway_ring::layout::{counter, flags};
+use causeway_ring::{ApiInfo, Class, Entry, Header, Kind, Layer, StrKind};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub capture: String,
+    pub processes: Vec<Process>,
+    /// Sorted by total host time, largest first.
+    pub apis: Vec<ApiStats>,
+    /// Sorted by launches, most first.
+    pub kernels: Vec<KernelStats>,
+    /// Sorted by total time, largest first.
+    pub ranges: Vec<RangeStats>,
+    pub marks: Vec<MarkStats>,
+    pub totals: Totals,
+    /// One line each, for the user: lost or unfinished entries, shims that disabled themselves.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Process {
+    pub file: String,
+    pub pid: u32,
+    pub ppid: u32,
+    pub exe: String,
+    pub host: String,
+    pub level: u32,
+    pub policy: String,
+    pub capacity: u64,
+    /// Committed entries read from the ring's window.
+    pub entries: u64,
+    pub dropped: u64,
+    pub torn: u64,
+    pub open: u64,
+    pub overwritten: u64,
+    /// Entries whose kind byte this scanner does not know (newer shim, or corruption).
+    pub unknown_kind: u64,
+    pub threads: usize,
+    pub strings_dropped: u32,
+    /// A string record was reserved but never committed; later names are missing.
+    pub strings_torn: bool,
+    pub counters: BTreeMap<String, u64>,
+    pub notice: Option<String>,
+    pub disabled: bool,
+    pub closed: bool,
+    pub forked: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ApiStats {
+    pub name: String,
+    pub layer: String,
+    pub class: String,
+    /// Calls seen, completed or not.
+    pub calls: u64,
+    /// Completed calls that returned nonzero.
+    pub errors: u64,
+    /// Calls that had not returned.
+    pub open: u64,
+    /// Host time of completed calls.
+    pub total_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct KernelStats {
+    pub name: String,
+    /// Launch calls that returned success, each counted once however many layers saw it.
+    pub launches: u64,
+    /// Launch calls that returned an error.
+    pub failed: u64,
+    /// Launch calls that had not returned.
+    pub open: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RangeStats {
+    pub name: String,
+    /// `None` for NVTX's default domain.
+    pub domain: Option<String>,
+    /// Completed ranges (push matched by pop, start matched by end).
+    pub count: u64,
+    /// Pushes or starts with no matching pop or end in the capture.
+    pub open: u64,
+    pub total_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MarkStats {
+    pub name: String,
+    pub domain: Option<String>,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Totals {
+    pub entries: u64,
+    pub dropped: u64,
+    pub torn: u64,
+    pub open: u64,
+    pub overwritten: u64,
+    pub calls: u64,
+    pub launches: u64,
+    pub failed_launches: u64,
+    /// Pops and ends that matched no push or start (their opening entry was lost).
+    pub unmatched_range_ends: u64,
+}
+
+impl Report {
+    /// Opens, decodes and summarizes the capture at `path`.
+    pub fn from_path(path: &Path) -> Result<Report, CaptureError> {
+        let capture = Capture::open(path)?;
+        let rings = capture.rings()?;
+        Ok(Report::build(&path.display().to_string(), &rings))
+    }
+
+    /// Summarizes already validated rings (one per process).
+    pub fn build(capture: &str, rings: &[Ring]) -> Report {
+        let partials: Vec<Partial> = rings.par_iter().map(analyze).collect();
+        merge(capture, partials)
+    }
+}
+
+/// Names from one ring's string area. Keys are the writer's, so they are only meaningful per ring.
+struct Names {
+    apis: HashMap<u16, (String, ApiInfo)>,
+    /// Class by API id, as a flat table: looked up several times per entry, so no hashing.
+    classes: Vec<Option<Class>>,
+    kernels: HashMap<u64, String>,
+    texts: HashMap<u64, String>,
+}
+
+impl Names {
+    fn of(ring: &Ring) -> Names {
+        let mut n = Names {
+            apis: HashMap::new(),
+            classes: Vec::new(),
+            kernels: HashMap::new(),
+            texts: HashMap::new(),
+        };
+        for r in &ring.view.strings {
+            // First record wins: the writer interns each key once, so a repeat is corruption.
+            match r.kind {
+                StrKind::Api => {
+                    if let Ok(id) = u16::try_from(r.key) {
+                        let info = ApiInfo::unpack(r.aux);
+                        n.apis.entry(id).or_insert_with(|| (r.text.clone(), info));
+                        if n.classes.len() <= id as usize {
+                            n.classes.resize(id as usize + 1, None);
+                        }
+                        n.classes[id as usize].get_or_insert(info.class);
+                    }
+                }
+                StrKind::Kernel => {
+                    n.kernels.entry(r.key).or_insert_with(|| r.text.clone());
+                }
+                StrKind::Text => {
+                    n.texts.entry(r.key).or_insert_with(|| r.text.clone());
+                }
+                StrKind::Thread => {}
+            }
+        }
+        n
+    }
+
+    fn api(&self, id: u16) -> Option<&(String, ApiInfo)> {
+        self.apis.get(&id)
+    }
+
+    fn class(&self, e: &Entry) -> Option<Class> {
+        self.classes.get(e.api as usize).copied().flatten()
+    }
+
+    fn text(&self, id: u64) -> String {
+        match id {
+            0 => "<unnamed>".into(),
+            _ => self
+                .texts
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("<string {id}>")),
+        }
+    }
+
+    fn domain(&self, id: u64) -> Option<String> {
+        (id != 0).then(|| self.text(id))
+    }
+}
+
+#[derive(Default)]
+struct ApiAcc {
+    layer: String,
+    class: String,
+    calls: u64,
+    errors: u64,
+    open: u64,
+    durations: Vec<u64>,
+}
+
+#[derive(Default)]
+struct RangeAcc {
+    count: u64,
+    open: u64,
+    total_ns: u64,
+    max_ns: u64,
+}
+
+/// What one ring contributes; merged across processes by name.
+struct Partial {
+    process: Process,
+    decoded_totals: Totals,
+    apis: HashMap<String, ApiAcc>,
+    kernels: HashMap<String, KernelStats>,
+    ranges: HashMap<(String, Option<String>), RangeAcc>,
+    marks: HashMap<(String, Option<String>), u64>,
+}
+
+fn analyze(ring: &Ring) -> Partial {
+    let h = &ring.view.header;
+    let d = decode(&ring.view);
+    let names = Names::of(ring);
+    let parent = parents(&d.entries);
+    let mut totals = Totals {
+        entries: d.live,
+        dropped: d.dropped,
+        torn: d.torn,
+        open: d.open,
+        overwritten: d.overwritten,
+        ..Totals::default()
+    };
+    let apis = api_stats(h, &d, &names, &mut totals);
+    let kernels = kernel_stats(&d, &names, &parent, &mut totals);
+    let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
+    Partial {
+        process: process(ring, &d),
+        decoded_totals: totals,
+        apis,
+        kernels,
+        ranges,
+        marks,
+    }
+}
+
+fn process(ring: &Ring, d: &Decoded) -> Process {
+    let h = &ring.view.header;
+    let mut tids: Vec<u32> = d.entries.iter().map(|e| e.tid).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    let counters = counter::NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.to_string(), h.counters[i]))
+        .collect();
+    Process {
+        file: ring.path.display().to_string(),
+        pid: h.pid,
+        ppid: h.ppid,
+        exe: h.exe.clone(),
+        host: h.host.clone(),
+        level: h.level,
+        policy: h.policy.name().to_string(),
+        capacity: h.capacity,
+        entries: d.live,
+        dropped: d.dropped,
+        torn: d.torn,
+        open: d.open,
+        overwritten: d.overwritten,
+        unknown_kind: d.entries.iter().filter(|e| e.kind.is_none()).count() as u64,
+        threads: tids.len(),
+        strings_dropped: h.strings_dropped,
+        strings_torn: ring.view.strings_torn,
+        counters,
+        notice: h.notice.clone(),
+        disabled: h.flags & flags::DISABLED != 0,
+        closed: h.flags & flags::CLOSED != 0,
+        forked: h.flags & flags::FORKED != 0,
+    }
+}
+
+pub fn layer_name(l: Layer) -> &'static str {
+    match l {
+        Layer::Runtime => "runtime",
+        Layer::Driver => "driver",
+        Layer::Nvtx => "nvtx",
+        Layer::Loader => "loader",
+    }
+}
+
+/// Only `Kind::Call` entries are API calls; NVTX and lifecycle entries are instants, not calls.
+fn api_stats(
+    h: &Header,
+    d: &Decoded,
+    names: &Names,
+    totals: &mut Totals,
+) -> HashMap<String, ApiAcc> {
+    // Aggregate by id first (no string work per entry), then name the ids.
+    let ids = d
+        .entries
+        .iter()
+        .map(|e| e.api as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut slot = vec![u32::MAX; ids];
+    let mut by_id: Vec<(u16, ApiAcc)> = Vec::new();
+    for e in d.entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
+        let s = &mut slot[e.api as usize];
+        if *s == u32::MAX {
+            *s = by_id.len() as u32;
+            by_id.push((e.api, ApiAcc::default()));
+        }
+        let acc = &mut by_id[*s as usize].1;
+        totals.calls += 1;
+        acc.calls += 1;
+        if e.done {
+            if e.result != 0 {
+                acc.errors += 1;
+            }
+            acc.durations.push(h.span_ns(e.t_begin, e.t_end));
+        } else {
+            acc.open += 1;
+        }
+    }
+    let mut out: HashMap<String, ApiAcc> = HashMap::new();
+    for (id, acc) in by_id {
+        let (name, layer, class) = match names.api(id) {
+            Some((name, info)) => (name.clone(), layer_name(info.layer), info.class.name()),
+            None => (format!("<api {id}>"), "unknown", Class::Other.name()),
+        };
+        // Two ids with one name (a corrupt or repeated record) still make one row.
+        let m = out.entry(name).or_insert_with(|| ApiAcc {
+            layer: layer.into(),
+            class: class.into(),
+            ..ApiAcc::default()
+        });
+        m.calls += acc.calls;
+        m.errors += acc.errors;
+        m.open += acc.open;
+        m.durations.extend(acc.durations);
+    }
+    out
+}
+
+/// Counts each launch once: a launch-class call inside another launch-class call is the same launch
+/// seen one layer down (runtime → driver), so only the outermost counts.
+fn kernel_stats(
+    d: &Decoded,
+    names: &Names,
+    parent: &[Option<usize>],
+    totals: &mut Totals,
+) -> HashMap<String, KernelStats> {
+    let is_launch = |i: usize| {
+        d.entries[i].kind == Some(Kind::Call) && names.class(&d.entries[i]) == Some(Class::Launch)
+    };
+    // The first launch-class child of each launch-class call, to borrow its kernel name.
+    let mut child: HashMap<usize, usize> = HashMap::new();
+    for (i, p) in parent.iter().enumerate() {
+        if let Some(p) = *p {
+            if is_launch(i) && is_launch(p) {
+                child.entry(p).or_insert(i);
+            }
+        }
+    }
+    let mut out: HashMap<String, KernelStats> = HashMap::new();
+    for (i, (e, p)) in d.entries.iter().zip(parent).enumerate() {
+        if !is_launch(i) || p.is_some_and(is_launch) {
+            continue;
+        }
+        let known = names.kernels.get(&e.a1).or_else(|| {
+            child
+                .get(&i)
+                .and_then(|&c| names.kernels.get(&d.entries[c].a1))
+        });
+        let name = match known {
+            Some(n) => std::borrow::Cow::Borrowed(n.as_str()),
+            None => std::borrow::Cow::Owned(format!("<unknown handle {:#x}>", e.a1)),
+        };
+        // Look up by &str so the common case allocates nothing per launch.
+        if !out.contains_key(name.as_ref()) {
+            out.insert(
+                name.to_string(),
+                KernelStats {
+                    name: name.to_string(),
+                    launches: 0,
+                    failed: 0,
+                    open: 0,
+                },
+            );
+        }
+        let Some(k) = out.get_mut(name.as_ref()) else {
+            continue;
+        };
+        if !e.done {
+            k.open += 1;
+        } else if e.result != 0 {
+            k.failed += 1;
+            totals.failed_launches += 1;
+        } else {
+            k.launches += 1;
+            totals.launches += 1;
+        }
+    }
+    out
+}
+
+type RangeKey = (String, Option<String>);
+
+/// Pairs NVTX entries into ranges: push/pop nest per thread and domain; start/end pair by range id
+/// (a2) across threads of the process.
+fn nvtx_stats(
+    h: &Header,
+    d: &Decoded,
+    names: &Names,
+    totals: &mut Totals,
+) -> (HashMap<RangeKey, RangeAcc>, HashMap<RangeKey, u64>) {
+    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
+    let mut marks: HashMap<RangeKey, u64> = HashMap::new();
+    let mut pushed: HashMap<(u32, u64), Vec<&Entry>> = HashMap::new();
+    let mut started: HashMap<u64, &Entry> = HashMap::new();
+    let mut close = |open: &Entry, t_end: u64| {
+        let key = (names.text(open.a0), names.domain(open.a1));
+        let acc = ranges.entry(key).or_default();
+        let ns = h.span_ns(open.t_begin, t_end);
+        acc.count += 1;
+        acc.total_ns = acc.total_ns.saturating_add(ns);
+        acc.max_ns = acc.max_ns.max(ns);
+    };
+    for e in &d.entries {
+        match e.kind {
+            Some(Kind::RangePush) => pushed.entry((e.tid, e.a1)).or_default().push(e),
+            Some(Kind::RangePop) => match pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
+                Some(open) => close(open, e.t_begin),
+                None => totals.unmatched_range_ends += 1,
+            },
+            Some(Kind::RangeStart) => {
+                started.insert(e.a2, e);
+            }
+            Some(Kind::RangeEnd) => match started.remove(&e.a2) {
+                Some(open) => close(open, e.t_begin),
+                None => totals.unmatched_range_ends += 1,
+            },
+            Some(Kind::Mark) => {
+                *marks
+                    .entry((names.text(e.a0), names.domain(e.a1)))
+                    .or_default() += 1
+            }
+            _ => {}
+        }
+    }
+    for open in pushed.values().flatten().chain(started.values()) {
+        let key = (names.text(open.a0), names.domain(open.a1));
+        ranges.entry(key).or_default().open += 1;
+    }
+    (ranges, marks)
+}
+
+/// The nearest-rank percentile `p` (1..=100) of sorted `v`: the smallest value with at least p% of
+/// the values at or below it. 0 for no values.
+pub fn percentile(sorted: &[u64], p: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let n = sorted.len() as u64;
+    let rank = (p * n).div_ceil(100).clamp(1, n);
+    sorted[(rank - 1) as usize]
+}
+
+fn merge(capture: &str, partials: Vec<Partial>) -> Report {
+    let mut totals = Totals::default();
+    let mut processes = Vec::new();
+    let mut apis: HashMap<String, ApiAcc> = HashMap::new();
+    let mut kernels: HashMap<String, KernelStats> = HashMap::new();
+    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
+    let mut marks: HashMap<RangeKey, u64> = HashMap::new();
+    for p in partials {
+        let t = &p.decoded_totals;
+        totals.entries += t.entries;
+        totals.dropped = totals.dropped.saturating_add(t.dropped);
+        totals.torn += t.torn;
+        totals.open += t.open;
+        totals.overwritten = totals.overwritten.saturating_add(t.overwritten);
+        totals.calls += t.calls;
+        totals.launches += t.launches;
+        totals.failed_launches += t.failed_launches;
+        totals.unmatched_range_ends += t.unmatched_range_ends;
+        processes.push(p.process);
+        for (name, a) in p.apis {
+            let m = apis.entry(name).or_insert_with(|| ApiAcc {
+                layer: a.layer.clone(),
+                class: a.class.clone(),
+                ..ApiAcc::default()
+            });
+            m.calls += a.calls;
+            m.errors += a.errors;
+            m.open += a.open;
+            m.durations.extend(a.durations);
+        }
+        for (name, k) in p.kernels {
+            let m = kernels.entry(name).or_insert_with(|| KernelStats {
+                name: k.name.clone(),
+                launches: 0,
+                failed: 0,
+                open: 0,
+            });
+            m.launches += k.launches;
+            m.failed += k.failed;
+            m.open += k.open;
+        }
+        for (key, r) in p.ranges {
+            let m = ranges.entry(key).or_default();
+            m.count += r.count;
+            m.open += r.open;
+            m.total_ns = m.total_ns.saturating_add(r.total_ns);
+            m.max_ns = m.max_ns.max(r.max_ns);
+        }
+        for (key, n) in p.marks {
+            *marks.entry(key).or_default() += n;
+        }
+    }
+    let mut apis: Vec<ApiStats> = apis
+        .into_iter()
+        .map(|(name, mut a)| {
+            a.durations.sort_unstable();
+            ApiStats {
+                name,
+                layer: a.layer,
+                class: a.class,
+                calls: a.calls,
+                errors: a.errors,
+                open: a.open,
+                total_ns: a.durations.iter().fold(0u64, |s, &x| s.saturating_add(x)),
+                p50_ns: percentile(&a.durations, 50),
+                p99_ns: percentile(&a.durations, 99),
+                max_ns: a.durations.last().copied().unwrap_or(0),
+            }
+        })
+        .collect();
+    apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    let mut kernels: Vec<KernelStats> = kernels.into_values().collect();
+    kernels.sort_by(|a, b| {
+        (b.launches, b.failed, b.open)
+            .cmp(&(a.launches, a.failed, a.open))
+            .then(a.name.cmp(&b.name))
+    });
+    let mut ranges: Vec<RangeStats> = ranges
+        .into_iter()
+        .map(|((name, domain), r)| RangeStats {
+            name,
+            domain,
+            count: r.count,
+            open: r.open,
+            total_ns: r.total_ns,
+            max_ns: r.max_ns,
+        })
+        .collect();
+    ranges.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then(b.count.cmp(&a.count))
+            .then((&a.name, &a.domain).cmp(&(&b.name, &b.domain)))
+    });
+    let mut marks: Vec<MarkStats> = marks
+        .into_iter()
+        .map(|((name, domain), count)| MarkStats {
+            name,
+            domain,
+            count,
+        })
+        .collect();
+    marks.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then((&a.name, &a.domain).cmp(&(&b.name, &b.domain)))
+    });
+    let warnings = warnings(&processes, &totals);
+    Report {
+        capture: capture.to_string(),
+        processes,
+        apis,
+        kernels,
+        ranges,
+        marks,
+        totals,
+        warnings,
+    }
+}
+
+fn warnings(processes: &[Process], totals: &Totals) -> Vec<String> {
+    let mut w = Vec::new();
+    for p in processes {
+        let who = format!("pid {} ({})", p.pid, p.file);
+        if p.disabled {
+            w.push(format!(
+                "{who}: the shim disabled itself and stopped recording: {}",
+                p.notice.as_deref().unwrap_or("(no notice left)")
+            ));
+        } else if let Some(n) = &p.notice {
+            w.push(format!("{who}: shim notice: {n}"));
+        }
+        if p.dropped > 0 {
+            w.push(format!(
+                "{who}: {} entries dropped because the ring was full (raise --ring-mb, or use --policy overwrite to keep the newest)",
+                p.dropped
+            ));
+        }
+        if p.torn > 0 {
+            w.push(format!(
+                "{who}: {} slots torn (reserved but never committed: the process died while writing them, or is still running)",
+                p.torn
+            ));
+        }
+        if p.open > 0 {
+            w.push(format!(
+                "{who}: {} calls still open (they had not returned when the capture was read: hung, or the process died in them)",
+                p.open
+            ));
+        }
+        if p.unknown_kind > 0 {
+            w.push(format!(
+                "{who}: {} entries of a kind this scanner does not know (skipped)",
+                p.unknown_kind
+            ));
+        }
+        if p.strings_dropped > 0 || p.strings_torn {
+            w.push(format!(
+                "{who}: some names are missing ({} strings did not fit the string area{})",
+                p.strings_dropped,
+                if p.strings_torn {
+                    "; the string area ends in a torn record"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let nonzero: Vec<String> = p
+            .counters
+            .iter()
+            .filter(|(_, &v)| v > 0)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !nonzero.is_empty() {
+            w.push(format!("{who}: shim counters: {}", nonzero.join(" ")));
+        }
+    }
+    if totals.unmatched_range_ends > 0 {
+        w.push(format!(
+            "{} NVTX pops/ends matched no push/start (their opening entry was lost)",
+            totals.unmatched_range_ends
+        ));
+    }
+    w
+}

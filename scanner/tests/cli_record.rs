@@ -1,0 +1,380 @@
+//! `causeway record`: option checks, shim lookup, the environment the command gets, exit codes, and
+//! fresh capture directories. The real shim is built elsewhere, so the "shim" preloaded here is the C
+//! library the test process already uses: a harmless, loadable shared object.
+
+mod common;
+
+use causeway_scanner::record::{self, find_shim, make_capture_dir, preload_value};
+use common::*;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The C library this process has mapped (glibc or musl), to stand in for the shim.
+fn libc_path() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            let name = p.rsplit('/').next().unwrap_or("");
+            name.starts_with("libc.so") || name.starts_with("libc-") || name.starts_with("ld-musl")
+        })
+        .map(PathBuf::from)
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn record(args: &[&OsStr], env: &[(&str, &OsStr)]) -> Run {
+    let mut c = causeway();
+    c.arg("record")
+        .args(args)
+        .env_remove("CAUSEWAY_SHIM")
+        .env_remove("LD_PRELOAD");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    Run {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    }
+}
+
+fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}
+
+fn one_error_line(r: &Run) -> &str {
+    assert_eq!(r.code, Some(2), "stderr: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{:?}", r.stderr);
+    assert!(r.stderr.starts_with("causeway: error: "), "{}", r.stderr);
+    r.stderr.trim_end()
+}
+
+fn entries_of(dir: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => rd.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn levels_are_checked() {
+    let out = TempDir::new("levels");
+    let r = record(
+        &[
+            os("--level"),
+            os("3"),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("true"),
+        ],
+        &[],
+    );
+    assert_eq!(
+        one_error_line(&r),
+        "causeway: error: level 3 (full) needs device timing, which this build does not have yet; use --level 2 or 4"
+    );
+    for bad in ["0", "5", "99"] {
+        let r = record(&[os("--level"), os(bad), os("--"), os("true")], &[]);
+        assert!(one_error_line(&r).contains(&format!("level {bad} does not exist")));
+    }
+    let r = record(&[os("--ring-mb"), os("0"), os("--"), os("true")], &[]);
+    assert!(one_error_line(&r).contains("--ring-mb 0 is out of range"));
+    // Refused before anything was created.
+    assert!(entries_of(out.path()).is_empty());
+}
+
+#[test]
+fn missing_shim_is_a_clear_error() {
+    let out = TempDir::new("noshim");
+    let r = record(
+        &[
+            os("--shim"),
+            os("/nonexistent/libcauseway.so"),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("true"),
+        ],
+        &[],
+    );
+    let line = one_error_line(&r);
+    assert!(
+        line.contains("shim not found: /nonexistent/libcauseway.so (--shim)"),
+        "{line}"
+    );
+    assert!(
+        entries_of(out.path()).is_empty(),
+        "no capture dir for a refused run"
+    );
+    // The same through the environment variable.
+    let r = record(
+        &[os("--out"), out.path().as_os_str(), os("--"), os("true")],
+        &[("CAUSEWAY_SHIM", os("/nonexistent/x.so"))],
+    );
+    assert!(one_error_line(&r).contains("shim not found: /nonexistent/x.so (CAUSEWAY_SHIM)"));
+}
+
+#[test]
+fn shim_that_is_not_a_library_is_refused() {
+    let out = TempDir::new("badshim");
+    let r = record(
+        &[
+            os("--shim"),
+            os("/dev/null"),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("true"),
+        ],
+        &[],
+    );
+    assert!(one_error_line(&r).contains("shim /dev/null (--shim) is not a regular file"));
+    let text = out.join("fake.so");
+    std::fs::write(&text, "#!/bin/sh\n").unwrap();
+    let r = record(
+        &[
+            os("--shim"),
+            text.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("true"),
+        ],
+        &[],
+    );
+    assert!(one_error_line(&r).contains("is not a shared library (no ELF header)"));
+    let r = record(
+        &[os("--shim"), out.path().as_os_str(), os("--"), os("true")],
+        &[],
+    );
+    assert!(one_error_line(&r).contains("is not a regular file"));
+}
+
+#[test]
+fn shim_beside_the_executable_is_found() {
+    let dir = TempDir::new("beside");
+    let exe = dir.join("causeway");
+    let err = find_shim(None, None, Some(exe.clone())).unwrap_err();
+    assert!(
+        err.0.contains("beside the causeway executable"),
+        "{}",
+        err.0
+    );
+    std::fs::write(dir.join("libcauseway.so"), b"\x7fELF rest").unwrap();
+    let found = find_shim(None, None, Some(exe)).unwrap();
+    assert_eq!(
+        found,
+        std::fs::canonicalize(dir.join("libcauseway.so")).unwrap()
+    );
+    // --shim wins over the environment, which wins over the executable's directory.
+    let other = dir.join("other.so");
+    std::fs::write(&other, b"\x7fELF").unwrap();
+    let env_pick = find_shim(None, Some(other.clone().into()), Some(dir.join("causeway"))).unwrap();
+    assert!(env_pick.ends_with("other.so"));
+    assert!(find_shim(Some(Path::new("/nope.so")), Some(other.into()), None).is_err());
+    // A path LD_PRELOAD cannot carry.
+    let spaced = dir.join("with space.so");
+    std::fs::write(&spaced, b"\x7fELF").unwrap();
+    assert!(find_shim(Some(&spaced), None, None)
+        .unwrap_err()
+        .0
+        .contains("space or colon"));
+}
+
+#[test]
+fn preload_keeps_the_users_libraries_after_the_shim() {
+    let shim = Path::new("/opt/cw/libcauseway.so");
+    assert_eq!(preload_value(shim, None), "/opt/cw/libcauseway.so");
+    assert_eq!(
+        preload_value(shim, Some(OsStr::new(""))),
+        "/opt/cw/libcauseway.so"
+    );
+    assert_eq!(
+        preload_value(shim, Some(OsStr::new("/usr/lib/libjemalloc.so"))),
+        "/opt/cw/libcauseway.so:/usr/lib/libjemalloc.so"
+    );
+}
+
+#[test]
+fn capture_dirs_are_fresh() {
+    let out = TempDir::new("fresh");
+    let nested = out.join("a/b");
+    let one = make_capture_dir(&nested).unwrap();
+    let two = make_capture_dir(&nested).unwrap();
+    assert_ne!(one, two);
+    for d in [&one, &two] {
+        assert!(d.is_dir() && d.is_absolute());
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("cw-"), "{name}");
+        let parts: Vec<&str> = name.split('-').collect();
+        assert_eq!(parts[1].len(), 8, "{name}");
+        assert_eq!(parts[2].len(), 6, "{name}");
+        assert_eq!(parts[3], std::process::id().to_string());
+    }
+}
+
+#[test]
+fn missing_command_is_a_clear_error() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("nocmd");
+    let r = record(
+        &[
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("/nonexistent/program"),
+        ],
+        &[],
+    );
+    assert_eq!(
+        one_error_line(&r),
+        "causeway: error: cannot run /nonexistent/program: command not found"
+    );
+    assert!(
+        entries_of(out.path()).is_empty(),
+        "the unused capture dir is removed"
+    );
+}
+
+#[test]
+fn command_runs_with_the_capture_environment() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("env");
+    let out_dir = out.join("new/dir");
+    let script = "echo \"$LD_PRELOAD|$CAUSEWAY_OUT|$CAUSEWAY_LEVEL|$CAUSEWAY_RING_MB|$CAUSEWAY_POLICY|$1\"; exit 3";
+    let r = record(
+        &[
+            os("--level"),
+            os("4"),
+            os("--ring-mb"),
+            os("8"),
+            os("--policy"),
+            os("overwrite"),
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out_dir.as_os_str(),
+            os("--"),
+            os("sh"),
+            os("-c"),
+            os(script),
+            os("sh"),
+            os("--flag-for-the-command"),
+        ],
+        &[("LD_PRELOAD", libc.as_os_str())],
+    );
+    assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
+    let shim = std::fs::canonicalize(&libc).unwrap();
+    let fields: Vec<&str> = r.stdout.trim_end().split('|').collect();
+    assert_eq!(fields[0], format!("{}:{}", shim.display(), libc.display()));
+    let capture = PathBuf::from(fields[1]);
+    assert!(capture.is_absolute() && capture.is_dir());
+    assert_eq!(
+        capture.parent().unwrap(),
+        std::fs::canonicalize(&out_dir).unwrap()
+    );
+    assert_eq!(
+        &fields[2..],
+        ["4", "8", "overwrite", "--flag-for-the-command"]
+    );
+    let last = r.stderr.lines().last().unwrap();
+    assert_eq!(
+        last,
+        format!("causeway: capture written to {}", capture.display())
+    );
+    // libc is not the shim, so nothing was recorded, and record says so.
+    assert!(r.stderr.contains("no ring files were written"));
+    // Default options, and a command given without `--`.
+    let r = record(
+        &[
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out_dir.as_os_str(),
+            os("sh"),
+            os("-c"),
+            os("echo \"$CAUSEWAY_LEVEL|$CAUSEWAY_RING_MB|$CAUSEWAY_POLICY\""),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout.trim_end(),
+        format!("{}|{}|drop", record::DEFAULT_LEVEL, record::DEFAULT_RING_MB)
+    );
+    assert_eq!(
+        entries_of(&out_dir).len(),
+        2,
+        "each run gets its own capture dir"
+    );
+}
+
+#[test]
+fn death_by_signal_exits_128_plus_signal() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("signal");
+    let r = record(
+        &[
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("sh"),
+            os("-c"),
+            os("kill -9 $$"),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(137), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("sh was killed by signal 9 (SIGKILL); exiting with 137"),
+        "{}",
+        r.stderr
+    );
+    assert!(r
+        .stderr
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("causeway: capture written to "));
+}
+
+#[test]
+fn help_explains_levels_policies_and_env() {
+    let o = causeway().args(["record", "--help"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let h = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "1  phases: NVTX ranges",
+        "2  host:",
+        "4  edge:   + every intercepted call",
+        "overwrite",
+        "64 MiB",
+        "CAUSEWAY_OUT",
+        "CAUSEWAY_SHIM",
+        "causeway record [OPTIONS] -- CMD [ARGS]...",
+    ] {
+        assert!(h.contains(needle), "help lacks {needle:?}:\n{h}");
+    }
+}

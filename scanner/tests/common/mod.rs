@@ -1,0 +1,263 @@
+//! Test helpers: synthetic rings written with the real `causeway_ring::Writer`, and temporary
+//! directories, so the scanner is tested against the same bytes the shim produces.
+#![allow(dead_code)]
+
+use causeway_ring::clock::Anchor;
+use causeway_ring::layout::{self, ent, ApiInfo, Class, ClockKind, Kind, Layer, Policy, StrKind};
+use causeway_ring::{Fields, Params, Writer};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A directory under the system temp dir, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "causeway-test-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub const STRINGS: u64 = 4096;
+/// The API id test rings give NVTX instants (interned as `nvtxRangePushA` where a test needs it).
+pub const NVTX_API: u16 = 5;
+
+/// A ring in memory, written through the real writer. Ticks are nanoseconds (monotonic clock), so
+/// durations in the report equal tick differences.
+pub struct RingBuilder {
+    // u64 storage keeps the base 8-aligned, as the writer's atomics need.
+    buf: Vec<u64>,
+    pub w: Writer,
+    pub capacity: u64,
+}
+
+impl RingBuilder {
+    pub fn new(capacity: u64, policy: Policy) -> RingBuilder {
+        Self::with(capacity, policy, 1000, 1)
+    }
+
+    pub fn with(capacity: u64, policy: Policy, pid: u32, ppid: u32) -> RingBuilder {
+        let size = layout::file_size(capacity, STRINGS) as usize;
+        let mut buf = vec![0u64; size.div_ceil(8)];
+        let p = Params {
+            capacity,
+            strings_size: STRINGS,
+            policy,
+            pid,
+            ppid,
+            level: 2,
+            clock: ClockKind::Monotonic,
+            ticks_per_sec: 1_000_000_000,
+            anchor: Anchor::default(),
+            exe: b"/usr/bin/app",
+            host: b"testhost",
+            flags: 0,
+        };
+        // SAFETY: the buffer is zeroed, 8-aligned, large enough, and lives as long as the writer (the
+        // Vec is never resized, so its heap block does not move when the builder moves).
+        let w = unsafe { Writer::init(buf.as_mut_ptr() as *mut u8, &p) };
+        RingBuilder { buf, w, capacity }
+    }
+
+    pub fn api(&self, id: u16, name: &str, layer: Layer, class: Class) -> &Self {
+        let info = ApiInfo {
+            layer,
+            class,
+            level: 2,
+        };
+        assert!(self
+            .w
+            .intern(StrKind::Api, id as u64, info.pack(), name.as_bytes()));
+        self
+    }
+
+    pub fn kernel(&self, handle: u64, name: &str) -> &Self {
+        assert!(self.w.intern(StrKind::Kernel, handle, 0, name.as_bytes()));
+        self
+    }
+
+    pub fn text(&self, id: u64, s: &str) -> &Self {
+        assert!(self.w.intern(StrKind::Text, id, 0, s.as_bytes()));
+        self
+    }
+
+    /// A completed call `[t0, t1]`; returns its sequence number (None if dropped).
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(
+        &self,
+        tid: u32,
+        api: u16,
+        depth: u16,
+        t0: u64,
+        t1: u64,
+        result: i32,
+        a1: u64,
+    ) -> Option<u64> {
+        let seq = self.open(tid, api, depth, t0, a1)?;
+        self.w.end(seq, t1, result);
+        Some(seq)
+    }
+
+    /// A call that never returns.
+    pub fn open(&self, tid: u32, api: u16, depth: u16, t0: u64, a1: u64) -> Option<u64> {
+        self.w.begin(&Fields {
+            t_begin: t0,
+            tid,
+            api,
+            kind: Kind::Call as u8,
+            depth,
+            a1,
+            ..Fields::default()
+        })
+    }
+
+    /// An NVTX (or lifecycle) instant, recorded under API id `NVTX_API` as the shim would.
+    pub fn instant(&self, kind: Kind, tid: u32, t: u64, a0: u64, a1: u64, a2: u64) {
+        self.w.instant(
+            &Fields {
+                t_begin: t,
+                tid,
+                api: NVTX_API,
+                kind: kind as u8,
+                a0,
+                a1,
+                a2,
+                ..Fields::default()
+            },
+            0,
+        );
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        let len = layout::file_size(self.capacity, STRINGS) as usize;
+        // SAFETY: the u64 buffer holds at least `len` initialized bytes.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr() as *const u8, len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = layout::file_size(self.capacity, STRINGS) as usize;
+        // SAFETY: as above; `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr() as *mut u8, len) }
+    }
+
+    /// Byte offset of the slot that sequence number `seq` uses.
+    pub fn slot_offset(&self, seq: u64) -> usize {
+        layout::HEADER_SIZE
+            + STRINGS as usize
+            + ((seq & (self.capacity - 1)) as usize) * layout::ENTRY_SIZE
+    }
+
+    /// Reserves the next slot and leaves it torn: stamped with another sequence number, as a slot
+    /// looks when its writer died between reserving and committing.
+    pub fn torn(&mut self) -> u64 {
+        let seq = self.open(99, 0, 0, 1, 0).expect("ring has room");
+        let off = self.slot_offset(seq);
+        let other = layout::stamp(seq + 12345, true);
+        self.bytes_mut()[off + ent::STAMP..off + ent::STAMP + 8]
+            .copy_from_slice(&other.to_le_bytes());
+        seq
+    }
+
+    pub fn write_to(&self, path: &Path) {
+        std::fs::write(path, self.bytes()).unwrap();
+    }
+}
+
+/// The path of the running causeway binary.
+pub fn causeway() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_causeway"))
+}
+
+pub const TID: u32 = 1;
+pub const TID2: u32 = 2;
+
+/// The reference capture most tests use. Every number the tests assert follows from this function;
+/// the comments give the arithmetic.
+///
+/// Thread 1:
+/// * 3 runtime launches (cudaLaunchKernel, stub 0x500, no kernel record; durations 100, 200, 300)
+///   each containing a driver launch (cuLaunchKernel, handle 0xd00 = "vecAdd", duration 80)
+/// * a direct driver launch of 0xe00 = "direct" (50)
+/// * a runtime launch of unknown handle 0x999 with no child (40)
+/// * a failed runtime launch (result 98, 30) containing a failed driver launch of 0xd00 (result 1, 20)
+/// * a runtime launch of 0x500 (100) followed, after it returned, by a depth-1 driver launch of 0xd00
+///   (100): its parent was lost, so it is a launch of its own
+/// * 10 cudaMemcpy calls lasting 100, 200, …, 1000 ns
+/// * 1 cuStreamSynchronize that never returns
+/// * NVTX: push step / pop (1000 ns); push step, push load, pop (500), pop (3000); start load in
+///   domain "mydomain" as range 7 (ended on thread 2 after 700 ns); a mark "step"
+/// * one torn slot
+///
+/// Thread 2:
+/// * a depth-1 driver launch of 0xd00 (60) during thread 1's first runtime launch: another thread,
+///   so not nested in it
+/// * the end of range 7, a pop with no push, a push "step" that is never popped
+pub fn scenario() -> RingBuilder {
+    let mut b = RingBuilder::new(64, Policy::Drop);
+    b.api(1, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+        .api(2, "cuLaunchKernel", Layer::Driver, Class::Launch)
+        .api(3, "cudaMemcpy", Layer::Runtime, Class::Copy)
+        .api(4, "cuStreamSynchronize", Layer::Driver, Class::Sync)
+        .api(NVTX_API, "nvtxRangePushA", Layer::Nvtx, Class::Other)
+        .kernel(0xd00, "vecAdd")
+        .kernel(0xe00, "direct")
+        .text(10, "step")
+        .text(11, "load")
+        .text(12, "mydomain");
+    b.instant(Kind::ProcessStart, TID, 1, 0, 0, 0);
+    for k in 0..3u64 {
+        let t = 10_000 + 1000 * k;
+        let r = b.open(TID, 1, 0, t, 0x500).unwrap();
+        b.call(TID, 2, 1, t + 10, t + 90, 0, 0xd00).unwrap();
+        b.w.end(r, t + 100 * (k + 1), 0);
+    }
+    b.call(TID, 2, 0, 20_000, 20_050, 0, 0xe00).unwrap();
+    b.call(TID, 1, 0, 21_000, 21_040, 0, 0x999).unwrap();
+    let r = b.open(TID, 1, 0, 22_000, 0x500).unwrap();
+    b.call(TID, 2, 1, 22_005, 22_025, 1, 0xd00).unwrap();
+    b.w.end(r, 22_030, 98);
+    b.call(TID, 1, 0, 23_000, 23_100, 0, 0x500).unwrap();
+    b.call(TID, 2, 1, 23_200, 23_300, 0, 0xd00).unwrap();
+    b.call(TID2, 2, 1, 10_020, 10_080, 0, 0xd00).unwrap();
+    for i in 0..10u64 {
+        let t = 30_000 + 2000 * i;
+        b.call(TID, 3, 0, t, t + 100 * (i + 1), 0, 0).unwrap();
+    }
+    b.open(TID, 4, 0, 60_000, 0).unwrap();
+    b.instant(Kind::RangePush, TID, 100_000, 10, 0, 0);
+    b.instant(Kind::RangePop, TID, 101_000, 0, 0, 0);
+    b.instant(Kind::RangePush, TID, 102_000, 10, 0, 0);
+    b.instant(Kind::RangePush, TID, 102_500, 11, 0, 0);
+    b.instant(Kind::RangePop, TID, 103_000, 0, 0, 0);
+    b.instant(Kind::RangePop, TID, 105_000, 0, 0, 0);
+    b.instant(Kind::RangeStart, TID, 110_000, 11, 12, 7);
+    b.instant(Kind::RangeEnd, TID2, 110_700, 0, 0, 7);
+    b.instant(Kind::RangePop, TID2, 111_000, 0, 0, 0);
+    b.instant(Kind::RangePush, TID2, 120_000, 10, 0, 0);
+    b.instant(Kind::Mark, TID, 130_000, 10, 0, 0);
+    b.torn();
+    b
+}
+
+/// Entries `scenario` commits: 24 call entries (12 launch entries on thread 1, 1 on thread 2,
+/// 10 copies, 1 open sync) + 11 NVTX instants + 1 ProcessStart.
+pub const SCENARIO_ENTRIES: u64 = 36;

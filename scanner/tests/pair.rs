@@ -1,0 +1,89 @@
+//! Call nesting: parents are found per thread, by depth and time containment, and hostile depths
+//! cost linear time.
+
+use causeway_ring::{Entry, Kind};
+use causeway_scanner::pair::parents;
+
+fn call(seq: u64, tid: u32, depth: u16, t0: u64, t1: u64) -> Entry {
+    Entry {
+        seq,
+        done: t1 != 0,
+        t_begin: t0,
+        t_end: t1,
+        tid,
+        api: 1,
+        kind: Some(Kind::Call),
+        flags: 0,
+        result: 0,
+        depth,
+        a0: 0,
+        a1: 0,
+        a2: 0,
+    }
+}
+
+#[test]
+fn nested_chain_and_siblings() {
+    let e = vec![
+        call(0, 1, 0, 0, 100),   // 0: outer
+        call(1, 1, 1, 10, 40),   // 1: child of 0
+        call(2, 1, 2, 20, 30),   // 2: child of 1
+        call(3, 1, 1, 50, 90),   // 3: second child of 0
+        call(4, 1, 0, 200, 0),   // 4: open outer
+        call(5, 1, 1, 210, 220), // 5: child of the open call
+    ];
+    assert_eq!(
+        parents(&e),
+        vec![None, Some(0), Some(1), Some(0), None, Some(4)]
+    );
+}
+
+#[test]
+fn threads_do_not_mix() {
+    // Thread 2's depth-1 call overlaps thread 1's depth-0 call in time; interleaved in seq order.
+    let e = vec![
+        call(0, 1, 0, 0, 100),
+        call(1, 2, 1, 10, 20),
+        call(2, 1, 1, 30, 40),
+    ];
+    assert_eq!(parents(&e), vec![None, None, Some(0)]);
+}
+
+#[test]
+fn lost_parent_is_not_invented() {
+    let e = vec![
+        call(0, 1, 0, 0, 100),   // returned at 100
+        call(1, 1, 1, 150, 160), // its parent (begun ~140) was dropped
+        call(2, 1, 2, 10, 20),   // depth 2 with no depth-1 before it on the chain
+    ];
+    let p = parents(&e);
+    assert_eq!(p[1], None);
+    // Entry 2 is younger in seq but older in time than entry 1: not contained, no parent.
+    assert_eq!(p[2], None);
+}
+
+#[test]
+fn non_calls_are_ignored() {
+    let mut mark = call(1, 1, 1, 10, 10);
+    mark.kind = Some(Kind::Mark);
+    let e = vec![call(0, 1, 0, 0, 100), mark, call(2, 1, 1, 20, 30)];
+    assert_eq!(parents(&e), vec![None, None, Some(0)]);
+}
+
+#[test]
+fn hostile_depths_are_linear() {
+    // Alternating depths 65535 and 0 over many entries: a depth-indexed table would be quadratic.
+    let e: Vec<Entry> = (0..200_000u64)
+        .map(|i| call(i, 7, if i % 2 == 0 { u16::MAX } else { 0 }, i, i + 1))
+        .collect();
+    let t = std::time::Instant::now();
+    let p = parents(&e);
+    assert!(p.iter().all(Option::is_none));
+    assert!(t.elapsed().as_secs() < 5);
+    // A real chain 0..=65535 deep nests fully.
+    let e: Vec<Entry> = (0..=u16::MAX as u64)
+        .map(|d| call(d, 1, d as u16, d, 1_000_000 - d))
+        .collect();
+    let p = parents(&e);
+    assert!(p.iter().enumerate().skip(1).all(|(i, &x)| x == Some(i - 1)));
+}

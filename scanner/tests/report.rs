@@ -1,0 +1,377 @@
+//! Exact report numbers from synthetic rings written with the real ring writer.
+
+mod common;
+
+use causeway_ring::layout::{counter, flags, Class, Layer, Policy};
+use causeway_scanner::capture::Capture;
+use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Report};
+use common::*;
+
+fn report_of(b: &RingBuilder) -> Report {
+    let dir = TempDir::new("report");
+    b.write_to(&dir.join("x.cwring"));
+    Report::from_path(dir.path()).unwrap()
+}
+
+fn api<'a>(r: &'a Report, name: &str) -> &'a ApiStats {
+    r.apis
+        .iter()
+        .find(|a| a.name == name)
+        .unwrap_or_else(|| panic!("no API {name} in {:?}", r.apis))
+}
+
+fn kernel<'a>(r: &'a Report, name: &str) -> &'a KernelStats {
+    r.kernels
+        .iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("no kernel {name} in {:?}", r.kernels))
+}
+
+#[test]
+fn percentiles_are_nearest_rank() {
+    let v: Vec<u64> = (1..=100).collect();
+    assert_eq!(percentile(&v, 50), 50);
+    assert_eq!(percentile(&v, 99), 99);
+    assert_eq!(percentile(&v, 100), 100);
+    assert_eq!(percentile(&[7], 50), 7);
+    assert_eq!(percentile(&[7], 99), 7);
+    assert_eq!(percentile(&[], 50), 0);
+    // n = 6: p50 is rank ceil(3) = 3, p99 rank ceil(5.94) = 6.
+    assert_eq!(percentile(&[30, 40, 100, 100, 200, 300], 50), 100);
+    assert_eq!(percentile(&[30, 40, 100, 100, 200, 300], 99), 300);
+    // n = 7: p50 is rank ceil(3.5) = 4 (not an interpolated 3.5th value).
+    assert_eq!(percentile(&[20, 50, 60, 80, 81, 82, 100], 50), 80);
+    // n = 200: p99 is rank 198.
+    let v: Vec<u64> = (1..=200).collect();
+    assert_eq!(percentile(&v, 99), 198);
+}
+
+#[test]
+fn process_accounting() {
+    let r = report_of(&scenario());
+    assert_eq!(r.processes.len(), 1);
+    let p = &r.processes[0];
+    assert_eq!((p.pid, p.ppid), (1000, 1));
+    assert_eq!(p.exe, "/usr/bin/app");
+    assert_eq!(p.host, "testhost");
+    assert_eq!(p.level, 2);
+    assert_eq!(p.policy, "drop");
+    assert_eq!(p.entries, SCENARIO_ENTRIES);
+    assert_eq!(p.torn, 1);
+    assert_eq!(p.open, 1);
+    assert_eq!(p.dropped, 0);
+    assert_eq!(p.overwritten, 0);
+    assert_eq!(p.threads, 2);
+    assert!(!p.disabled);
+    assert_eq!(p.counters.len(), counter::NAMES.len());
+    assert!(p.counters.values().all(|&v| v == 0));
+    assert_eq!(r.totals.entries, SCENARIO_ENTRIES);
+    assert_eq!(r.totals.calls, 24);
+    assert!(r.warnings.iter().any(|w| w.contains("1 slots torn")));
+    assert!(r.warnings.iter().any(|w| w.contains("1 calls still open")));
+}
+
+#[test]
+fn api_statistics_are_exact() {
+    let r = report_of(&scenario());
+    let names: Vec<&str> = r.apis.iter().map(|a| a.name.as_str()).collect();
+    // Sorted by total time; NVTX and lifecycle instants are not API calls.
+    assert_eq!(
+        names,
+        [
+            "cudaMemcpy",
+            "cudaLaunchKernel",
+            "cuLaunchKernel",
+            "cuStreamSynchronize"
+        ]
+    );
+    let m = api(&r, "cudaMemcpy");
+    assert_eq!(
+        (m.calls, m.errors, m.open, m.total_ns, m.p50_ns, m.p99_ns, m.max_ns),
+        (10, 0, 0, 5500, 500, 1000, 1000)
+    );
+    assert_eq!((m.layer.as_str(), m.class.as_str()), ("runtime", "copy"));
+    // Durations 100, 200, 300, 40, 30, 100 → sorted 30 40 100 100 200 300.
+    let l = api(&r, "cudaLaunchKernel");
+    assert_eq!(
+        (l.calls, l.errors, l.open, l.total_ns, l.p50_ns, l.p99_ns, l.max_ns),
+        (6, 1, 0, 770, 100, 300, 300)
+    );
+    // Durations 80 ×3, 50, 20, 100, 60 → sorted 20 50 60 80 80 80 100.
+    let d = api(&r, "cuLaunchKernel");
+    assert_eq!(
+        (d.calls, d.errors, d.open, d.total_ns, d.p50_ns, d.p99_ns, d.max_ns),
+        (7, 1, 0, 470, 80, 100, 100)
+    );
+    assert_eq!((d.layer.as_str(), d.class.as_str()), ("driver", "launch"));
+    let s = api(&r, "cuStreamSynchronize");
+    assert_eq!(
+        (s.calls, s.errors, s.open, s.total_ns, s.p50_ns, s.p99_ns, s.max_ns),
+        (1, 0, 1, 0, 0, 0, 0)
+    );
+}
+
+#[test]
+fn launches_are_counted_once_at_the_outermost_layer() {
+    let r = report_of(&scenario());
+    // vecAdd: 3 runtime→driver pairs named by their driver child, the driver launch whose runtime
+    // parent had already returned, and thread 2's driver launch = 5; the failed pair is 1 failure.
+    let v = kernel(&r, "vecAdd");
+    assert_eq!((v.launches, v.failed, v.open), (5, 1, 0));
+    assert_eq!(
+        (kernel(&r, "direct").launches, kernel(&r, "direct").failed),
+        (1, 0)
+    );
+    assert_eq!(kernel(&r, "<unknown handle 0x999>").launches, 1);
+    assert_eq!(kernel(&r, "<unknown handle 0x500>").launches, 1);
+    assert_eq!(r.kernels.len(), 4);
+    assert_eq!(r.kernels[0].name, "vecAdd");
+    assert_eq!((r.totals.launches, r.totals.failed_launches), (8, 1));
+    // 13 launch-class call entries in the ring, 9 launches after pairing (8 good + 1 failed).
+    let entries: u64 = ["cudaLaunchKernel", "cuLaunchKernel"]
+        .iter()
+        .map(|n| api(&r, n).calls)
+        .sum();
+    assert_eq!(entries, 13);
+}
+
+#[test]
+fn nvtx_ranges_pair_by_thread_domain_and_id() {
+    let r = report_of(&scenario());
+    assert_eq!(
+        r.ranges,
+        vec![
+            RangeStats {
+                name: "step".into(),
+                domain: None,
+                count: 2,
+                open: 1,
+                total_ns: 4000,
+                max_ns: 3000
+            },
+            RangeStats {
+                name: "load".into(),
+                domain: Some("mydomain".into()),
+                count: 1,
+                open: 0,
+                total_ns: 700,
+                max_ns: 700
+            },
+            RangeStats {
+                name: "load".into(),
+                domain: None,
+                count: 1,
+                open: 0,
+                total_ns: 500,
+                max_ns: 500
+            },
+        ]
+    );
+    assert_eq!(r.totals.unmatched_range_ends, 1);
+    assert_eq!(r.marks.len(), 1);
+    assert_eq!((r.marks[0].name.as_str(), r.marks[0].count), ("step", 1));
+}
+
+#[test]
+fn drop_policy_overflow_is_counted() {
+    let b = RingBuilder::new(8, Policy::Drop);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    let mut kept = 0;
+    for i in 0..12u64 {
+        if b.call(TID, 3, 0, 1000 * i, 1000 * i + 10 * (i + 1), 0, 0)
+            .is_some()
+        {
+            kept += 1;
+        }
+    }
+    assert_eq!(kept, 8);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!(
+        (p.entries, p.dropped, p.torn, p.open, p.overwritten),
+        (8, 4, 0, 0, 0)
+    );
+    let m = api(&r, "cudaMemcpy");
+    // The first 8 survive: durations 10..=80.
+    assert_eq!((m.calls, m.total_ns, m.p50_ns, m.max_ns), (8, 360, 40, 80));
+    assert!(r.warnings.iter().any(|w| w.contains("4 entries dropped")));
+}
+
+#[test]
+fn overwrite_policy_keeps_the_newest() {
+    let b = RingBuilder::new(8, Policy::Overwrite);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    // A call that is lapped while open: its end finds the slot taken and is counted as lost.
+    let lapped = b.open(TID, 3, 0, 0, 0).unwrap();
+    for i in 0..19u64 {
+        let t = 1000 * (i + 1);
+        b.call(TID, 3, 0, t, t + i + 1, 0, 0).unwrap();
+    }
+    b.w.end(lapped, 999_999, 0);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!(p.policy, "overwrite");
+    assert_eq!(
+        (p.entries, p.overwritten, p.dropped, p.torn, p.open),
+        (8, 12, 0, 0, 0)
+    );
+    assert_eq!(p.counters["end_lost"], 1);
+    // The last 8 of durations 1..=19 survive: 12..=19.
+    let m = api(&r, "cudaMemcpy");
+    assert_eq!(
+        (m.calls, m.total_ns, m.p50_ns, m.p99_ns, m.max_ns),
+        (8, 124, 15, 19, 19)
+    );
+    assert!(r.warnings.iter().any(|w| w.contains("end_lost=1")));
+}
+
+#[test]
+fn overwrite_window_with_a_torn_newest_slot() {
+    let mut b = RingBuilder::new(8, Policy::Overwrite);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    for i in 0..10u64 {
+        b.call(TID, 3, 0, 100 * i, 100 * i + 5, 0, 0).unwrap();
+    }
+    // Seq 10 reserves the slot that seq 2 held; never committed, it is torn, and seq 2 is gone.
+    b.torn();
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!((p.entries, p.torn, p.overwritten), (7, 1, 3));
+    assert_eq!(api(&r, "cudaMemcpy").calls, 7);
+}
+
+#[test]
+fn errors_count_only_completed_calls() {
+    let b = RingBuilder::new(16, Policy::Drop);
+    b.api(4, "cuStreamQuery", Layer::Driver, Class::Query);
+    b.call(TID, 4, 0, 0, 10, 600, 0).unwrap();
+    b.call(TID, 4, 0, 20, 30, 0, 0).unwrap();
+    b.call(TID, 4, 0, 40, 50, -1, 0).unwrap();
+    b.open(TID, 4, 0, 60, 0).unwrap();
+    let r = report_of(&b);
+    let q = api(&r, "cuStreamQuery");
+    assert_eq!((q.calls, q.errors, q.open, q.total_ns), (4, 2, 1, 30));
+}
+
+#[test]
+fn calls_without_an_api_record_are_named_by_id() {
+    let b = RingBuilder::new(16, Policy::Drop);
+    b.call(TID, 42, 0, 0, 10, 0, 0).unwrap();
+    let r = report_of(&b);
+    let a = api(&r, "<api 42>");
+    assert_eq!((a.calls, a.layer.as_str()), (1, "unknown"));
+    assert!(r.kernels.is_empty());
+}
+
+#[test]
+fn runtime_record_name_wins_over_child() {
+    let b = RingBuilder::new(16, Policy::Drop);
+    b.api(1, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+        .api(2, "cuLaunchKernel", Layer::Driver, Class::Launch)
+        .kernel(0x500, "fromRuntime")
+        .kernel(0xd00, "fromDriver");
+    let r0 = b.open(TID, 1, 0, 0, 0x500).unwrap();
+    b.call(TID, 2, 1, 1, 2, 0, 0xd00).unwrap();
+    b.w.end(r0, 3, 0);
+    // An open runtime launch with a completed driver child: counted once, as open.
+    let r1 = b.open(TID, 1, 0, 10, 0x500).unwrap();
+    b.call(TID, 2, 1, 11, 12, 0, 0xd00).unwrap();
+    let _ = r1;
+    let r = report_of(&b);
+    assert_eq!(
+        r.kernels,
+        vec![KernelStats {
+            name: "fromRuntime".into(),
+            launches: 1,
+            failed: 0,
+            open: 1
+        }]
+    );
+}
+
+#[test]
+fn disabled_shim_is_reported_with_its_notice() {
+    let b = RingBuilder::new(16, Policy::Drop);
+    b.w.set_flag(flags::DISABLED);
+    b.w.notice(b"cuGetProcAddress returned an unknown variant");
+    b.w.bump(counter::NAMES_MISSED);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert!(p.disabled);
+    assert_eq!(
+        p.notice.as_deref(),
+        Some("cuGetProcAddress returned an unknown variant")
+    );
+    assert_eq!(p.counters["names_missed"], 1);
+    assert!(r.warnings.iter().any(|w| w.contains("disabled itself")
+        && w.contains("cuGetProcAddress returned an unknown variant")));
+}
+
+#[test]
+fn processes_merge_by_api_name_not_id() {
+    let dir = TempDir::new("multi");
+    let a = RingBuilder::with(16, Policy::Drop, 2000, 1);
+    a.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    a.call(TID, 3, 0, 0, 100, 0, 0).unwrap();
+    a.write_to(&dir.join("a.cwring"));
+    let b = RingBuilder::with(16, Policy::Drop, 2001, 2000);
+    b.api(7, "cudaMemcpy", Layer::Runtime, Class::Copy).api(
+        3,
+        "cudaFree",
+        Layer::Runtime,
+        Class::Free,
+    );
+    b.call(TID, 7, 0, 0, 300, 0, 0).unwrap();
+    b.call(TID, 3, 0, 400, 401, 0, 0).unwrap();
+    b.write_to(&dir.join("b.cwring"));
+    std::fs::write(dir.join("notes.txt"), "not a ring").unwrap();
+    let r = Report::from_path(dir.path()).unwrap();
+    let pids: Vec<u32> = r.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, [2000, 2001]);
+    let m = api(&r, "cudaMemcpy");
+    assert_eq!(
+        (m.calls, m.total_ns, m.p50_ns, m.max_ns),
+        (2, 400, 100, 300)
+    );
+    assert_eq!(api(&r, "cudaFree").calls, 1);
+}
+
+#[test]
+fn a_single_ring_file_is_a_capture() {
+    let dir = TempDir::new("single");
+    let b = scenario();
+    let path = dir.join("whatever.bin");
+    b.write_to(&path);
+    let c = Capture::open(&path).unwrap();
+    assert_eq!(c.files.len(), 1);
+    let r = Report::from_path(&path).unwrap();
+    assert_eq!(r.totals.entries, SCENARIO_ENTRIES);
+}
+
+#[test]
+fn json_has_the_promised_fields() {
+    let r = report_of(&scenario());
+    let v: serde_json::Value = serde_json::to_value(&r).unwrap();
+    let p = &v["processes"][0];
+    for k in [
+        "pid",
+        "entries",
+        "dropped",
+        "torn",
+        "open",
+        "overwritten",
+        "disabled",
+        "counters",
+    ] {
+        assert!(!p[k].is_null(), "processes[0].{k} missing");
+    }
+    let a = &v["apis"][0];
+    for k in [
+        "name", "calls", "errors", "total_ns", "p50_ns", "p99_ns", "max_ns",
+    ] {
+        assert!(!a[k].is_null(), "apis[0].{k} missing");
+    }
+    assert_eq!(v["kernels"][0]["name"], "vecAdd");
+    assert_eq!(v["kernels"][0]["launches"], 5);
+    assert!(v["ranges"].is_array());
+}
