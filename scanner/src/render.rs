@@ -172,8 +172,11 @@ pub fn render(r: &Report) -> String {
             ("p50", Right),
             ("p99", Right),
             ("max", Right),
+            ("error codes", Left),
         ]);
         for s in &r.apis {
+            // "35×6" = six calls returned code 35.
+            let codes: Vec<String> = s.error_codes.iter().map(|(c, n)| format!("{c}×{n}")).collect();
             a.row(vec![
                 clip(&s.name),
                 s.layer.clone(),
@@ -185,6 +188,7 @@ pub fn render(r: &Report) -> String {
                 fmt_ns(s.p50_ns),
                 fmt_ns(s.p99_ns),
                 fmt_ns(s.max_ns),
+                codes.join(" "),
             ]);
         }
         a.write(&mut out);

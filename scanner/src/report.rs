@@ -66,6 +66,8 @@ pub struct ApiStats {
     pub calls: u64,
     /// Completed calls that returned nonzero.
     pub errors: u64,
+    /// How many completed calls returned each nonzero code (`cudaError_t` / `CUresult`).
+    pub error_codes: BTreeMap<i32, u64>,
     /// Calls that had not returned.
     pub open: u64,
     /// Host time of completed calls.
@@ -207,8 +209,22 @@ struct ApiAcc {
     class: String,
     calls: u64,
     errors: u64,
+    error_codes: BTreeMap<i32, u64>,
     open: u64,
     durations: Vec<u64>,
+}
+
+impl ApiAcc {
+    /// Adds another accumulator for the same API (another id, another process).
+    fn absorb(&mut self, other: ApiAcc) {
+        self.calls += other.calls;
+        self.errors += other.errors;
+        self.open += other.open;
+        for (code, n) in other.error_codes {
+            *self.error_codes.entry(code).or_default() += n;
+        }
+        self.durations.extend(other.durations);
+    }
 }
 
 #[derive(Default)]
@@ -328,6 +344,7 @@ fn api_stats(
         if e.done {
             if e.result != 0 {
                 acc.errors += 1;
+                *acc.error_codes.entry(e.result).or_default() += 1;
             }
             acc.durations.push(h.span_ns(e.t_begin, e.t_end));
         } else {
@@ -346,10 +363,7 @@ fn api_stats(
             class: class.into(),
             ..ApiAcc::default()
         });
-        m.calls += acc.calls;
-        m.errors += acc.errors;
-        m.open += acc.open;
-        m.durations.extend(acc.durations);
+        m.absorb(acc);
     }
     out
 }
@@ -503,10 +517,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
                 class: a.class.clone(),
                 ..ApiAcc::default()
             });
-            m.calls += a.calls;
-            m.errors += a.errors;
-            m.open += a.open;
-            m.durations.extend(a.durations);
+            m.absorb(a);
         }
         for (name, k) in p.kernels {
             let m = kernels.entry(name).or_insert_with(|| KernelStats {
@@ -540,6 +551,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
                 class: a.class,
                 calls: a.calls,
                 errors: a.errors,
+                error_codes: a.error_codes,
                 open: a.open,
                 total_ns: a.durations.iter().fold(0u64, |s, &x| s.saturating_add(x)),
                 p50_ns: percentile(&a.durations, 50),
