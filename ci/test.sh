@@ -21,6 +21,7 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 
 # --- build --------------------------------------------------------------------------------------------
 make -s -C ci NVTX_INC="$NVTX_INC"
+make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC"
 cargo build --workspace --quiet
 
 # --- checks and tests ---------------------------------------------------------------------------------

@@ -371,6 +371,16 @@ pub const fn file_size(capacity: u64, strings_size: u64) -> u64 {
     HEADER_SIZE as u64 + strings_size + capacity * ENTRY_SIZE as u64
 }
 
+// The header fields must not overlap and the entry must fill its slot exactly: checked at compile time.
+const _: () = {
+    assert!(hdr::EXE + hdr::EXE_MAX <= hdr::HOST_LEN);
+    assert!(hdr::HOST + hdr::HOST_MAX <= hdr::NOTICE_LEN);
+    assert!(hdr::NOTICE + hdr::NOTICE_MAX <= hdr::COUNTERS);
+    assert!(hdr::COUNTERS + 8 * hdr::COUNTER_SLOTS <= HEADER_SIZE);
+    assert!(hdr::ANCHOR1 == hdr::ANCHOR1_SEQ + 8);
+    assert!(ent::A2 + 8 == ENTRY_SIZE);
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,15 +403,5 @@ mod tests {
             level: 2,
         };
         assert_eq!(ApiInfo::unpack(i.pack()), i);
-    }
-
-    #[test]
-    fn header_fields_do_not_overlap() {
-        assert!(hdr::EXE + hdr::EXE_MAX <= hdr::HOST_LEN);
-        assert!(hdr::HOST + hdr::HOST_MAX <= hdr::NOTICE_LEN);
-        assert!(hdr::NOTICE + hdr::NOTICE_MAX <= hdr::COUNTERS);
-        assert!(hdr::COUNTERS + 8 * hdr::COUNTER_SLOTS <= HEADER_SIZE);
-        assert_eq!(hdr::ANCHOR1, hdr::ANCHOR1_SEQ + 8);
-        assert_eq!(ent::A2 + 8, ENTRY_SIZE);
     }
 }

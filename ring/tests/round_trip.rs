@@ -491,6 +491,20 @@ fn ticks_to_ns_converts_through_the_anchors() {
         set_u64(&mut b2, hdr::ANCHOR1 + 8, 500_000_010);
         assert_eq!(parse(&b2).header.ticks_to_ns(0), 0);
     }
+    // anchor1 caught mid-refresh (odd sequence word: the writer died in the seqlock) is not trusted: the
+    // start anchor and the start-up rate convert instead of a half-written anchor.
+    {
+        let mut b2 = bytes.clone();
+        set_u64(&mut b2, hdr::ANCHOR1_SEQ, 7);
+        set_u64(&mut b2, hdr::ANCHOR1 + 8, 1); // torn: new ticks, old-looking time
+        let h = parse(&b2).header;
+        assert_eq!(h.anchor1, h.anchor0);
+        assert_eq!(h.rate, 2_000_000_000);
+        assert_eq!(h.ticks_to_ns(1_000_000 + 2_000), 5_000_001_000);
+        set_u64(&mut b2, hdr::ANCHOR1_SEQ, 8);
+        set_u64(&mut b2, hdr::ANCHOR1 + 8, 5_500_000_000);
+        assert_eq!(parse(&b2).header.rate, 3_000_000_000);
+    }
     // Anchors under 100 µs apart are too close to measure a rate: back to the start-up rate.
     set_u64(&mut bytes, hdr::ANCHOR1, 1_000_000 + 150_000);
     set_u64(&mut bytes, hdr::ANCHOR1 + 8, 5_000_050_000);

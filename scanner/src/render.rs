@@ -176,7 +176,11 @@ pub fn render(r: &Report) -> String {
         ]);
         for s in &r.apis {
             // "35×6" = six calls returned code 35.
-            let codes: Vec<String> = s.error_codes.iter().map(|(c, n)| format!("{c}×{n}")).collect();
+            let codes: Vec<String> = s
+                .error_codes
+                .iter()
+                .map(|(c, n)| format!("{c}×{n}"))
+                .collect();
             a.row(vec![
                 clip(&s.name),
                 s.layer.clone(),

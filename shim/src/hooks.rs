@@ -162,7 +162,10 @@ pub(crate) use hook_table;
 
 /// Every hook of every table.
 pub fn all() -> impl Iterator<Item = &'static Hook> {
-    crate::runtime::TABLE.iter().chain(crate::driver::TABLE.iter()).chain(crate::procaddr::TABLE.iter())
+    crate::runtime::TABLE
+        .iter()
+        .chain(crate::driver::TABLE.iter())
+        .chain(crate::procaddr::TABLE.iter())
 }
 
 pub fn find(name: &CStr) -> Option<&'static Hook> {
@@ -183,7 +186,10 @@ pub fn substitute(h: &'static Hook, real: usize) -> usize {
     if real == h.hook as usize || is_hook(real) {
         return real;
     }
-    match h.real.compare_exchange(0, real, Ordering::AcqRel, Ordering::Acquire) {
+    match h
+        .real
+        .compare_exchange(0, real, Ordering::AcqRel, Ordering::Acquire)
+    {
         Ok(_) => h.hook as usize,
         Err(existing) if existing == real => h.hook as usize,
         Err(_) => real,
@@ -242,9 +248,16 @@ mod tests {
 
     #[test]
     fn variants_cover_per_thread_and_versioned_forms() {
-        let names: Vec<_> = driver_variants(b"cuMemcpyHtoD").map(|h| h.name.to_str().unwrap()).collect();
-        assert!(names.contains(&"cuMemcpyHtoD_v2") && names.contains(&"cuMemcpyHtoD_v2_ptds"), "{names:?}");
-        let gpa: Vec<_> = driver_variants(b"cuGetProcAddress").map(|h| h.name.to_str().unwrap()).collect();
+        let names: Vec<_> = driver_variants(b"cuMemcpyHtoD")
+            .map(|h| h.name.to_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"cuMemcpyHtoD_v2") && names.contains(&"cuMemcpyHtoD_v2_ptds"),
+            "{names:?}"
+        );
+        let gpa: Vec<_> = driver_variants(b"cuGetProcAddress")
+            .map(|h| h.name.to_str().unwrap())
+            .collect();
         assert_eq!(gpa.len(), 2, "{gpa:?}");
         assert_eq!(per_thread("cuLaunchKernel_ptsz"), 1);
         assert_eq!(per_thread("cuLaunchKernel"), 0);

@@ -69,7 +69,10 @@ pub fn note(how: How, handle: u64) {
         match slot.load(Ordering::Relaxed) {
             h if h == handle => return,
             0 => {
-                if slot.compare_exchange(0, handle, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                if slot
+                    .compare_exchange(0, handle, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
                     return first_sight(how, handle);
                 }
                 if slot.load(Ordering::Relaxed) == handle {
@@ -109,10 +112,28 @@ fn first_sight(how: How, handle: u64) {
     // cudaFuncGetName is only asked about host stubs: a failed runtime call would set the thread's
     // sticky last error, which the application could then see.
     let name = record::internal(|| match how {
-        How::HostStub => call(&CUDA_FUNC_GET_NAME, c"cudaFuncGetName", Layer::Runtime, handle),
-        How::Kernel => call(&CU_KERNEL_GET_NAME, c"cuKernelGetName", Layer::Driver, handle),
-        How::Function => call(&CU_FUNC_GET_NAME, c"cuFuncGetName", Layer::Driver, handle)
-            .or_else(|| call(&CU_KERNEL_GET_NAME, c"cuKernelGetName", Layer::Driver, handle)),
+        How::HostStub => call(
+            &CUDA_FUNC_GET_NAME,
+            c"cudaFuncGetName",
+            Layer::Runtime,
+            handle,
+        ),
+        How::Kernel => call(
+            &CU_KERNEL_GET_NAME,
+            c"cuKernelGetName",
+            Layer::Driver,
+            handle,
+        ),
+        How::Function => {
+            call(&CU_FUNC_GET_NAME, c"cuFuncGetName", Layer::Driver, handle).or_else(|| {
+                call(
+                    &CU_KERNEL_GET_NAME,
+                    c"cuKernelGetName",
+                    Layer::Driver,
+                    handle,
+                )
+            })
+        }
     });
     match name {
         Some(n) => {

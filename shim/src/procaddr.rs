@@ -12,11 +12,27 @@ use std::ffi::{c_char, CStr};
 use std::sync::atomic::AtomicUsize;
 
 static REALS: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
-const INFO: ApiInfo = ApiInfo { layer: Layer::Driver, class: Class::Lookup, level: 4 };
+const INFO: ApiInfo = ApiInfo {
+    layer: Layer::Driver,
+    class: Class::Lookup,
+    level: 4,
+};
 
 pub static TABLE: [Hook; 2] = [
-    Hook { id: 900, name: c"cuGetProcAddress", info: INFO, hook: cuGetProcAddress as *const (), real: &REALS[0] },
-    Hook { id: 901, name: c"cuGetProcAddress_v2", info: INFO, hook: cuGetProcAddress_v2 as *const (), real: &REALS[1] },
+    Hook {
+        id: 900,
+        name: c"cuGetProcAddress",
+        info: INFO,
+        hook: cuGetProcAddress as *const (),
+        real: &REALS[0],
+    },
+    Hook {
+        id: 901,
+        name: c"cuGetProcAddress_v2",
+        info: INFO,
+        hook: cuGetProcAddress_v2 as *const (),
+        real: &REALS[1],
+    },
 ];
 
 /// Replaces `*pfn` with the hook of the variant it points to, if any. Returns whether it did.
@@ -54,7 +70,12 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P) -> bool {
 /// # Safety
 /// The C contract of `cuGetProcAddress` (CUDA < 12.0 ABI).
 #[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(symbol: *const c_char, pfn: *mut P, version: i32, flags: u64) -> i32 {
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut P,
+    version: i32,
+    flags: u64,
+) -> i32 {
     let h = &TABLE[0];
     let real = resolve::real(h.real, h.name, Layer::Driver);
     if real == 0 {
@@ -79,7 +100,13 @@ pub unsafe extern "C" fn cuGetProcAddress(symbol: *const c_char, pfn: *mut P, ve
 /// # Safety
 /// The C contract of `cuGetProcAddress_v2` (CUDA ≥ 12.0 ABI).
 #[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress_v2(symbol: *const c_char, pfn: *mut P, version: i32, flags: u64, status: P) -> i32 {
+pub unsafe extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut P,
+    version: i32,
+    flags: u64,
+    status: P,
+) -> i32 {
     let h = &TABLE[1];
     let real = resolve::real(h.real, h.name, Layer::Driver);
     if real == 0 {

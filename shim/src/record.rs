@@ -22,7 +22,12 @@ fn first_call_on_thread() -> u32 {
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
     TLS.with(|t| t.tid.set(tid));
     if let Some(w) = state::writer() {
-        let f = Fields { t_begin: clock::ticks(), tid, kind: Kind::ThreadStart as u8, ..Fields::default() };
+        let f = Fields {
+            t_begin: clock::ticks(),
+            tid,
+            kind: Kind::ThreadStart as u8,
+            ..Fields::default()
+        };
         w.instant(&f, 0);
     }
     tid
@@ -64,8 +69,21 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
     }
     let tid = tid();
     TLS.with(|t| t.depth.set(depth.wrapping_add(1)));
-    let f = Fields { t_begin: clock::ticks(), tid, api, kind: Kind::Call as u8, flags, depth, a0, a1, a2 };
-    Some(Open { w, seq: w.begin(&f) })
+    let f = Fields {
+        t_begin: clock::ticks(),
+        tid,
+        api,
+        kind: Kind::Call as u8,
+        flags,
+        depth,
+        a0,
+        a1,
+        a2,
+    };
+    Some(Open {
+        w,
+        seq: w.begin(&f),
+    })
 }
 
 impl Open {
@@ -87,7 +105,16 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
     if TLS.with(|t| t.internal.get()) {
         return;
     }
-    let f = Fields { t_begin: clock::ticks(), tid: tid(), api, kind: kind as u8, a0, a1, a2, ..Fields::default() };
+    let f = Fields {
+        t_begin: clock::ticks(),
+        tid: tid(),
+        api,
+        kind: kind as u8,
+        a0,
+        a1,
+        a2,
+        ..Fields::default()
+    };
     w.instant(&f, 0);
 }
 

@@ -61,7 +61,11 @@ struct Search<'a> {
     found: usize,
 }
 
-unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+unsafe extern "C" fn visit(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
     // SAFETY: dl_iterate_phdr passes a valid info and our own `Search` as data.
     let (info, s) = unsafe { (&*info, &mut *(data as *mut Search)) };
     if info.dlpi_name.is_null() || info.dlpi_addr as usize == s.own_base {
@@ -107,7 +111,12 @@ pub fn find(name: &CStr, layer: Layer) -> usize {
     if p != 0 && !crate::hooks::is_hook(p) {
         return p;
     }
-    let mut s = Search { name, layer, own_base: own_base(), found: 0 };
+    let mut s = Search {
+        name,
+        layer,
+        own_base: own_base(),
+        found: 0,
+    };
     // SAFETY: `visit` matches the callback type and `s` outlives the call.
     unsafe { libc::dl_iterate_phdr(Some(visit), &mut s as *mut Search as *mut c_void) };
     s.found
@@ -140,7 +149,9 @@ pub fn own_path() -> Option<std::path::PathBuf> {
     // SAFETY: Dl_info is plain data for which all-zero is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: as in `own_base`.
-    if unsafe { libc::dladdr(own_base as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+    if unsafe { libc::dladdr(own_base as *const c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
         return None;
     }
     // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
@@ -155,9 +166,15 @@ mod tests {
 
     #[test]
     fn layers_match_library_names() {
-        assert!(matches_layer(b"/x/nvidia/cu13/lib/libcudart.so.13", Layer::Runtime));
+        assert!(matches_layer(
+            b"/x/nvidia/cu13/lib/libcudart.so.13",
+            Layer::Runtime
+        ));
         assert!(matches_layer(b"libcuda.so.1", Layer::Driver));
-        assert!(!matches_layer(b"/usr/lib/libcudart_static_helper.a", Layer::Driver));
+        assert!(!matches_layer(
+            b"/usr/lib/libcudart_static_helper.a",
+            Layer::Driver
+        ));
         assert!(!matches_layer(b"/usr/lib/libcudnn.so.9", Layer::Runtime));
     }
 }

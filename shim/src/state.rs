@@ -62,7 +62,9 @@ pub fn disable(why: &[u8]) {
     }
     if !SAID.swap(true, Ordering::Relaxed) {
         let mut msg = FixedBuf::default();
-        msg.push(b"causeway: ").push(why).push(b"; passing calls through unrecorded\n");
+        msg.push(b"causeway: ")
+            .push(why)
+            .push(b"; passing calls through unrecorded\n");
         let b = msg.as_bytes();
         // SAFETY: writing a valid buffer to stderr.
         unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
@@ -91,11 +93,16 @@ pub fn capacity_for_mb(mb: u64) -> u64 {
 }
 
 fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
-    let dir = env("CAUSEWAY_OUT").ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
+    let dir = env("CAUSEWAY_OUT")
+        .ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
     let level = parse_level(env("CAUSEWAY_LEVEL"))?;
     let mb = match env("CAUSEWAY_RING_MB") {
         None => DEFAULT_RING_MB,
-        Some(v) => v.parse::<u64>().ok().filter(|&m| (1..=65536).contains(&m)).ok_or(format!("CAUSEWAY_RING_MB={v} is not 1..=65536"))?,
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|&m| (1..=65536).contains(&m))
+            .ok_or(format!("CAUSEWAY_RING_MB={v} is not 1..=65536"))?,
     };
     let policy = match env("CAUSEWAY_POLICY").as_deref() {
         None | Some("drop") => Policy::Drop,
@@ -110,17 +117,22 @@ fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
     Ok((d, level, capacity_for_mb(mb), policy))
 }
 
-/// Creates a ring for the current process from `cfg` and publishes it.
+/// Creates a ring for the current process from `cfg` and publishes it. The error is a message built in
+/// a fixed buffer because a fork child must not allocate.
+#[allow(clippy::result_large_err)]
 fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedBuf> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
     let size = layout::file_size(cfg.capacity, STRINGS_SIZE);
-    let (base, _path) = create_file(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size).map_err(|e| {
-        let mut m = FixedBuf::default();
-        m.push(b"cannot create a ring in ").push(cfg.dir.as_bytes()).push(b": ");
-        e.describe(&mut m);
-        m
-    })?;
+    let (base, _path) =
+        create_file(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size).map_err(|e| {
+            let mut m = FixedBuf::default();
+            m.push(b"cannot create a ring in ")
+                .push(cfg.dir.as_bytes())
+                .push(b": ");
+            e.describe(&mut m);
+            m
+        })?;
     let p = Params {
         capacity: cfg.capacity,
         strings_size: STRINGS_SIZE,
@@ -166,7 +178,16 @@ extern "C" fn on_load() {
         let n = hb.iter().position(|&c| c == 0).unwrap_or(hb.len());
         host.push(&hb[..n]);
     }
-    let mut cfg = Config { writer: None, dir, exe, host, capacity, policy, clock: clock_kind, ticks_per_sec: hz };
+    let mut cfg = Config {
+        writer: None,
+        dir,
+        exe,
+        host,
+        capacity,
+        policy,
+        clock: clock_kind,
+        ticks_per_sec: hz,
+    };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
     if let Err(m) = open_ring(&mut cfg, ppid, 0) {
@@ -188,6 +209,7 @@ extern "C" fn on_fork_child() {
     }
     crate::record::reset_thread();
     crate::names::reset();
+    crate::text::reset();
     // SAFETY: the child is single-threaded here; see `Cfg`.
     let cfg = unsafe { (*CFG.0.get()).as_mut() };
     let Some(cfg) = cfg else { return };
@@ -241,7 +263,11 @@ mod tests {
     fn levels_parse_with_clear_refusals() {
         assert_eq!(parse_level(None), Ok(2));
         assert_eq!(parse_level(Some("4".into())), Ok(4));
-        assert!(parse_level(Some("3".into())).unwrap_err().contains("not available"));
-        assert!(parse_level(Some("x".into())).unwrap_err().contains("not one of"));
+        assert!(parse_level(Some("3".into()))
+            .unwrap_err()
+            .contains("not available"));
+        assert!(parse_level(Some("x".into()))
+            .unwrap_err()
+            .contains("not one of"));
     }
 }

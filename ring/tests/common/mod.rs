@@ -275,7 +275,8 @@ pub fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
-/// Waits for a line starting with `prefix` and returns the rest of it.
+/// Waits for a line containing `prefix` and returns what follows it (the test harness may have printed
+/// `test name ... ` on the same line first).
 pub fn wait_for(
     rx: &mpsc::Receiver<String>,
     prefix: &str,
@@ -287,8 +288,8 @@ pub fn wait_for(
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
             Ok(l) => {
-                if let Some(rest) = l.strip_prefix(prefix) {
-                    return rest.to_string();
+                if let Some(i) = l.find(prefix) {
+                    return l[i + prefix.len()..].trim().to_string();
                 }
             }
             Err(e) => panic!(

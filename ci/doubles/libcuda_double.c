@@ -1,0 +1,2172 @@
+/*
+ * libcuda_double.c - test double of the CUDA driver (built as libcuda.so.1).
+ *
+ * Exports real driver symbol names with the real ABIs.  Every exported variant
+ * (cuLaunchKernel, cuLaunchKernel_ptsz, cuMemcpyHtoD_v2, ...) is a distinct
+ * function with its own call counter, and cuGetProcAddress/_v2 hand out the
+ * exact address of the exported variant the real driver would pick for a
+ * (base name, cudaVersion, flags) request.
+ *
+ * Simulation model (see ci/README-doubles.md):
+ *   - one device, one trivial primary context;
+ *   - every stream (the legacy default stream, one per-thread default stream
+ *     per calling thread, and each user stream) is a real worker thread that
+ *     executes a FIFO of work items;
+ *   - a kernel is a timed sleep on its stream's worker ("sleep_<N>us" sleeps
+ *     N microseconds, "hang" never finishes, anything else takes 2 us);
+ *     copies and memsets sleep bytes / (10 GB/s) and move no data;
+ *   - events complete when the worker passes their record position;
+ *   - the legacy default stream implicitly synchronises with blocking streams;
+ *   - stream capture diverts work into a graph instead of running it.
+ *
+ * Internals never call an exported symbol (that would go through the PLT and
+ * could land in an LD_PRELOADed interposer); exported names are aliases of
+ * hidden cwi_* functions and the proc-address table stores those.
+ */
+#define _GNU_SOURCE
+#include "cw_cuda.h"
+#include "cw_counters.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#define CW_PUBLIC __attribute__((visibility("default")))
+#define DRIVER_VERSION 13000
+
+/* ------------------------------------------------------------------------ */
+/* Exported symbols and their counters                                      */
+/* ------------------------------------------------------------------------ */
+
+#define CWD_SYMBOLS(X)                                                        \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount)        \
+    X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent)        \
+    X(cuCtxSynchronize) X(cuCtxSynchronize_v2)                               \
+    X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload)             \
+    X(cuLibraryLoadData) X(cuLibraryGetKernel) X(cuLibraryUnload)            \
+    X(cuKernelGetFunction) X(cuFuncGetName) X(cuKernelGetName)               \
+    X(cuLaunchKernel) X(cuLaunchKernel_ptsz)                                 \
+    X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz)                             \
+    X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernel_ptsz)           \
+    X(cuLaunchHostFunc) X(cuLaunchHostFunc_ptsz)                             \
+    X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuMemFreeHost)   \
+    X(cuMemAllocManaged) X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz)          \
+    X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz)                                 \
+    X(cuMemcpy) X(cuMemcpy_ptds) X(cuMemcpyAsync) X(cuMemcpyAsync_ptsz)      \
+    X(cuMemcpyHtoD_v2) X(cuMemcpyHtoD_v2_ptds)                               \
+    X(cuMemcpyDtoH_v2) X(cuMemcpyDtoH_v2_ptds)                               \
+    X(cuMemcpyHtoDAsync_v2) X(cuMemcpyHtoDAsync_v2_ptsz)                     \
+    X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoHAsync_v2_ptsz)                     \
+    X(cuMemcpy2D_v2) X(cuMemcpy2D_v2_ptds)                                   \
+    X(cuMemcpy2DAsync_v2) X(cuMemcpy2DAsync_v2_ptsz)                         \
+    X(cuMemcpyPeer) X(cuMemcpyPeer_ptds)                                     \
+    X(cuMemcpyPeerAsync) X(cuMemcpyPeerAsync_ptsz)                           \
+    X(cuMemsetD8_v2) X(cuMemsetD8_v2_ptds)                                   \
+    X(cuMemsetD8Async) X(cuMemsetD8Async_ptsz)                               \
+    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamDestroy_v2)               \
+    X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz)                       \
+    X(cuStreamQuery) X(cuStreamQuery_ptsz)                                   \
+    X(cuStreamWaitEvent) X(cuStreamWaitEvent_ptsz)                           \
+    X(cuEventCreate) X(cuEventRecord) X(cuEventRecord_ptsz)                  \
+    X(cuEventSynchronize) X(cuEventQuery)                                    \
+    X(cuEventDestroy) X(cuEventDestroy_v2)                                   \
+    X(cuEventElapsedTime) X(cuEventElapsedTime_v2)                           \
+    X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz)               \
+    X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)                         \
+    X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphLaunch_ptsz)    \
+    X(cuGraphDestroy) X(cuGraphExecDestroy)                                  \
+    X(cuGetErrorString) X(cuGetErrorName)                                    \
+    X(cuGetProcAddress) X(cuGetProcAddress_v2)
+
+enum {
+#define X(n) CWD_IDX_##n,
+    CWD_SYMBOLS(X)
+#undef X
+    CWD_NSYMS
+};
+static const char *const cwd_names[CWD_NSYMS] = {
+#define X(n) #n,
+    CWD_SYMBOLS(X)
+#undef X
+};
+static atomic_long cwd_counts[CWD_NSYMS];
+
+#define CW_COUNT(name) \
+    atomic_fetch_add_explicit(&cwd_counts[CWD_IDX_##name], 1, memory_order_relaxed)
+
+/*
+ * CW_DEF(name, params) starts the definition of exported entry point `name`.
+ * The body is compiled as hidden function cwi_<name>; `name` is a
+ * default-visibility alias of it, so &cwi_<name> (what cuGetProcAddress
+ * returns) is exactly the address dlsym(handle, "<name>") gives.  The body
+ * must begin with CW_COUNT(name).
+ */
+#define CW_DEF(name, params)                                                   \
+    __attribute__((visibility("hidden"))) CUresult cwi_##name params;          \
+    extern __typeof__(cwi_##name) name                                         \
+        __attribute__((alias("cwi_" #name), visibility("default")));           \
+    CUresult cwi_##name params
+
+CW_PUBLIC long cwd_count(const char *symbol)
+{
+    return cwc_count(cwd_names, cwd_counts, CWD_NSYMS, symbol);
+}
+CW_PUBLIC void cwd_reset(void) { cwc_reset(cwd_counts, CWD_NSYMS); }
+CW_PUBLIC void cwd_dump(FILE *out) { cwc_dump(cwd_names, cwd_counts, CWD_NSYMS, out); }
+
+/* ------------------------------------------------------------------------ */
+/* Object model                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Every handle starts with a magic word.  Destroyed objects are poisoned
+ * (magic = MAGIC_DEAD) and deliberately never freed, so a stale handle is
+ * reported as CUDA_ERROR_INVALID_HANDLE instead of being a use-after-free,
+ * and queued work may keep pointing at destroyed events/streams safely. */
+enum {
+    MAGIC_CTX = 0x43747831,
+    MAGIC_STREAM = 0x53747231,
+    MAGIC_EVENT = 0x45766e31,
+    MAGIC_MODULE = 0x4d6f6431,
+    MAGIC_FUNC = 0x46756e31,
+    MAGIC_LIBRARY = 0x4c696231,
+    MAGIC_KERNEL = 0x4b726e31,
+    MAGIC_GRAPH = 0x47726131,
+    MAGIC_EXEC = 0x45786531,
+    MAGIC_DEAD = 0xdeadbeef
+};
+
+#define FOREVER UINT64_MAX
+
+struct CUctx_st { uint32_t magic; };
+static struct CUctx_st g_primary_ctx = { MAGIC_CTX };
+
+enum work_kind {
+    W_SLEEP,        /* kernel / copy / memset: sleep `ns` (FOREVER = hang) */
+    W_HOSTFN,       /* run fn(arg) on the worker */
+    W_FREE,         /* stream-ordered free(arg) (cuMemFreeAsync) */
+    W_EVENT_RECORD, /* mark ev's record #gen complete, timestamp it */
+    W_WAIT_EVENT,   /* block until ev's record #gen (on stream `other`) completed */
+    W_WAIT_STREAM,  /* block until `other` completed `pos` items */
+    W_STOP          /* stream destroyed: drain done, worker exits */
+};
+
+typedef struct work {
+    struct work *next;
+    enum work_kind kind;
+    uint64_t ns;
+    CUhostFn fn;
+    void *arg;
+    struct CUevent_st *ev;
+    uint64_t gen;
+    struct CUstream_st *other;
+    uint64_t pos;
+} work;
+
+enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
+
+struct CUstream_st {
+    uint32_t magic;
+    unsigned flags;        /* CU_STREAM_NON_BLOCKING or 0 */
+    int kind;
+    work *head, *tail;     /* FIFO; head is the item being executed */
+    uint64_t enqueued;     /* items ever pushed */
+    uint64_t completed;    /* items finished by the worker */
+    pthread_cond_t wake;   /* signalled when work is pushed */
+    unsigned worker_gen;   /* == g_fork_gen iff a worker thread is alive */
+    struct CUgraph_st *capture; /* non-NULL while capturing */
+    struct CUstream_st *reg_next, *reg_prev; /* g_streams registry */
+    int registered;
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    unsigned flags;
+    uint64_t rec_gen;  /* number of cuEventRecord calls that enqueued work */
+    uint64_t done_gen; /* highest record number the workers have passed */
+    uint64_t t_ns;     /* CLOCK_MONOTONIC time of that completion */
+    struct CUstream_st *rec_stream; /* stream of the latest record */
+};
+
+struct CUfunc_st {
+    uint32_t magic;
+    const char *name; /* owned by the module/kernel; stable until unload */
+    uint64_t ns;
+    struct CUfunc_st *next;
+};
+struct CUmod_st {
+    uint32_t magic;
+    struct CUfunc_st *funcs;
+};
+struct CUkern_st {
+    uint32_t magic;
+    const char *name;
+    uint64_t ns;
+    struct CUfunc_st *func; /* created by cuKernelGetFunction */
+    struct CUkern_st *next;
+};
+struct CUlib_st {
+    uint32_t magic;
+    struct CUkern_st *kernels;
+};
+
+/* A graph is a flat list of node templates (W_SLEEP / W_HOSTFN items); the
+ * simulation runs captured nodes in capture order on the launch stream. */
+struct CUgraph_st {
+    uint32_t magic;
+    int invalidated; /* capture broken by an unsupported call */
+    size_t n, cap;
+    work *nodes;
+};
+struct CUgraphExec_st {
+    uint32_t magic;
+    size_t n;
+    work *nodes;
+};
+
+/* One big lock protects all simulation state; workers only drop it while
+ * sleeping or running host functions.  g_progress is broadcast whenever an
+ * item completes (only if somebody waits). */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_progress = PTHREAD_COND_INITIALIZER;
+static int g_waiters;
+static unsigned g_fork_gen = 1; /* bumped in a forked child: workers are gone */
+static struct CUstream_st *g_streams;
+static struct CUstream_st g_legacy;
+static int g_legacy_ready;
+static atomic_int g_initialized;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_pt_key;
+static __thread struct CUstream_st *t_pt_stream;
+static __thread CUcontext t_ctx;
+
+/* Device/host allocations, so frees and copies can be validated. */
+enum { A_DEVICE, A_HOST, A_MANAGED };
+typedef struct { uintptr_t base; size_t size; int kind; } alloc_rec;
+static alloc_rec *g_allocs;
+static size_t g_nallocs, g_capallocs;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    if (ns == FOREVER) {
+        for (;;) {
+            struct timespec ts = { 3600, 0 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (ns == 0)
+        return;
+    struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* 10 GB/s == 10 bytes per nanosecond. */
+static uint64_t xfer_ns(size_t bytes) { return (uint64_t)(bytes / 10); }
+
+/* ------------------------------------------------------------------------ */
+/* Streams and workers                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void registry_add_locked(struct CUstream_st *s)
+{
+    s->reg_prev = NULL;
+    s->reg_next = g_streams;
+    if (g_streams)
+        g_streams->reg_prev = s;
+    g_streams = s;
+    s->registered = 1;
+}
+
+static void registry_remove_locked(struct CUstream_st *s)
+{
+    if (!s->registered)
+        return;
+    if (s->reg_prev)
+        s->reg_prev->reg_next = s->reg_next;
+    else
+        g_streams = s->reg_next;
+    if (s->reg_next)
+        s->reg_next->reg_prev = s->reg_prev;
+    s->registered = 0;
+}
+
+static void progress_locked(void)
+{
+    if (g_waiters)
+        pthread_cond_broadcast(&g_progress);
+}
+
+/* Wait on g_progress (g_mu held). */
+static void wait_progress_locked(void)
+{
+    g_waiters++;
+    pthread_cond_wait(&g_progress, &g_mu);
+    g_waiters--;
+}
+
+static int ensure_worker_locked(struct CUstream_st *s);
+
+static void *worker_main(void *arg)
+{
+    struct CUstream_st *s = arg;
+    prctl(PR_SET_TIMERSLACK, 1UL); /* make microsecond sleeps honest */
+    pthread_mutex_lock(&g_mu);
+    for (;;) {
+        while (!s->head)
+            pthread_cond_wait(&s->wake, &g_mu);
+        /* The head stays queued while it executes: if the process forks
+         * meanwhile, the child's fresh worker re-runs it instead of losing it. */
+        work *w = s->head;
+        switch (w->kind) {
+        case W_SLEEP:
+        case W_HOSTFN:
+        case W_FREE:
+            pthread_mutex_unlock(&g_mu);
+            if (w->kind == W_SLEEP)
+                sleep_ns(w->ns);
+            else if (w->kind == W_HOSTFN)
+                w->fn(w->arg);
+            else
+                free(w->arg);
+            pthread_mutex_lock(&g_mu);
+            break;
+        case W_EVENT_RECORD:
+            if (w->ev->done_gen < w->gen) {
+                w->ev->done_gen = w->gen;
+                w->ev->t_ns = now_ns();
+            }
+            break;
+        case W_WAIT_EVENT:
+            while (w->ev->done_gen < w->gen) {
+                ensure_worker_locked(w->other); /* the recording stream */
+                wait_progress_locked();
+            }
+            break;
+        case W_WAIT_STREAM:
+            while (w->other->completed < w->pos) {
+                ensure_worker_locked(w->other);
+                wait_progress_locked();
+            }
+            break;
+        case W_STOP:
+            break;
+        }
+        s->head = w->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->completed++;
+        int stop = w->kind == W_STOP;
+        free(w);
+        if (stop) {
+            registry_remove_locked(s);
+            s->worker_gen = 0;
+            progress_locked();
+            pthread_mutex_unlock(&g_mu);
+            return NULL;
+        }
+        progress_locked();
+    }
+}
+
+/* Start s's worker thread if this process has none (first use, or the
+ * parent's worker was lost in fork()).  Workers block all signals so that
+ * signals are delivered to application threads, and are detached. */
+static int ensure_worker_locked(struct CUstream_st *s)
+{
+    if (s->worker_gen == g_fork_gen)
+        return 0;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, worker_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return -1;
+    /* Visible in /proc/<pid>/task/<tid>/comm, handy when debugging. */
+    pthread_setname_np(th, s->kind == STREAM_LEGACY       ? "cwd-legacy"
+                           : s->kind == STREAM_PER_THREAD ? "cwd-per-thread"
+                                                          : "cwd-stream");
+    s->worker_gen = g_fork_gen;
+    return 0;
+}
+
+static void stream_init(struct CUstream_st *s, int kind, unsigned flags)
+{
+    memset(s, 0, sizeof *s);
+    s->magic = MAGIC_STREAM;
+    s->kind = kind;
+    s->flags = flags;
+    pthread_cond_init(&s->wake, NULL);
+}
+
+static struct CUstream_st *legacy_locked(void)
+{
+    if (!g_legacy_ready) {
+        stream_init(&g_legacy, STREAM_LEGACY, 0);
+        registry_add_locked(&g_legacy);
+        g_legacy_ready = 1;
+    }
+    return &g_legacy;
+}
+
+static int push_locked(struct CUstream_st *s, work *w)
+{
+    if (ensure_worker_locked(s) != 0) {
+        free(w);
+        return -1;
+    }
+    w->next = NULL;
+    if (s->tail)
+        s->tail->next = w;
+    else
+        s->head = w;
+    s->tail = w;
+    s->enqueued++;
+    pthread_cond_signal(&s->wake);
+    return 0;
+}
+
+static work *new_work(enum work_kind kind)
+{
+    work *w = calloc(1, sizeof *w);
+    if (w)
+        w->kind = kind;
+    return w;
+}
+
+static int push_wait_stream_locked(struct CUstream_st *s, struct CUstream_st *other)
+{
+    work *w = new_work(W_WAIT_STREAM);
+    if (!w)
+        return -1;
+    w->other = other;
+    w->pos = other->enqueued;
+    return push_locked(s, w);
+}
+
+/* Legacy default stream semantics: work on the legacy stream waits for all
+ * prior work on blocking streams, and work on a blocking stream (including a
+ * per-thread default stream) waits for prior legacy-stream work.  Modelled by
+ * inserting W_WAIT_STREAM items that snapshot the other stream's position;
+ * positions are snapshots of strictly earlier work, so no cycles arise. */
+static int implicit_deps_locked(struct CUstream_st *s)
+{
+    if (s->flags & CU_STREAM_NON_BLOCKING)
+        return 0;
+    if (s->kind == STREAM_LEGACY) {
+        for (struct CUstream_st *t = g_streams; t; t = t->reg_next)
+            if (t != s && !(t->flags & CU_STREAM_NON_BLOCKING) && !t->capture &&
+                t->completed < t->enqueued)
+                if (push_wait_stream_locked(s, t) != 0)
+                    return -1;
+    } else if (g_legacy_ready && g_legacy.completed < g_legacy.enqueued) {
+        return push_wait_stream_locked(s, &g_legacy);
+    }
+    return 0;
+}
+
+static void pt_stream_destructor(void *p)
+{
+    struct CUstream_st *s = p;
+    pthread_mutex_lock(&g_mu);
+    s->magic = MAGIC_DEAD;
+    if (s->head || s->worker_gen == g_fork_gen) {
+        work *w = new_work(W_STOP);
+        if (w)
+            push_locked(s, w);
+    } else {
+        registry_remove_locked(s);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* The calling thread's per-thread default stream, created on first use and
+ * retired (drained, worker exits) when the thread exits. */
+static struct CUstream_st *per_thread_stream(void)
+{
+    if (t_pt_stream)
+        return t_pt_stream;
+    struct CUstream_st *s = malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    stream_init(s, STREAM_PER_THREAD, 0);
+    pthread_mutex_lock(&g_mu);
+    registry_add_locked(s);
+    pthread_mutex_unlock(&g_mu);
+    pthread_setspecific(g_pt_key, s);
+    t_pt_stream = s;
+    return s;
+}
+
+/* Map a stream handle to a stream.  NULL is the legacy stream for legacy
+ * entry points and the per-thread stream for _ptsz/_ptds entry points;
+ * CU_STREAM_LEGACY / CU_STREAM_PER_THREAD select explicitly. */
+static struct CUstream_st *resolve_stream(CUstream h, int ptds, CUresult *err)
+{
+    struct CUstream_st *s;
+    if (h == NULL)
+        h = ptds ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    if (h == CU_STREAM_LEGACY) {
+        pthread_mutex_lock(&g_mu);
+        s = legacy_locked();
+        pthread_mutex_unlock(&g_mu);
+        return s;
+    }
+    if (h == CU_STREAM_PER_THREAD) {
+        s = per_thread_stream();
+        if (!s)
+            *err = CUDA_ERROR_OUT_OF_MEMORY;
+        return s;
+    }
+    if (h->magic != MAGIC_STREAM) {
+        *err = CUDA_ERROR_INVALID_HANDLE;
+        return NULL;
+    }
+    return h;
+}
+
+#define RESOLVE(var, h, ptds)                                                  \
+    CUresult var##_err = CUDA_SUCCESS;                                         \
+    struct CUstream_st *var = resolve_stream((h), (ptds), &var##_err);         \
+    if (!var)                                                                  \
+        return var##_err
+
+static int graph_append_locked(struct CUgraph_st *g, const work *tmpl)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        work *nodes = realloc(g->nodes, cap * sizeof *nodes);
+        if (!nodes)
+            return -1;
+        g->nodes = nodes;
+        g->cap = cap;
+    }
+    g->nodes[g->n] = *tmpl;
+    g->nodes[g->n].next = NULL;
+    g->n++;
+    return 0;
+}
+
+/* Submit a W_SLEEP / W_HOSTFN operation to s (g_mu held).  While s is being
+ * captured the operation becomes a graph node and is not executed.  *pos gets
+ * the stream position at which the operation completes (0 if captured). */
+static CUresult submit_locked(struct CUstream_st *s, const work *tmpl, uint64_t *pos)
+{
+    if (pos)
+        *pos = 0;
+    if (s->capture)
+        return graph_append_locked(s->capture, tmpl) ? CUDA_ERROR_OUT_OF_MEMORY
+                                                     : CUDA_SUCCESS;
+    if (implicit_deps_locked(s) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    work *w = new_work(tmpl->kind);
+    if (!w)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *w = *tmpl;
+    if (push_locked(s, w) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (pos)
+        *pos = s->enqueued;
+    return CUDA_SUCCESS;
+}
+
+static CUresult submit(struct CUstream_st *s, const work *tmpl)
+{
+    pthread_mutex_lock(&g_mu);
+    CUresult rc = submit_locked(s, tmpl, NULL);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+static void wait_pos_locked(struct CUstream_st *s, uint64_t pos)
+{
+    while (s->completed < pos) {
+        ensure_worker_locked(s);
+        wait_progress_locked();
+    }
+}
+
+/* A capturing stream met an operation that is illegal during capture:
+ * the capture is invalidated (EndCapture will fail) and the call fails. */
+static CUresult capture_violation_locked(struct CUstream_st *s)
+{
+    s->capture->invalidated = 1;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* Blocking operations (synchronous copies/memsets): run on the default
+ * stream of the entry point's flavour and wait for completion. */
+static CUresult run_sync(CUstream h, int ptds, const work *tmpl)
+{
+    RESOLVE(s, h, ptds);
+    pthread_mutex_lock(&g_mu);
+    CUresult rc;
+    uint64_t pos;
+    if (s->capture)
+        rc = capture_violation_locked(s);
+    else if ((rc = submit_locked(s, tmpl, &pos)) == CUDA_SUCCESS)
+        wait_pos_locked(s, pos);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+static CUresult run_async(CUstream h, int ptds, const work *tmpl)
+{
+    RESOLVE(s, h, ptds);
+    return submit(s, tmpl);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initialisation and fork handling                                         */
+/* ------------------------------------------------------------------------ */
+
+static void atfork_prepare(void) { pthread_mutex_lock(&g_mu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&g_mu); }
+
+/* In the child only the forking thread exists.  Re-create the lock and
+ * condition variables and bump g_fork_gen so that every stream lazily gets a
+ * fresh worker; queued items (including the one a parent worker was running)
+ * are executed again by the child's workers. */
+static void atfork_child(void)
+{
+    pthread_mutex_init(&g_mu, NULL);
+    pthread_cond_init(&g_progress, NULL);
+    g_waiters = 0;
+    g_fork_gen++;
+    for (struct CUstream_st *s = g_streams; s; s = s->reg_next)
+        pthread_cond_init(&s->wake, NULL);
+}
+
+static void once_init(void)
+{
+    pthread_key_create(&g_pt_key, pt_stream_destructor);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+#define CHECK_INIT()                                                           \
+    do {                                                                       \
+        if (!atomic_load_explicit(&g_initialized, memory_order_acquire))       \
+            return CUDA_ERROR_NOT_INITIALIZED;                                 \
+    } while (0)
+
+CW_DEF(cuInit, (unsigned int Flags))
+{
+    CW_COUNT(cuInit);
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* CWD_INIT_RESULT=<n> makes cuInit fail with n (e.g. 100 = no device). */
+    const char *forced = getenv("CWD_INIT_RESULT");
+    if (forced && atoi(forced) != 0)
+        return atoi(forced);
+    pthread_once(&g_once, once_init);
+    atomic_store_explicit(&g_initialized, 1, memory_order_release);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuDriverGetVersion, (int *driverVersion))
+{
+    CW_COUNT(cuDriverGetVersion);
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Device and context (trivial: one device, one primary context)            */
+/* ------------------------------------------------------------------------ */
+
+CW_DEF(cuDeviceGetCount, (int *count))
+{
+    CW_COUNT(cuDeviceGetCount);
+    CHECK_INIT();
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuDeviceGet, (CUdevice *device, int ordinal))
+{
+    CW_COUNT(cuDeviceGet);
+    CHECK_INIT();
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))
+{
+    CW_COUNT(cuDevicePrimaryCtxRetain);
+    CHECK_INIT();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pctx = &g_primary_ctx;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuCtxSetCurrent, (CUcontext ctx))
+{
+    CW_COUNT(cuCtxSetCurrent);
+    CHECK_INIT();
+    if (ctx && ctx->magic != MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    t_ctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuCtxGetCurrent, (CUcontext *pctx))
+{
+    CW_COUNT(cuCtxGetCurrent);
+    CHECK_INIT();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = t_ctx;
+    return CUDA_SUCCESS;
+}
+
+/* Wait for everything submitted to any stream before the call. */
+static CUresult ctx_sync(void)
+{
+    pthread_mutex_lock(&g_mu);
+    size_t n = 0;
+    for (struct CUstream_st *s = g_streams; s; s = s->reg_next)
+        n++;
+    struct { struct CUstream_st *s; uint64_t pos; } *snap = malloc((n ? n : 1) * sizeof *snap);
+    if (!snap) {
+        pthread_mutex_unlock(&g_mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    n = 0;
+    for (struct CUstream_st *s = g_streams; s; s = s->reg_next) {
+        snap[n].s = s;
+        snap[n].pos = s->enqueued;
+        n++;
+    }
+    /* Streams are never freed, so the snapshot stays valid while waiting. */
+    for (size_t i = 0; i < n; i++)
+        wait_pos_locked(snap[i].s, snap[i].pos);
+    pthread_mutex_unlock(&g_mu);
+    free(snap);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuCtxSynchronize, (void))
+{
+    CW_COUNT(cuCtxSynchronize);
+    CHECK_INIT();
+    return ctx_sync();
+}
+
+/* CUDA 13's variant naming the context explicitly (NULL = current). */
+CW_DEF(cuCtxSynchronize_v2, (CUcontext ctx))
+{
+    CW_COUNT(cuCtxSynchronize_v2);
+    CHECK_INIT();
+    if (ctx && ctx->magic != MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return ctx_sync();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Modules, libraries, functions, kernels                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Duration of a kernel from its (possibly mangled) name: "hang" never ends,
+ * a name containing "sleep_<N>us" takes N microseconds, others 2 us. */
+static uint64_t kernel_ns(const char *name)
+{
+    if (strcmp(name, "hang") == 0)
+        return FOREVER;
+    for (const char *p = strstr(name, "sleep_"); p; p = strstr(p + 1, "sleep_")) {
+        const char *q = p + 6;
+        uint64_t us = 0;
+        int digits = 0;
+        while (*q >= '0' && *q <= '9' && digits < 12) {
+            us = us * 10 + (uint64_t)(*q - '0');
+            q++;
+            digits++;
+        }
+        if (digits && q[0] == 'u' && q[1] == 's')
+            return us * 1000;
+    }
+    return 2000;
+}
+
+CW_DEF(cuModuleLoadData, (CUmodule *module, const void *image))
+{
+    CW_COUNT(cuModuleLoadData);
+    CHECK_INIT();
+    if (!module || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->magic = MAGIC_MODULE;
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+/* Any name exists in any module (the image is not parsed).  The same name
+ * yields the same CUfunction, as with a real module. */
+CW_DEF(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name))
+{
+    CW_COUNT(cuModuleGetFunction);
+    CHECK_INIT();
+    if (!hfunc || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!hmod || hmod->magic != MAGIC_MODULE)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    struct CUfunc_st *f;
+    for (f = hmod->funcs; f; f = f->next)
+        if (strcmp(f->name, name) == 0)
+            break;
+    if (!f) {
+        f = calloc(1, sizeof *f);
+        char *copy = strdup(name);
+        if (!f || !copy) {
+            free(f);
+            free(copy);
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        f->magic = MAGIC_FUNC;
+        f->name = copy;
+        f->ns = kernel_ns(name);
+        f->next = hmod->funcs;
+        hmod->funcs = f;
+    }
+    *hfunc = f;
+out:
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuModuleUnload, (CUmodule hmod))
+{
+    CW_COUNT(cuModuleUnload);
+    CHECK_INIT();
+    if (!hmod || hmod->magic != MAGIC_MODULE)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&g_mu);
+    hmod->magic = MAGIC_DEAD;
+    for (struct CUfunc_st *f = hmod->funcs; f; f = f->next)
+        f->magic = MAGIC_DEAD;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuLibraryLoadData,
+       (CUlibrary *library, const void *code, CUjit_option *jitOptions,
+        void **jitOptionsValues, unsigned int numJitOptions,
+        CUlibraryOption *libraryOptions, void **libraryOptionValues,
+        unsigned int numLibraryOptions))
+{
+    CW_COUNT(cuLibraryLoadData);
+    CHECK_INIT();
+    if (!library || !code)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (numJitOptions && (!jitOptions || !jitOptionsValues))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (numLibraryOptions && (!libraryOptions || !libraryOptionValues))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUlib_st *l = calloc(1, sizeof *l);
+    if (!l)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    l->magic = MAGIC_LIBRARY;
+    *library = l;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuLibraryGetKernel, (CUkernel *pKernel, CUlibrary library, const char *name))
+{
+    CW_COUNT(cuLibraryGetKernel);
+    CHECK_INIT();
+    if (!pKernel || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!library || library->magic != MAGIC_LIBRARY)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    struct CUkern_st *k;
+    for (k = library->kernels; k; k = k->next)
+        if (strcmp(k->name, name) == 0)
+            break;
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        char *copy = strdup(name);
+        if (!k || !copy) {
+            free(k);
+            free(copy);
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        k->magic = MAGIC_KERNEL;
+        k->name = copy;
+        k->ns = kernel_ns(name);
+        k->next = library->kernels;
+        library->kernels = k;
+    }
+    *pKernel = k;
+out:
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuLibraryUnload, (CUlibrary library))
+{
+    CW_COUNT(cuLibraryUnload);
+    CHECK_INIT();
+    if (!library || library->magic != MAGIC_LIBRARY)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&g_mu);
+    library->magic = MAGIC_DEAD;
+    for (struct CUkern_st *k = library->kernels; k; k = k->next) {
+        k->magic = MAGIC_DEAD;
+        if (k->func)
+            k->func->magic = MAGIC_DEAD;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuKernelGetFunction, (CUfunction *pFunc, CUkernel kernel))
+{
+    CW_COUNT(cuKernelGetFunction);
+    CHECK_INIT();
+    if (!pFunc)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!kernel || kernel->magic != MAGIC_KERNEL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!kernel->func) {
+        struct CUfunc_st *f = calloc(1, sizeof *f);
+        if (!f) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        f->magic = MAGIC_FUNC;
+        f->name = kernel->name;
+        f->ns = kernel->ns;
+        kernel->func = f;
+    }
+    *pFunc = kernel->func;
+out:
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+/* As in CUDA 12+, a CUkernel may be used where a CUfunction is expected. */
+static int func_info(const void *h, const char **name, uint64_t *ns)
+{
+    if (!h)
+        return -1;
+    uint32_t magic = *(const uint32_t *)h;
+    if (magic == MAGIC_FUNC) {
+        const struct CUfunc_st *f = h;
+        *name = f->name;
+        *ns = f->ns;
+        return 0;
+    }
+    if (magic == MAGIC_KERNEL) {
+        const struct CUkern_st *k = h;
+        *name = k->name;
+        *ns = k->ns;
+        return 0;
+    }
+    return -1;
+}
+
+CW_DEF(cuFuncGetName, (const char **name, CUfunction hfunc))
+{
+    CW_COUNT(cuFuncGetName);
+    CHECK_INIT();
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t ns;
+    if (func_info(hfunc, name, &ns) != 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuKernelGetName, (const char **name, CUkernel hfunc))
+{
+    CW_COUNT(cuKernelGetName);
+    CHECK_INIT();
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t ns;
+    if (func_info(hfunc, name, &ns) != 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launches                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                       CUstream h, void **params, void **extra, int ptds)
+{
+    CHECK_INIT();
+    (void)smem;
+    const char *name;
+    uint64_t ns;
+    if (func_info(f, &name, &ns) != 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (gx > 0x7fffffffu || gy > 65535 || gz > 65535 || bx > 1024 || by > 1024 ||
+        bz > 64 || (uint64_t)bx * by * bz > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (params && extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    work w = { .kind = W_SLEEP, .ns = ns };
+    return run_async(h, ptds, &w);
+}
+
+#define LAUNCH_ARGS f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream
+
+CW_DEF(cuLaunchKernel, (CW_LAUNCH_PARAMS, void **kernelParams, void **extra))
+{
+    CW_COUNT(cuLaunchKernel);
+    return launch(LAUNCH_ARGS, kernelParams, extra, 0);
+}
+
+CW_DEF(cuLaunchKernel_ptsz, (CW_LAUNCH_PARAMS, void **kernelParams, void **extra))
+{
+    CW_COUNT(cuLaunchKernel_ptsz);
+    return launch(LAUNCH_ARGS, kernelParams, extra, 1);
+}
+
+CW_DEF(cuLaunchCooperativeKernel, (CW_LAUNCH_PARAMS, void **kernelParams))
+{
+    CW_COUNT(cuLaunchCooperativeKernel);
+    return launch(LAUNCH_ARGS, kernelParams, NULL, 0);
+}
+
+CW_DEF(cuLaunchCooperativeKernel_ptsz, (CW_LAUNCH_PARAMS, void **kernelParams))
+{
+    CW_COUNT(cuLaunchCooperativeKernel_ptsz);
+    return launch(LAUNCH_ARGS, kernelParams, NULL, 1);
+}
+
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params,
+                          void **extra, int ptds)
+{
+    CHECK_INIT();
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                  c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                  params, extra, ptds);
+}
+
+CW_DEF(cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f,
+                          void **kernelParams, void **extra))
+{
+    CW_COUNT(cuLaunchKernelEx);
+    return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CW_DEF(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f,
+                               void **kernelParams, void **extra))
+{
+    CW_COUNT(cuLaunchKernelEx_ptsz);
+    return launch_ex(config, f, kernelParams, extra, 1);
+}
+
+static CUresult host_func(CUstream h, CUhostFn fn, void *data, int ptds)
+{
+    CHECK_INIT();
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    work w = { .kind = W_HOSTFN, .fn = fn, .arg = data };
+    return run_async(h, ptds, &w);
+}
+
+CW_DEF(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
+{
+    CW_COUNT(cuLaunchHostFunc);
+    return host_func(hStream, fn, userData, 0);
+}
+
+CW_DEF(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData))
+{
+    CW_COUNT(cuLaunchHostFunc_ptsz);
+    return host_func(hStream, fn, userData, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Allocations are real host memory (so managed/pinned memory is usable from
+ * the host), 256-byte aligned like cudaMalloc. */
+static CUresult mem_alloc(void **out, size_t bytes, int kind)
+{
+    if (!out || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > ((size_t)1 << 40))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t rounded = (bytes + 255) & ~(size_t)255;
+    void *p = aligned_alloc(256, rounded);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&g_mu);
+    if (g_nallocs == g_capallocs) {
+        size_t cap = g_capallocs ? g_capallocs * 2 : 64;
+        alloc_rec *a = realloc(g_allocs, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&g_mu);
+            free(p);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        g_allocs = a;
+        g_capallocs = cap;
+    }
+    g_allocs[g_nallocs++] = (alloc_rec){ (uintptr_t)p, bytes, kind };
+    pthread_mutex_unlock(&g_mu);
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
+/* Remove the allocation starting exactly at p if its kind is allowed. */
+static int alloc_take_locked(uintptr_t p, int kind_a, int kind_b)
+{
+    for (size_t i = 0; i < g_nallocs; i++)
+        if (g_allocs[i].base == p &&
+            (g_allocs[i].kind == kind_a || g_allocs[i].kind == kind_b)) {
+            g_allocs[i] = g_allocs[--g_nallocs];
+            return 0;
+        }
+    return -1;
+}
+
+/* Is [p, p+n) inside one device (or managed) allocation? */
+static int dev_range_ok(CUdeviceptr p, size_t n)
+{
+    if (!p)
+        return 0;
+    int ok = 0;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_nallocs && !ok; i++)
+        if (g_allocs[i].kind != A_HOST && p >= g_allocs[i].base &&
+            p - g_allocs[i].base <= g_allocs[i].size &&
+            n <= g_allocs[i].size - (p - g_allocs[i].base))
+            ok = 1;
+    pthread_mutex_unlock(&g_mu);
+    return ok;
+}
+
+CW_DEF(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize))
+{
+    CW_COUNT(cuMemAlloc_v2);
+    CHECK_INIT();
+    return mem_alloc((void **)dptr, bytesize, A_DEVICE);
+}
+
+CW_DEF(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags))
+{
+    CW_COUNT(cuMemAllocManaged);
+    CHECK_INIT();
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    return mem_alloc((void **)dptr, bytesize, A_MANAGED);
+}
+
+CW_DEF(cuMemAllocHost_v2, (void **pp, size_t bytesize))
+{
+    CW_COUNT(cuMemAllocHost_v2);
+    CHECK_INIT();
+    return mem_alloc(pp, bytesize, A_HOST);
+}
+
+/* Like the real cuMemFree/cuMemFreeHost, a free first waits for all work
+ * submitted to the device (it is implicitly synchronizing). */
+static CUresult mem_free(uintptr_t p, int kind_a, int kind_b)
+{
+    CUresult rc = ctx_sync();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&g_mu);
+    int missing = alloc_take_locked(p, kind_a, kind_b);
+    pthread_mutex_unlock(&g_mu);
+    if (missing)
+        return CUDA_ERROR_INVALID_VALUE;
+    free((void *)p);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuMemFree_v2, (CUdeviceptr dptr))
+{
+    CW_COUNT(cuMemFree_v2);
+    CHECK_INIT();
+    return mem_free(dptr, A_DEVICE, A_MANAGED);
+}
+
+CW_DEF(cuMemFreeHost, (void *p))
+{
+    CW_COUNT(cuMemFreeHost);
+    CHECK_INIT();
+    return mem_free((uintptr_t)p, A_HOST, A_HOST);
+}
+
+/* Stream-ordered allocation: memory is handed out immediately (no pool). */
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream h, int ptds)
+{
+    CHECK_INIT();
+    RESOLVE(s, h, ptds);
+    (void)s;
+    return mem_alloc((void **)dptr, bytes, A_DEVICE);
+}
+
+CW_DEF(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream))
+{
+    CW_COUNT(cuMemAllocAsync);
+    return alloc_async(dptr, bytesize, hStream, 0);
+}
+
+CW_DEF(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream))
+{
+    CW_COUNT(cuMemAllocAsync_ptsz);
+    return alloc_async(dptr, bytesize, hStream, 1);
+}
+
+/* Stream-ordered free: the pointer is invalid at once, the memory is
+ * released when the stream reaches the free.  (While capturing, the free
+ * node is recorded as a no-op and the memory is leaked.) */
+static CUresult free_async(CUdeviceptr dptr, CUstream h, int ptds)
+{
+    CHECK_INIT();
+    RESOLVE(s, h, ptds);
+    pthread_mutex_lock(&g_mu);
+    CUresult rc = CUDA_SUCCESS;
+    if (alloc_take_locked(dptr, A_DEVICE, A_MANAGED) != 0) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (s->capture) {
+        work w = { .kind = W_SLEEP, .ns = 0 };
+        rc = submit_locked(s, &w, NULL);
+    } else {
+        work w = { .kind = W_FREE, .arg = (void *)(uintptr_t)dptr };
+        rc = submit_locked(s, &w, NULL);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream))
+{
+    CW_COUNT(cuMemFreeAsync);
+    return free_async(dptr, hStream, 0);
+}
+
+CW_DEF(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream))
+{
+    CW_COUNT(cuMemFreeAsync_ptsz);
+    return free_async(dptr, hStream, 1);
+}
+
+/* ---- copies and memsets (timed, no data is moved) ------------------------ */
+
+enum { CHK_NONE = 0, CHK_DST_DEV = 1, CHK_SRC_DEV = 2 };
+
+/* Validate a copy of n bytes and run it (sync) or enqueue it (async). */
+static CUresult copy_op(uintptr_t dst, uintptr_t src, size_t n, int checks,
+                        CUstream h, int ptds, int sync)
+{
+    CHECK_INIT();
+    if (n) {
+        if (!dst || !src)
+            return CUDA_ERROR_INVALID_VALUE;
+        if ((checks & CHK_DST_DEV) && !dev_range_ok(dst, n))
+            return CUDA_ERROR_INVALID_VALUE;
+        if ((checks & CHK_SRC_DEV) && !dev_range_ok(src, n))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+}
+
+#define U(p) ((uintptr_t)(p))
+
+CW_DEF(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpy);
+    return copy_op(dst, src, ByteCount, CHK_NONE, NULL, 0, 1);
+}
+CW_DEF(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpy_ptds);
+    return copy_op(dst, src, ByteCount, CHK_NONE, NULL, 1, 1);
+}
+CW_DEF(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyAsync);
+    return copy_op(dst, src, ByteCount, CHK_NONE, hStream, 0, 0);
+}
+CW_DEF(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyAsync_ptsz);
+    return copy_op(dst, src, ByteCount, CHK_NONE, hStream, 1, 0);
+}
+CW_DEF(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyHtoD_v2);
+    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 0, 1);
+}
+CW_DEF(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyHtoD_v2_ptds);
+    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 1, 1);
+}
+CW_DEF(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyDtoH_v2);
+    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 0, 1);
+}
+CW_DEF(cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyDtoH_v2_ptds);
+    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 1, 1);
+}
+CW_DEF(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyHtoDAsync_v2);
+    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 0, 0);
+}
+CW_DEF(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyHtoDAsync_v2_ptsz);
+    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 1, 0);
+}
+CW_DEF(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyDtoHAsync_v2);
+    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 0, 0);
+}
+CW_DEF(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyDtoHAsync_v2_ptsz);
+    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 1, 0);
+}
+
+/* 2D copies: host/device/unified memory types only (no CUDA arrays). */
+static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream h, int ptds, int sync)
+{
+    CHECK_INIT();
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (c->srcMemoryType < CU_MEMORYTYPE_HOST || c->srcMemoryType > CU_MEMORYTYPE_UNIFIED ||
+        c->dstMemoryType < CU_MEMORYTYPE_HOST || c->dstMemoryType > CU_MEMORYTYPE_UNIFIED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (c->Height > 1 && (c->WidthInBytes + c->srcXInBytes > c->srcPitch ||
+                          c->WidthInBytes + c->dstXInBytes > c->dstPitch))
+        return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? U(c->srcHost) : c->srcDevice;
+    uintptr_t dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? U(c->dstHost) : c->dstDevice;
+    size_t n = c->WidthInBytes * c->Height;
+    if (n && (!src || !dst))
+        return CUDA_ERROR_INVALID_VALUE;
+    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+}
+
+CW_DEF(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy))
+{
+    CW_COUNT(cuMemcpy2D_v2);
+    return copy_2d(pCopy, NULL, 0, 1);
+}
+CW_DEF(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy))
+{
+    CW_COUNT(cuMemcpy2D_v2_ptds);
+    return copy_2d(pCopy, NULL, 1, 1);
+}
+CW_DEF(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream))
+{
+    CW_COUNT(cuMemcpy2DAsync_v2);
+    return copy_2d(pCopy, hStream, 0, 0);
+}
+CW_DEF(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream))
+{
+    CW_COUNT(cuMemcpy2DAsync_v2_ptsz);
+    return copy_2d(pCopy, hStream, 1, 0);
+}
+
+static CUresult copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                          CUcontext sctx, size_t n, CUstream h, int ptds, int sync)
+{
+    CHECK_INIT();
+    if (!dctx || dctx->magic != MAGIC_CTX || !sctx || sctx->magic != MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_op(dst, src, n, CHK_DST_DEV | CHK_SRC_DEV, h, ptds, sync);
+}
+
+CW_DEF(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyPeer);
+    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 0, 1);
+}
+CW_DEF(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount))
+{
+    CW_COUNT(cuMemcpyPeer_ptds);
+    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 1, 1);
+}
+CW_DEF(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyPeerAsync);
+    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 0, 0);
+}
+CW_DEF(cuMemcpyPeerAsync_ptsz, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream))
+{
+    CW_COUNT(cuMemcpyPeerAsync_ptsz);
+    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 1, 0);
+}
+
+static CUresult memset_op(CUdeviceptr dst, size_t n, CUstream h, int ptds, int sync)
+{
+    CHECK_INIT();
+    if (n && !dev_range_ok(dst, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+}
+
+CW_DEF(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
+{
+    CW_COUNT(cuMemsetD8_v2);
+    (void)uc;
+    return memset_op(dstDevice, N, NULL, 0, 1);
+}
+CW_DEF(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
+{
+    CW_COUNT(cuMemsetD8_v2_ptds);
+    (void)uc;
+    return memset_op(dstDevice, N, NULL, 1, 1);
+}
+CW_DEF(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
+{
+    CW_COUNT(cuMemsetD8Async);
+    (void)uc;
+    return memset_op(dstDevice, N, hStream, 0, 0);
+}
+CW_DEF(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
+{
+    CW_COUNT(cuMemsetD8Async_ptsz);
+    (void)uc;
+    return memset_op(dstDevice, N, hStream, 1, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                  */
+/* ------------------------------------------------------------------------ */
+
+CW_DEF(cuStreamCreate, (CUstream *phStream, unsigned int Flags))
+{
+    CW_COUNT(cuStreamCreate);
+    CHECK_INIT();
+    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = malloc(sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    stream_init(s, STREAM_USER, Flags);
+    pthread_mutex_lock(&g_mu);
+    registry_add_locked(s);
+    pthread_mutex_unlock(&g_mu);
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+/* Destroying returns at once; pending work still runs, then the worker
+ * exits.  The handle is invalid immediately. */
+static CUresult stream_destroy(CUstream h)
+{
+    CHECK_INIT();
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ||
+        h->magic != MAGIC_STREAM || h->kind != STREAM_USER)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    h->magic = MAGIC_DEAD;
+    if (h->capture) {
+        h->capture->invalidated = 1;
+        h->capture = NULL;
+    }
+    if (h->head || h->worker_gen == g_fork_gen) {
+        work *w = new_work(W_STOP);
+        if (!w || push_locked(h, w) != 0)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        registry_remove_locked(h);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuStreamDestroy, (CUstream hStream))
+{
+    CW_COUNT(cuStreamDestroy);
+    return stream_destroy(hStream);
+}
+
+CW_DEF(cuStreamDestroy_v2, (CUstream hStream))
+{
+    CW_COUNT(cuStreamDestroy_v2);
+    return stream_destroy(hStream);
+}
+
+static CUresult stream_sync(CUstream h, int ptds)
+{
+    CHECK_INIT();
+    RESOLVE(s, h, ptds);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (s->capture)
+        rc = capture_violation_locked(s);
+    else
+        wait_pos_locked(s, s->enqueued);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuStreamSynchronize, (CUstream hStream))
+{
+    CW_COUNT(cuStreamSynchronize);
+    return stream_sync(hStream, 0);
+}
+
+CW_DEF(cuStreamSynchronize_ptsz, (CUstream hStream))
+{
+    CW_COUNT(cuStreamSynchronize_ptsz);
+    return stream_sync(hStream, 1);
+}
+
+static CUresult stream_query(CUstream h, int ptds)
+{
+    CHECK_INIT();
+    RESOLVE(s, h, ptds);
+    CUresult rc;
+    pthread_mutex_lock(&g_mu);
+    if (s->capture)
+        rc = capture_violation_locked(s);
+    else
+        rc = s->completed == s->enqueued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuStreamQuery, (CUstream hStream))
+{
+    CW_COUNT(cuStreamQuery);
+    return stream_query(hStream, 0);
+}
+
+CW_DEF(cuStreamQuery_ptsz, (CUstream hStream))
+{
+    CW_COUNT(cuStreamQuery_ptsz);
+    return stream_query(hStream, 1);
+}
+
+/* The waiting stream's worker blocks until the event's most recent record
+ * (as of this call) has completed.  Waiting on a never-recorded event is a
+ * no-op, as in CUDA.  During capture the wait is not recorded. */
+static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned flags, int ptds)
+{
+    CHECK_INIT();
+    if (!ev || ev->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~1u) /* only CU_EVENT_WAIT_DEFAULT / _EXTERNAL */
+        return CUDA_ERROR_INVALID_VALUE;
+    RESOLVE(s, h, ptds);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!s->capture && ev->rec_gen && ev->done_gen < ev->rec_gen) {
+        if (implicit_deps_locked(s) != 0) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            work *w = new_work(W_WAIT_EVENT);
+            if (!w) {
+                rc = CUDA_ERROR_OUT_OF_MEMORY;
+            } else {
+                w->ev = ev;
+                w->gen = ev->rec_gen;
+                w->other = ev->rec_stream;
+                if (push_locked(s, w) != 0)
+                    rc = CUDA_ERROR_OUT_OF_MEMORY;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags))
+{
+    CW_COUNT(cuStreamWaitEvent);
+    return stream_wait_event(hStream, hEvent, Flags, 0);
+}
+
+CW_DEF(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags))
+{
+    CW_COUNT(cuStreamWaitEvent_ptsz);
+    return stream_wait_event(hStream, hEvent, Flags, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                   */
+/* ------------------------------------------------------------------------ */
+
+CW_DEF(cuEventCreate, (CUevent *phEvent, unsigned int Flags))
+{
+    CW_COUNT(cuEventCreate);
+    CHECK_INIT();
+    if (!phEvent || (Flags & ~7u))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = MAGIC_EVENT;
+    e->flags = Flags;
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}
+
+/* Recording enqueues a marker; the event is complete once the stream's
+ * worker passes the marker of its most recent record.  Recording into a
+ * capturing stream is accepted and not executed. */
+static CUresult event_record(CUevent ev, CUstream h, int ptds)
+{
+    CHECK_INIT();
+    if (!ev || ev->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    RESOLVE(s, h, ptds);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!s->capture) {
+        work *w;
+        if (implicit_deps_locked(s) != 0 || !(w = new_work(W_EVENT_RECORD))) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            w->ev = ev;
+            w->gen = ev->rec_gen + 1;
+            if (push_locked(s, w) != 0) {
+                rc = CUDA_ERROR_OUT_OF_MEMORY;
+            } else {
+                ev->rec_gen++;
+                ev->rec_stream = s;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuEventRecord, (CUevent hEvent, CUstream hStream))
+{
+    CW_COUNT(cuEventRecord);
+    return event_record(hEvent, hStream, 0);
+}
+
+CW_DEF(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream))
+{
+    CW_COUNT(cuEventRecord_ptsz);
+    return event_record(hEvent, hStream, 1);
+}
+
+CW_DEF(cuEventSynchronize, (CUevent hEvent))
+{
+    CW_COUNT(cuEventSynchronize);
+    CHECK_INIT();
+    if (!hEvent || hEvent->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&g_mu);
+    uint64_t want = hEvent->rec_gen;
+    struct CUstream_st *rs = hEvent->rec_stream;
+    while (hEvent->done_gen < want) {
+        ensure_worker_locked(rs);
+        wait_progress_locked();
+    }
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuEventQuery, (CUevent hEvent))
+{
+    CW_COUNT(cuEventQuery);
+    CHECK_INIT();
+    if (!hEvent || hEvent->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&g_mu);
+    CUresult rc = hEvent->done_gen >= hEvent->rec_gen ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+static CUresult event_destroy(CUevent ev)
+{
+    CHECK_INIT();
+    if (!ev || ev->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    ev->magic = MAGIC_DEAD; /* not freed: queued markers may still refer to it */
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuEventDestroy, (CUevent hEvent))
+{
+    CW_COUNT(cuEventDestroy);
+    return event_destroy(hEvent);
+}
+
+CW_DEF(cuEventDestroy_v2, (CUevent hEvent))
+{
+    CW_COUNT(cuEventDestroy_v2);
+    return event_destroy(hEvent);
+}
+
+static CUresult elapsed(float *ms, CUevent a, CUevent b)
+{
+    CHECK_INIT();
+    if (!ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!a || a->magic != MAGIC_EVENT || !b || b->magic != MAGIC_EVENT)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!a->rec_gen || !b->rec_gen)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (a->done_gen < a->rec_gen || b->done_gen < b->rec_gen)
+        rc = CUDA_ERROR_NOT_READY;
+    else
+        *ms = (float)(((double)b->t_ns - (double)a->t_ns) / 1e6);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))
+{
+    CW_COUNT(cuEventElapsedTime);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+CW_DEF(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd))
+{
+    CW_COUNT(cuEventElapsedTime_v2);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stream capture and graphs                                                */
+/* ------------------------------------------------------------------------ */
+
+static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptds)
+{
+    CHECK_INIT();
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    RESOLVE(s, h, ptds);
+    if (s->kind == STREAM_LEGACY)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    struct CUgraph_st *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    g->magic = MAGIC_GRAPH;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (s->capture)
+        rc = CUDA_ERROR_ILLEGAL_STATE;
+    else
+        s->capture = g;
+    pthread_mutex_unlock(&g_mu);
+    if (rc)
+        free(g);
+    return rc;
+}
+
+CW_DEF(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode))
+{
+    CW_COUNT(cuStreamBeginCapture_v2);
+    return begin_capture(hStream, mode, 0);
+}
+
+CW_DEF(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode))
+{
+    CW_COUNT(cuStreamBeginCapture_v2_ptsz);
+    return begin_capture(hStream, mode, 1);
+}
+
+static CUresult end_capture(CUstream h, CUgraph *out, int ptds)
+{
+    CHECK_INIT();
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    RESOLVE(s, h, ptds);
+    pthread_mutex_lock(&g_mu);
+    struct CUgraph_st *g = s->capture;
+    s->capture = NULL;
+    pthread_mutex_unlock(&g_mu);
+    if (!g)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    if (g->invalidated) {
+        g->magic = MAGIC_DEAD;
+        *out = NULL;
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *out = g;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph))
+{
+    CW_COUNT(cuStreamEndCapture);
+    return end_capture(hStream, phGraph, 0);
+}
+
+CW_DEF(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph))
+{
+    CW_COUNT(cuStreamEndCapture_ptsz);
+    return end_capture(hStream, phGraph, 1);
+}
+
+CW_DEF(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags))
+{
+    CW_COUNT(cuGraphInstantiateWithFlags);
+    CHECK_INIT();
+    (void)flags;
+    if (!phGraphExec)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!hGraph || hGraph->magic != MAGIC_GRAPH)
+        return CUDA_ERROR_INVALID_HANDLE;
+    struct CUgraphExec_st *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&g_mu);
+    x->n = hGraph->n;
+    x->nodes = malloc((x->n ? x->n : 1) * sizeof *x->nodes);
+    if (x->nodes && x->n)
+        memcpy(x->nodes, hGraph->nodes, x->n * sizeof *x->nodes);
+    pthread_mutex_unlock(&g_mu);
+    if (!x->nodes) {
+        free(x);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    x->magic = MAGIC_EXEC;
+    *phGraphExec = x;
+    return CUDA_SUCCESS;
+}
+
+/* Executes the recorded nodes in capture order on the stream.  Launching
+ * into a capturing stream appends the nodes to that capture. */
+static CUresult graph_launch(CUgraphExec x, CUstream h, int ptds)
+{
+    CHECK_INIT();
+    if (!x || x->magic != MAGIC_EXEC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    RESOLVE(s, h, ptds);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < x->n && rc == CUDA_SUCCESS; i++)
+        rc = submit_locked(s, &x->nodes[i], NULL);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
+{
+    CW_COUNT(cuGraphLaunch);
+    return graph_launch(hGraphExec, hStream, 0);
+}
+
+CW_DEF(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream))
+{
+    CW_COUNT(cuGraphLaunch_ptsz);
+    return graph_launch(hGraphExec, hStream, 1);
+}
+
+CW_DEF(cuGraphDestroy, (CUgraph hGraph))
+{
+    CW_COUNT(cuGraphDestroy);
+    CHECK_INIT();
+    if (!hGraph || hGraph->magic != MAGIC_GRAPH)
+        return CUDA_ERROR_INVALID_HANDLE;
+    hGraph->magic = MAGIC_DEAD;
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuGraphExecDestroy, (CUgraphExec hGraphExec))
+{
+    CW_COUNT(cuGraphExecDestroy);
+    CHECK_INIT();
+    if (!hGraphExec || hGraphExec->magic != MAGIC_EXEC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    hGraphExec->magic = MAGIC_DEAD;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const struct { CUresult code; const char *name, *text; } g_errors[] = {
+    { 0, "CUDA_SUCCESS", "no error" },
+    { 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+    { 3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { 4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
+    { 100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+    { 101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { 200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
+    { 201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+    { 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+    { 401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state" },
+    { 500, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { 600, "CUDA_ERROR_NOT_READY", "device not ready" },
+    { 801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+    { 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing" },
+    { 901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture" },
+    { 908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "attempted to end capture from a different thread" },
+    { 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
+};
+
+static CUresult error_lookup(CUresult e, const char **out, int want_name)
+{
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof g_errors / sizeof g_errors[0]; i++)
+        if (g_errors[i].code == e) {
+            *out = want_name ? g_errors[i].name : g_errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CW_DEF(cuGetErrorString, (CUresult error, const char **pStr))
+{
+    CW_COUNT(cuGetErrorString);
+    return error_lookup(error, pStr, 0);
+}
+
+CW_DEF(cuGetErrorName, (CUresult error, const char **pStr))
+{
+    CW_COUNT(cuGetErrorName);
+    return error_lookup(error, pStr, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* cuGetProcAddress                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * (base name, first CUDA version, per-thread?, exported variant).  For a
+ * request the driver picks, among the rows of that base name, the one with
+ * the highest version <= cudaVersion; with CU_GET_PROC_ADDRESS_PER_THREAD_
+ * DEFAULT_STREAM it prefers the per-thread rows and falls back to the legacy
+ * rows when there is no eligible per-thread one.  Versions come from the
+ * PFN_<base>_v<version> typedefs of CUDA 13's cudaTypedefs.h.  Legacy 32-bit
+ * ABIs (e.g. cuMemcpyHtoD_v2000) are not exported by the double, so asking for
+ * a version older than the first row yields VERSION_NOT_SUFFICIENT.
+ */
+typedef struct { const char *base; int version; int ptds; void *fn; } proc_row;
+
+/* The two cuGetProcAddress variants are defined below the table. */
+__attribute__((visibility("hidden"))) CUresult cwi_cuGetProcAddress(
+    const char *, void **, int, cuuint64_t);
+__attribute__((visibility("hidden"))) CUresult cwi_cuGetProcAddress_v2(
+    const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+#define R(base, ver, sym) { base, ver, 0, (void *)cwi_##sym }
+#define RP(base, ver, sym) { base, ver, 1, (void *)cwi_##sym }
+
+static const proc_row g_procs[] = {
+    R("cuInit", 2000, cuInit),
+    R("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    R("cuDeviceGet", 2000, cuDeviceGet),
+    R("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    R("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    R("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    R("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    R("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    R("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
+    R("cuModuleLoadData", 2000, cuModuleLoadData),
+    R("cuModuleGetFunction", 2000, cuModuleGetFunction),
+    R("cuModuleUnload", 2000, cuModuleUnload),
+    R("cuLibraryLoadData", 12000, cuLibraryLoadData),
+    R("cuLibraryGetKernel", 12000, cuLibraryGetKernel),
+    R("cuLibraryUnload", 12000, cuLibraryUnload),
+    R("cuKernelGetFunction", 12000, cuKernelGetFunction),
+    R("cuFuncGetName", 12030, cuFuncGetName),
+    R("cuKernelGetName", 12030, cuKernelGetName),
+    R("cuLaunchKernel", 4000, cuLaunchKernel),
+    RP("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
+    R("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
+    RP("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
+    R("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel),
+    RP("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel_ptsz),
+    R("cuLaunchHostFunc", 10000, cuLaunchHostFunc),
+    RP("cuLaunchHostFunc", 10000, cuLaunchHostFunc_ptsz),
+    R("cuMemAlloc", 3020, cuMemAlloc_v2),
+    R("cuMemFree", 3020, cuMemFree_v2),
+    R("cuMemAllocHost", 3020, cuMemAllocHost_v2),
+    R("cuMemFreeHost", 2000, cuMemFreeHost),
+    R("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    R("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    RP("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
+    R("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    RP("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
+    R("cuMemcpy", 4000, cuMemcpy),
+    RP("cuMemcpy", 7000, cuMemcpy_ptds),
+    R("cuMemcpyAsync", 4000, cuMemcpyAsync),
+    RP("cuMemcpyAsync", 7000, cuMemcpyAsync_ptsz),
+    R("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
+    RP("cuMemcpyHtoD", 7000, cuMemcpyHtoD_v2_ptds),
+    R("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
+    RP("cuMemcpyDtoH", 7000, cuMemcpyDtoH_v2_ptds),
+    R("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2),
+    RP("cuMemcpyHtoDAsync", 7000, cuMemcpyHtoDAsync_v2_ptsz),
+    R("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2),
+    RP("cuMemcpyDtoHAsync", 7000, cuMemcpyDtoHAsync_v2_ptsz),
+    R("cuMemcpy2D", 3020, cuMemcpy2D_v2),
+    RP("cuMemcpy2D", 7000, cuMemcpy2D_v2_ptds),
+    R("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2),
+    RP("cuMemcpy2DAsync", 7000, cuMemcpy2DAsync_v2_ptsz),
+    R("cuMemcpyPeer", 4000, cuMemcpyPeer),
+    RP("cuMemcpyPeer", 7000, cuMemcpyPeer_ptds),
+    R("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync),
+    RP("cuMemcpyPeerAsync", 7000, cuMemcpyPeerAsync_ptsz),
+    R("cuMemsetD8", 3020, cuMemsetD8_v2),
+    RP("cuMemsetD8", 7000, cuMemsetD8_v2_ptds),
+    R("cuMemsetD8Async", 3020, cuMemsetD8Async),
+    RP("cuMemsetD8Async", 7000, cuMemsetD8Async_ptsz),
+    R("cuStreamCreate", 2000, cuStreamCreate),
+    R("cuStreamDestroy", 2000, cuStreamDestroy),
+    R("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    R("cuStreamSynchronize", 2000, cuStreamSynchronize),
+    RP("cuStreamSynchronize", 7000, cuStreamSynchronize_ptsz),
+    R("cuStreamQuery", 2000, cuStreamQuery),
+    RP("cuStreamQuery", 7000, cuStreamQuery_ptsz),
+    R("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
+    RP("cuStreamWaitEvent", 7000, cuStreamWaitEvent_ptsz),
+    R("cuEventCreate", 2000, cuEventCreate),
+    R("cuEventRecord", 2000, cuEventRecord),
+    RP("cuEventRecord", 7000, cuEventRecord_ptsz),
+    R("cuEventSynchronize", 2000, cuEventSynchronize),
+    R("cuEventQuery", 2000, cuEventQuery),
+    R("cuEventDestroy", 2000, cuEventDestroy),
+    R("cuEventDestroy", 4000, cuEventDestroy_v2),
+    R("cuEventElapsedTime", 2000, cuEventElapsedTime),
+    R("cuEventElapsedTime", 12080, cuEventElapsedTime_v2),
+    R("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+    RP("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2_ptsz),
+    R("cuStreamEndCapture", 10000, cuStreamEndCapture),
+    RP("cuStreamEndCapture", 10000, cuStreamEndCapture_ptsz),
+    R("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags),
+    R("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
+    R("cuGraphLaunch", 10000, cuGraphLaunch),
+    RP("cuGraphLaunch", 10000, cuGraphLaunch_ptsz),
+    R("cuGraphDestroy", 10000, cuGraphDestroy),
+    R("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
+    R("cuGetErrorString", 6000, cuGetErrorString),
+    R("cuGetErrorName", 6000, cuGetErrorName),
+    R("cuGetProcAddress", 11030, cuGetProcAddress),
+    R("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+};
+
+/* Name of the exported symbol at address fn (for CWD_TRACE output). */
+static const char *export_name(void *fn)
+{
+#define X(n) if (fn == (void *)cwi_##n) return #n;
+    CWD_SYMBOLS(X)
+#undef X
+    return "?";
+}
+
+static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion,
+                         cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    const proc_row *best_pt = NULL, *best = NULL;
+    int known = 0;
+    for (size_t i = 0; i < sizeof g_procs / sizeof g_procs[0]; i++) {
+        const proc_row *r = &g_procs[i];
+        if (strcmp(r->base, symbol) != 0)
+            continue;
+        known = 1;
+        if (r->version > cudaVersion)
+            continue;
+        const proc_row **slot = r->ptds ? &best_pt : &best;
+        if (!*slot || r->version > (*slot)->version)
+            *slot = r;
+    }
+    const proc_row *pick = (want_pt && best_pt) ? best_pt : best;
+    CUdriverProcAddressQueryResult st;
+    CUresult rc;
+    if (pick) {
+        *pfn = pick->fn;
+        st = CU_GET_PROC_ADDRESS_SUCCESS;
+        rc = CUDA_SUCCESS;
+    } else {
+        *pfn = NULL;
+        st = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                   : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        rc = CUDA_ERROR_NOT_FOUND;
+    }
+    if (status)
+        *status = st;
+    /* CWD_TRACE=1: log every lookup on stderr (handy to see what a real
+     * libcudart or the shim asks for). */
+    const char *trace = getenv("CWD_TRACE");
+    if (trace && *trace && *trace != '0')
+        fprintf(stderr, "cwd: cuGetProcAddress(\"%s\", %d, %llu) -> %s status=%d\n",
+                symbol, cudaVersion, (unsigned long long)flags,
+                pick ? export_name(pick->fn) : "NULL", (int)st);
+    return rc;
+}
+
+CW_DEF(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags))
+{
+    CW_COUNT(cuGetProcAddress);
+    return get_proc(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+CW_DEF(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion,
+                             cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus))
+{
+    CW_COUNT(cuGetProcAddress_v2);
+    return get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+}

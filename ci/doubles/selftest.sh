@@ -1,0 +1,80 @@
+#!/bin/sh
+# Self test of the CUDA doubles: `make -C ci check` (optionally with
+# REAL_CUDART=/path/to/libcudart.so.13).  Usage: selftest.sh BUILD_DIR [REAL_CUDART]
+set -u
+B=$1
+REAL=${2:-}
+D=$(dirname "$0")
+export LD_LIBRARY_PATH="$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fails=0
+out=$(mktemp)
+trap 'rm -f "$out" "$out.2"' EXIT
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+# Exported functions must be exactly the counted symbol list (+ the counter
+# API), so every exported variant has a counter.
+check_exports() { # lib source list-macro prefix
+    nm -D --defined-only "$1" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
+        grep -v "^$4_" | sort >"$out"
+    sed -n "/^#define $3(X)/,/^\$/p" "$2" | grep -o 'X([A-Za-z0-9_]*)' |
+        sed 's/^X(//; s/)$//' | sort >"$out.2"
+    if cmp -s "$out" "$out.2"; then pass "exports of $1 match $3"
+    else fail "exports of $1 differ from $3:"; diff "$out" "$out.2"; fi
+}
+check_exports "$B/libcuda.so.1" "$D/libcuda_double.c" CWD_SYMBOLS cwd
+check_exports "$B/libcudart.so.13" "$D/libcudart_double.c" CWR_SYMBOLS cwr
+
+# Every exported body counts itself first: CW_DEF(name / cudaX(...) { then CW_COUNT(name).
+for src in "$D/libcuda_double.c" "$D/libcudart_double.c"; do
+    bad=$(awk '
+        /^CW_DEF\(/ { match($0, /^CW_DEF\([A-Za-z0-9_]+/); name = substr($0, 8, RLENGTH - 7); next }
+        /^CW_PUBLIC [^(]*[ *](cuda|__cuda)[A-Za-z0-9_]*\(/ {
+            match($0, /(cuda|__cuda)[A-Za-z0-9_]*\(/); name = substr($0, RSTART, RLENGTH - 1); next }
+        name != "" && /CW_COUNT\(/ {
+            match($0, /CW_COUNT\([A-Za-z0-9_]+/); got = substr($0, RSTART + 9, RLENGTH - 9)
+            if (got != name) print name " counts " got
+            name = ""
+        }' "$src")
+    if [ -z "$bad" ]; then pass "counter calls in $(basename "$src")"
+    else fail "counter calls in $(basename "$src"): $bad"; fi
+done
+
+# run NAME EXPECTED_RC GREP... : run a program, check exit code and lines.
+run() {
+    name=$1; want=$2; shift 2
+    timeout 60 "$B"/$name >"$out" 2>&1
+    rc=$?
+    if [ "$rc" != "$want" ]; then fail "$name: exit $rc, want $want"; cat "$out"; return; fi
+    for pat in "$@"; do
+        if ! grep -qx -- "$pat" "$out"; then fail "$name: no line '$pat'"; cat "$out"; return; fi
+    done
+    pass "$name"
+}
+
+run "mt_launch 4 50" 0 total_launches=200 total_memcpy_async=20 cuLaunchKernel=200 \
+    cuMemcpyHtoDAsync_v2=20 cuEventRecord=20 cudaLaunchKernel=200
+run "rtld_local" 0 app_run=100 cuLaunchKernel=100
+run "dlsym_driver 20" 0 launches=20 cuLaunchKernel=20 cuMemcpyHtoD_v2=1
+run "procaddr 20" 0 "check cuLaunchKernel_ptsz=20 cuLaunchKernel=0" \
+    "cuNoSuchThing(12000,0)=500 status=1" pfn_null=1 pfn_is_cuLaunchKernel_ptsz=1 \
+    pfn_is_cuMemcpyHtoD_v2_ptds=1 cuMemcpyHtoD_v2_ptds=1
+run "rtld_next" 0 next_probe=2
+run "nvtx_prog" 0 nvtxRangePushA=15 nvtxDomainRangePushEx=2 kernel_launches=7 cuLaunchKernel=7
+run "forker 5" 0 "parent pid=[0-9]* launches_total=10" "child pid=[0-9]* launches=5" \
+    "parent pid=[0-9]* child_exit=0"
+run "spin 20000" 0 "progress 10000" "progress 20000" launches=20000 cuLaunchKernel=20000
+run "hang" 124 syncing
+run "exitcode 3" 3 launches=1 exit=3
+run "nvcc13_launch 20" 0 launches=20 __cudaLaunchKernel=10 __cudaLaunchKernel_ptsz=10 \
+    cuLaunchKernel=10 cuLaunchKernel_ptsz=10 __cudaGetKernel=1 cuLibraryGetKernel=1
+run "semantics" 0 result=PASS
+if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
+
+# Output must be stable from run to run (what shim tests diff).
+"$B"/mt_launch 3 30 >"$out" 2>&1; "$B"/mt_launch 3 30 >"$out.2" 2>&1
+if cmp -s "$out" "$out.2"; then pass "mt_launch output is stable"; else fail "mt_launch output differs between runs"; fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "all checks passed"
