@@ -164,6 +164,9 @@ pub enum Kind {
     ThreadStart = 7,
     ProcessStart = 8,
     ProcessExit = 9,
+    /// One kernel node of an instantiated graph: a0 = exec handle, a1 = function handle,
+    /// a2 = node ordinal | kernel-node count << 32.
+    GraphNode = 10,
 }
 
 impl Kind {
@@ -178,6 +181,7 @@ impl Kind {
             7 => Kind::ThreadStart,
             8 => Kind::ProcessStart,
             9 => Kind::ProcessExit,
+            10 => Kind::GraphNode,
             _ => return None,
         })
     }
@@ -320,6 +324,12 @@ impl Class {
             Lookup => "lookup",
         }
     }
+}
+
+/// `a2` of capture-class calls: which end of a stream capture the call is.
+pub mod capture_phase {
+    pub const BEGIN: u64 = 1;
+    pub const END: u64 = 2;
 }
 
 /// Static facts about one API, packed into the `aux` word of its name record.

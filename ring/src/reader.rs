@@ -297,26 +297,46 @@ impl<'a> RingView<'a> {
         let b = &self.bytes[off..off + ENTRY_SIZE];
         let stamp = u64_at(b, ent::STAMP);
         match layout::unstamp(stamp) {
-            Some((s, done)) if s == seq => Slot::Entry(Entry {
-                seq,
-                done,
-                t_begin: u64_at(b, ent::T_BEGIN),
-                t_end: if done { u64_at(b, ent::T_END) } else { 0 },
-                tid: u32_at(b, ent::TID),
-                api: u16::from_le_bytes([b[ent::API], b[ent::API + 1]]),
-                kind: Kind::from_u8(b[ent::KIND]),
-                flags: b[ent::FLAGS],
-                result: if done {
-                    u32_at(b, ent::RESULT) as i32
-                } else {
-                    0
+            Some((s, done)) if s == seq => self.settled(
+                off,
+                stamp,
+                Entry {
+                    seq,
+                    done,
+                    t_begin: u64_at(b, ent::T_BEGIN),
+                    t_end: if done { u64_at(b, ent::T_END) } else { 0 },
+                    tid: u32_at(b, ent::TID),
+                    api: u16::from_le_bytes([b[ent::API], b[ent::API + 1]]),
+                    kind: Kind::from_u8(b[ent::KIND]),
+                    flags: b[ent::FLAGS],
+                    result: if done {
+                        u32_at(b, ent::RESULT) as i32
+                    } else {
+                        0
+                    },
+                    depth: u16::from_le_bytes([b[ent::DEPTH], b[ent::DEPTH + 1]]),
+                    a0: u64_at(b, ent::A0),
+                    a1: u64_at(b, ent::A1),
+                    a2: u64_at(b, ent::A2),
                 },
-                depth: u16::from_le_bytes([b[ent::DEPTH], b[ent::DEPTH + 1]]),
-                a0: u64_at(b, ent::A0),
-                a1: u64_at(b, ent::A1),
-                a2: u64_at(b, ent::A2),
-            }),
+            ),
             _ => Slot::Torn,
+        }
+    }
+
+    /// The entry if its stamp is unchanged after the copy; a slot rewritten meanwhile (the mapping of
+    /// a live process) is torn. The re-read is volatile so the compiler cannot reuse the first one.
+    fn settled(&self, off: usize, stamp: u64, e: Entry) -> Slot {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: `off` was bounds-checked by the slice taken in `read`; the stamp is 8-aligned in the
+        // mapping (page-aligned base, 64-byte slots) but read unaligned to make no assumption.
+        let again = unsafe {
+            std::ptr::read_volatile(self.bytes.as_ptr().add(off + ent::STAMP) as *const [u8; 8])
+        };
+        if u64::from_le_bytes(again) == stamp {
+            Slot::Entry(e)
+        } else {
+            Slot::Torn
         }
     }
 }

@@ -402,13 +402,15 @@ pub fn create_file(
                 return fail("posix_fallocate");
             }
         }
-        // SAFETY: mapping a file we own and just sized; MAP_SHARED so committed entries survive SIGKILL.
+        // MAP_SHARED so committed entries survive SIGKILL; MAP_POPULATE so the hot path never takes a
+        // page fault on a fresh slot (measured: ≈ 30 ns per entry otherwise).
+        // SAFETY: mapping a file we own and just sized.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 size as usize,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
                 fd,
                 0,
             )

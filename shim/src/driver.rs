@@ -2,7 +2,9 @@
 //! that whichever one `cuGetProcAddress` or `dlsym` hands out, a hook with exactly that signature
 //! stands in for it. Legacy v1 ABIs (32-bit device pointers) are not hooked: they pass through.
 
+use crate::graph;
 use crate::hooks::{cfg_grid, cfg_stream, hook_table, P};
+use causeway_ring::layout::capture_phase;
 
 hook_table! {
     TABLE, Driver, first_id = 300, missing = 3;
@@ -84,13 +86,13 @@ hook_table! {
     // Graphs and capture.
     cuGraphLaunch: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
     cuGraphLaunch_ptsz: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
-    cuStreamBeginCapture_v2: 2 Capture (s: P, mode: i32) => [s, mode, 0];
-    cuStreamBeginCapture_v2_ptsz: 2 Capture (s: P, mode: i32) => [s, mode, 0];
-    cuStreamEndCapture: 2 Capture (s: P, graph: P) => [s, 0, 0];
-    cuStreamEndCapture_ptsz: 2 Capture (s: P, graph: P) => [s, 0, 0];
-    cuGraphInstantiateWithFlags: 4 Graph (out: P, g: P, flags: u64) => [0, g, flags];
-    cuGraphInstantiateWithParams: 4 Graph (out: P, g: P, params: P) => [0, g, 0];
-    cuGraphInstantiateWithParams_ptsz: 4 Graph (out: P, g: P, params: P) => [0, g, 0];
+    cuStreamBeginCapture_v2: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
+    cuStreamBeginCapture_v2_ptsz: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
+    cuStreamEndCapture: 2 Capture (s: P, graph: P) => [s, 0, capture_phase::END];
+    cuStreamEndCapture_ptsz: 2 Capture (s: P, graph: P) => [s, 0, capture_phase::END];
+    cuGraphInstantiateWithFlags: 2 Graph (out: P, g: P, flags: u64) => [0, g, flags], after graph::nodes(out, g);
+    cuGraphInstantiateWithParams: 2 Graph (out: P, g: P, params: P) => [0, g, 0], after graph::nodes(out, g);
+    cuGraphInstantiateWithParams_ptsz: 2 Graph (out: P, g: P, params: P) => [0, g, 0], after graph::nodes(out, g);
     cuGraphExecDestroy: 4 Graph (exec: P) => [0, exec, 0];
     cuGraphDestroy: 4 Graph (g: P) => [0, g, 0];
     // Queries and handles.

@@ -102,7 +102,8 @@ pub fn missing(code: i32) -> i32 {
 macro_rules! hook_table {
     (
         $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
-        $( $name:ident : $level:literal $class:ident ( $($arg:ident : $ty:ty),* ) => [$a0:expr, $a1:expr, $a2:expr]; )*
+        $( $name:ident : $level:literal $class:ident ( $($arg:ident : $ty:ty),* ) => [$a0:expr, $a1:expr, $a2:expr]
+           $(, after $after:expr)?; )*
     ) => {
         #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
         #[repr(u16)]
@@ -151,6 +152,8 @@ macro_rules! hook_table {
                         // SAFETY: as above.
                         let r = unsafe { f($($arg),*) };
                         open.finish(r);
+                        // Extra entries a successful call calls for (graph nodes after instantiation).
+                        $( if r == 0 { $after; } )?
                         r
                     }
                 }

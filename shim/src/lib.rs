@@ -9,6 +9,7 @@
 
 mod dlsym;
 mod driver;
+mod graph;
 mod hooks;
 mod names;
 mod nvtx;

@@ -49,10 +49,19 @@ pub fn reset_thread() {
     });
 }
 
+/// This thread's state. One TLS lookup per call: the pointer is kept in `Open` for `finish`.
+#[inline(always)]
+fn tls() -> &'static Tls {
+    // SAFETY: const-initialised thread-locals without a destructor live as long as their thread, and the
+    // reference never leaves it (`Open` is created and finished on the same thread, within one hook).
+    TLS.with(|t| unsafe { &*(t as *const Tls) })
+}
+
 /// An open, recorded call. `finish` completes it.
 pub struct Open {
     w: causeway_ring::Writer,
     seq: Option<u64>,
+    tls: &'static Tls,
 }
 
 /// Starts recording a call of `api` if the shim is active, the level asks for it and the caller is not
@@ -63,12 +72,16 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
         return None;
     }
     let w = state::writer()?;
-    let (depth, internal) = TLS.with(|t| (t.depth.get(), t.internal.get()));
-    if internal {
+    let t = tls();
+    if t.internal.get() {
         return None;
     }
-    let tid = tid();
-    TLS.with(|t| t.depth.set(depth.wrapping_add(1)));
+    let tid = match t.tid.get() {
+        0 => first_call_on_thread(),
+        id => id,
+    };
+    let depth = t.depth.get();
+    t.depth.set(depth.wrapping_add(1));
     let f = Fields {
         t_begin: clock::ticks(),
         tid,
@@ -83,6 +96,7 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
     Some(Open {
         w,
         seq: w.begin(&f),
+        tls: t,
     })
 }
 
@@ -93,7 +107,7 @@ impl Open {
         if let Some(seq) = self.seq {
             self.w.end(seq, t, result);
         }
-        TLS.with(|t| t.depth.set(t.depth.get().wrapping_sub(1)));
+        self.tls.depth.set(self.tls.depth.get().wrapping_sub(1));
     }
 }
 

@@ -2,7 +2,9 @@
 //! signature (from cuda_runtime_api.h), and which arguments go into the entry's a0/a1/a2 — see
 //! `causeway_ring::layout::Class` for what each class stores where.
 
+use crate::graph;
 use crate::hooks::{cfg_grid, cfg_stream, grid, hook_table, Dim3, P};
+use causeway_ring::layout::capture_phase;
 
 hook_table! {
     TABLE, Runtime, first_id = 1, missing = 3;
@@ -63,12 +65,16 @@ hook_table! {
     // Graphs and stream capture.
     cudaGraphLaunch: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
     cudaGraphLaunch_ptsz: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
-    cudaStreamBeginCapture: 2 Capture (s: P, mode: i32) => [s, mode, 0];
-    cudaStreamBeginCapture_ptsz: 2 Capture (s: P, mode: i32) => [s, mode, 0];
-    cudaStreamEndCapture: 2 Capture (s: P, graph: P) => [s, 0, 0];
-    cudaStreamEndCapture_ptsz: 2 Capture (s: P, graph: P) => [s, 0, 0];
-    cudaGraphInstantiate: 4 Graph (out: P, g: P, flags: u64) => [0, g, flags];
-    cudaGraphInstantiateWithFlags: 4 Graph (out: P, g: P, flags: u64) => [0, g, flags];
+    cudaStreamBeginCapture: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
+    cudaStreamBeginCapture_ptsz: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
+    cudaStreamEndCapture: 2 Capture (s: P, graph: P) => [s, 0, capture_phase::END];
+    cudaStreamEndCapture_ptsz: 2 Capture (s: P, graph: P) => [s, 0, capture_phase::END];
+    // Instantiation records the graph's kernel nodes (GraphNode entries) so the scanner can fan each
+    // graph launch out to the kernels it runs.
+    cudaGraphInstantiate: 2 Graph (out: P, g: P, flags: u64) => [0, g, flags], after graph::nodes(out, g);
+    cudaGraphInstantiateWithFlags: 2 Graph (out: P, g: P, flags: u64) => [0, g, flags], after graph::nodes(out, g);
+    cudaGraphInstantiateWithParams: 2 Graph (out: P, g: P, params: P) => [0, g, 0], after graph::nodes(out, g);
+    cudaGraphInstantiateWithParams_ptsz: 2 Graph (out: P, g: P, params: P) => [0, g, 0], after graph::nodes(out, g);
     cudaGraphExecDestroy: 4 Graph (exec: P) => [0, exec, 0];
     cudaGraphDestroy: 4 Graph (g: P) => [0, g, 0];
     // Queries, handles, memory (level 4: every intercepted call).
