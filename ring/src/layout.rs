@@ -167,6 +167,9 @@ pub enum Kind {
     /// One kernel node of an instantiated graph: a0 = exec handle, a1 = function handle,
     /// a2 = node ordinal | kernel-node count << 32.
     GraphNode = 10,
+    /// A `cuGetProcAddress` answer for a traced name that matched none of our variants and was passed
+    /// through untouched: a0 = text id of the symbol, a1 = cudaVersion, a2 = flags.
+    ProcUnmatched = 11,
 }
 
 impl Kind {
@@ -182,6 +185,7 @@ impl Kind {
             8 => Kind::ProcessStart,
             9 => Kind::ProcessExit,
             10 => Kind::GraphNode,
+            11 => Kind::ProcUnmatched,
             _ => return None,
         })
     }
@@ -263,7 +267,7 @@ pub enum Class {
     Module = 12,
     /// a0 = stream
     Stream = 13,
-    /// a0 = stream
+    /// a0 = stream, a1 = mode (begin), a2 = `capture_phase` (0 for other capture-class calls)
     Capture = 14,
     /// a0 = stream
     HostFunc = 15,

@@ -53,6 +53,20 @@ enum Cmd {
     )]
     Record(RecordArgs),
     /// Summarize a capture (a capture directory or one .cwring file)
+    #[command(
+        long_about = "Summarize a capture (a capture directory or one .cwring file): processes, APIs, \
+            kernels, NVTX ranges and marks, as tables or (--json) one JSON object.",
+        after_help = "KERNEL COUNTS (comparable to a profiler's count of kernel executions):\n  \
+            launches   direct + graph\n  \
+            direct     successful launch calls outside stream capture (a runtime launch and the\n             \
+            driver launch it makes count once)\n  \
+            graph      one per kernel node of each successful graph launch (JSON: via_graph)\n  \
+            captured   launches into a stream being captured: they built a graph and ran nothing\n  \
+            failed     launch calls that returned an error\n  \
+            open       launch calls that had not returned\n\n\
+            A graph launch whose graph's instantiation is not in the capture cannot be expanded; it is\n\
+            counted in totals.graph_launches_unresolved and its kernels are missing from launches."
+    )]
     Report {
         /// Print one JSON object instead of tables
         #[arg(long)]

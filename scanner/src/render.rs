@@ -111,6 +111,30 @@ pub fn render(r: &Report) -> String {
         t.calls,
         t.launches
     );
+    if t.graph_launches > 0 || t.captured_launches > 0 {
+        // Only when graphs are in play: otherwise launches are simply launch calls.
+        let direct: u64 = r.kernels.iter().map(|k| k.direct).sum();
+        let via_graph: u64 = r.kernels.iter().map(|k| k.via_graph).sum();
+        let _ = write!(
+            out,
+            "  launches are kernel executions: {direct} direct + {via_graph} as nodes of {} graph launch{}",
+            t.graph_launches,
+            if t.graph_launches == 1 { "" } else { "es" }
+        );
+        if t.graph_launches_unresolved > 0 {
+            let _ = write!(
+                out,
+                " ({} of them with unknown kernels, not counted)",
+                t.graph_launches_unresolved
+            );
+        }
+        let _ = writeln!(
+            out,
+            "; {} launch{} captured into graphs ran nothing",
+            t.captured_launches,
+            if t.captured_launches == 1 { "" } else { "es" }
+        );
+    }
 
     out.push_str("\nPROCESSES\n");
     let mut p = Table::new(&[
@@ -199,9 +223,14 @@ pub fn render(r: &Report) -> String {
     }
 
     if !r.kernels.is_empty() {
+        // launches = direct + graph: executions, as a profiler counts them; captured launches added
+        // graph nodes and executed nothing.
         out.push_str("\nKERNELS (by launches)\n");
         let mut k = Table::new(&[
             ("launches", Right),
+            ("direct", Right),
+            ("graph", Right),
+            ("captured", Right),
             ("failed", Right),
             ("open", Right),
             ("kernel", Left),
@@ -209,6 +238,9 @@ pub fn render(r: &Report) -> String {
         for s in &r.kernels {
             k.row(vec![
                 s.launches.to_string(),
+                s.direct.to_string(),
+                s.via_graph.to_string(),
+                s.captured.to_string(),
                 s.failed.to_string(),
                 s.open.to_string(),
                 clip(&s.name),

@@ -1,11 +1,15 @@
 //! The model behind `causeway report`: per-process accounting, per-API call statistics, kernel launch
 //! counts and NVTX ranges, computed from decoded and paired rings. Rendering lives in `render`; this
 //! module only computes, so tests can assert exact numbers and `--json` can serialize it as is.
+//!
+//! Kernel counts are executions, as a profiler (CUPTI) counts them, not launch calls: a launch into a
+//! stream that is being captured executes nothing (it adds a node to a graph), and a graph launch
+//! executes every kernel node of its instantiated graph. `KernelStats` shows both parts.
 
 use crate::capture::{Capture, CaptureError, Ring};
 use crate::decode::{decode, Decoded};
 use crate::pair::parents;
-use causeway_ring::layout::{counter, flags};
+use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
 use causeway_ring::{ApiInfo, Class, Entry, Header, Kind, Layer, StrKind};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -18,7 +22,7 @@ pub struct Report {
     pub processes: Vec<Process>,
     /// Sorted by total host time, largest first.
     pub apis: Vec<ApiStats>,
-    /// Sorted by launches, most first.
+    /// Sorted by executions (`launches`), most first.
     pub kernels: Vec<KernelStats>,
     /// Sorted by total time, largest first.
     pub ranges: Vec<RangeStats>,
@@ -77,15 +81,35 @@ pub struct ApiStats {
     pub max_ns: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct KernelStats {
     pub name: String,
-    /// Launch calls that returned success, each counted once however many layers saw it.
+    /// Executions the program asked for: `direct + via_graph`. Comparable to a profiler's count.
     pub launches: u64,
+    /// Launch calls that returned success outside stream capture, each counted once however many
+    /// layers saw it.
+    pub direct: u64,
+    /// Executions as a kernel node of a graph: one per node per successful graph launch.
+    pub via_graph: u64,
+    /// Launch calls that returned success into a stream being captured: each added a node to a graph
+    /// and executed nothing (the node runs, and counts in `via_graph`, when the graph is launched).
+    pub captured: u64,
     /// Launch calls that returned an error.
     pub failed: u64,
     /// Launch calls that had not returned.
     pub open: u64,
+}
+
+impl KernelStats {
+    /// Adds another row for the same kernel (another process).
+    fn absorb(&mut self, k: &KernelStats) {
+        self.launches += k.launches;
+        self.direct += k.direct;
+        self.via_graph += k.via_graph;
+        self.captured += k.captured;
+        self.failed += k.failed;
+        self.open += k.open;
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -116,8 +140,18 @@ pub struct Totals {
     pub open: u64,
     pub overwritten: u64,
     pub calls: u64,
+    /// Kernel executions: the sum of `kernels[].launches` (direct launches and graph kernel nodes).
     pub launches: u64,
     pub failed_launches: u64,
+    /// Graph launch calls that returned success outside stream capture, each counted once however
+    /// many layers saw it.
+    pub graph_launches: u64,
+    /// Graph launches whose kernels are not (all) known: no graph-node entries for their exec (its
+    /// instantiation was not recorded, or its entries were lost), so their executions are missing
+    /// from `launches`.
+    pub graph_launches_unresolved: u64,
+    /// Launch calls into a capturing stream: the sum of `kernels[].captured`.
+    pub captured_launches: u64,
     /// Pops and ends that matched no push or start (their opening entry was lost).
     pub unmatched_range_ends: u64,
 }
@@ -181,6 +215,10 @@ impl Names {
 
     fn api(&self, id: u16) -> Option<&(String, ApiInfo)> {
         self.apis.get(&id)
+    }
+
+    fn kernel(&self, handle: u64) -> Option<&str> {
+        self.kernels.get(&handle).map(String::as_str)
     }
 
     fn class(&self, e: &Entry) -> Option<Class> {
@@ -368,66 +406,240 @@ fn api_stats(
     out
 }
 
-/// Counts each launch once: a launch-class call inside another launch-class call is the same launch
-/// seen one layer down (runtime → driver), so only the outermost counts.
+/// CUDA's per-thread default stream handle (`cudaStreamPerThread`, `CU_STREAM_PER_THREAD`).
+const PER_THREAD_STREAM: u64 = 2;
+/// `cudaErrorStreamCaptureInvalidated` / `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`: an end-capture call
+/// that returns it still ends the capture (with no graph).
+const CAPTURE_INVALIDATED: i32 = 901;
+
+/// A stream as capture tracking sees it: the handle, and for the per-thread default stream (which
+/// each thread has its own of) the thread.
+type StreamKey = (u64, u32);
+
+fn stream_key(e: &Entry) -> StreamKey {
+    if e.a0 == PER_THREAD_STREAM || (e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0) {
+        (PER_THREAD_STREAM, e.tid)
+    } else {
+        (e.a0, 0)
+    }
+}
+
+/// Which streams of one process are being captured, followed in sequence order.
+#[derive(Default)]
+struct Captures {
+    /// Capturing streams → their capture (the sequence number of the call that began it).
+    streams: HashMap<StreamKey, u64>,
+    /// Events last recorded into a capturing stream → that capture. A stream that waits on one joins
+    /// the capture (CUDA's fork/join pattern for capturing several streams into one graph).
+    events: HashMap<u64, u64>,
+}
+
+impl Captures {
+    fn capturing(&self, e: &Entry) -> bool {
+        self.streams.contains_key(&stream_key(e))
+    }
+
+    /// Applies a completed call of class `class`. A runtime call and the driver call inside it both
+    /// arrive here; each step is idempotent, so the pair acts once.
+    fn apply(&mut self, class: Class, e: &Entry) {
+        let ok = e.done && e.result == 0;
+        match class {
+            Class::Capture if ok && e.a2 == capture_phase::BEGIN => {
+                self.streams.entry(stream_key(e)).or_insert(e.seq);
+            }
+            Class::Capture
+                if e.done
+                    && e.a2 == capture_phase::END
+                    && (e.result == 0 || e.result == CAPTURE_INVALIDATED) =>
+            {
+                // Ending the capture on its origin stream ends it for every stream that joined it.
+                if let Some(c) = self.streams.get(&stream_key(e)).copied() {
+                    self.streams.retain(|_, v| *v != c);
+                    self.events.retain(|_, v| *v != c);
+                }
+            }
+            Class::EventRecord if ok => match self.streams.get(&stream_key(e)) {
+                Some(&c) => {
+                    self.events.insert(e.a1, c);
+                }
+                None => {
+                    self.events.remove(&e.a1);
+                }
+            },
+            Class::StreamWait if ok => {
+                if let Some(&c) = self.events.get(&e.a1) {
+                    self.streams.entry(stream_key(e)).or_insert(c);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The kernel nodes of one instantiated graph exec, from graph-node entries.
+#[derive(Default)]
+struct GraphExec {
+    /// Kernel nodes the entries declare.
+    count: u32,
+    /// Function handle by node ordinal.
+    nodes: BTreeMap<u32, u64>,
+    /// Successful graph launches of this node list not yet added to its kernels.
+    launched: u64,
+}
+
+/// Kernel rows of one process, keyed by name.
+struct Kernels<'a> {
+    names: &'a Names,
+    rows: HashMap<String, KernelStats>,
+}
+
+impl Kernels<'_> {
+    fn row(&mut self, name: &str) -> &mut KernelStats {
+        // Look up by &str so the common case allocates nothing per launch.
+        if !self.rows.contains_key(name) {
+            let k = KernelStats {
+                name: name.to_string(),
+                ..KernelStats::default()
+            };
+            self.rows.insert(name.to_string(), k);
+        }
+        self.rows.get_mut(name).expect("inserted above")
+    }
+
+    /// Adds `g`'s pending launches to its kernels: one execution per node per launch.
+    fn flush(&mut self, g: &mut GraphExec) {
+        if g.launched == 0 {
+            return;
+        }
+        let names = self.names;
+        for &f in g.nodes.values() {
+            let name = match names.kernel(f) {
+                Some(n) => std::borrow::Cow::Borrowed(n),
+                None => std::borrow::Cow::Owned(unknown_handle(f)),
+            };
+            self.row(&name).via_graph += g.launched;
+        }
+        g.launched = 0;
+    }
+}
+
+fn unknown_handle(h: u64) -> String {
+    format!("<unknown handle {h:#x}>")
+}
+
+/// Counts kernel executions, in sequence order per process:
+/// * a launch counts once: a launch-class call inside another launch-class call is the same launch
+///   seen one layer down (runtime → driver), so only the outermost counts (likewise graph launches);
+/// * a launch into a capturing stream (between a successful begin and end of capture on the stream,
+///   or on a stream that joined that capture by waiting on an event recorded in it) is `captured`;
+/// * a successful graph launch outside capture executes each kernel node of its exec, as the
+///   graph-node entries of the exec's latest instantiation list them.
 fn kernel_stats(
     d: &Decoded,
     names: &Names,
     parent: &[Option<usize>],
     totals: &mut Totals,
 ) -> HashMap<String, KernelStats> {
-    let is_launch = |i: usize| {
-        d.entries[i].kind == Some(Kind::Call) && names.class(&d.entries[i]) == Some(Class::Launch)
+    let class_of = |i: usize| match d.entries[i].kind {
+        Some(Kind::Call) => names.class(&d.entries[i]),
+        _ => None,
     };
     // The first launch-class child of each launch-class call, to borrow its kernel name.
     let mut child: HashMap<usize, usize> = HashMap::new();
     for (i, p) in parent.iter().enumerate() {
         if let Some(p) = *p {
-            if is_launch(i) && is_launch(p) {
+            if class_of(i) == Some(Class::Launch) && class_of(p) == Some(Class::Launch) {
                 child.entry(p).or_insert(i);
             }
         }
     }
-    let mut out: HashMap<String, KernelStats> = HashMap::new();
+    let mut captures = Captures::default();
+    let mut graphs: HashMap<u64, GraphExec> = HashMap::new();
+    let mut out = Kernels {
+        names,
+        rows: HashMap::new(),
+    };
     for (i, (e, p)) in d.entries.iter().zip(parent).enumerate() {
-        if !is_launch(i) || p.is_some_and(is_launch) {
+        if e.kind == Some(Kind::GraphNode) {
+            graph_node(e, &mut graphs, &mut out);
             continue;
         }
-        let known = names.kernels.get(&e.a1).or_else(|| {
-            child
-                .get(&i)
-                .and_then(|&c| names.kernels.get(&d.entries[c].a1))
-        });
-        let name = match known {
-            Some(n) => std::borrow::Cow::Borrowed(n.as_str()),
-            None => std::borrow::Cow::Owned(format!("<unknown handle {:#x}>", e.a1)),
-        };
-        // Look up by &str so the common case allocates nothing per launch.
-        if !out.contains_key(name.as_ref()) {
-            out.insert(
-                name.to_string(),
-                KernelStats {
-                    name: name.to_string(),
-                    launches: 0,
-                    failed: 0,
-                    open: 0,
-                },
-            );
-        }
-        let Some(k) = out.get_mut(name.as_ref()) else {
+        let Some(class) = class_of(i) else {
             continue;
         };
-        if !e.done {
-            k.open += 1;
-        } else if e.result != 0 {
-            k.failed += 1;
-            totals.failed_launches += 1;
-        } else {
-            k.launches += 1;
-            totals.launches += 1;
+        // Nested in a call of its own class: the same operation one layer down, already counted.
+        let outermost = p.and_then(class_of) != Some(class);
+        match class {
+            Class::Launch if outermost => {
+                let known = names
+                    .kernel(e.a1)
+                    .or_else(|| child.get(&i).and_then(|&c| names.kernel(d.entries[c].a1)));
+                let name = match known {
+                    Some(n) => std::borrow::Cow::Borrowed(n),
+                    None => std::borrow::Cow::Owned(unknown_handle(e.a1)),
+                };
+                let captured = captures.capturing(e);
+                let k = out.row(&name);
+                if !e.done {
+                    k.open += 1;
+                } else if e.result != 0 {
+                    k.failed += 1;
+                } else if captured {
+                    k.captured += 1;
+                } else {
+                    k.direct += 1;
+                }
+            }
+            Class::GraphLaunch
+                if outermost && e.done && e.result == 0 && !captures.capturing(e) =>
+            {
+                totals.graph_launches += 1;
+                match graphs.get_mut(&e.a1) {
+                    Some(g) => {
+                        g.launched += 1;
+                        if g.nodes.len() < g.count as usize {
+                            totals.graph_launches_unresolved += 1;
+                        }
+                    }
+                    None => totals.graph_launches_unresolved += 1,
+                }
+            }
+            _ => captures.apply(class, e),
         }
     }
-    out
+    for g in graphs.values_mut() {
+        out.flush(g);
+    }
+    let mut rows = out.rows;
+    for k in rows.values_mut() {
+        k.launches = k.direct + k.via_graph;
+        totals.launches += k.launches;
+        totals.failed_launches += k.failed;
+        totals.captured_launches += k.captured;
+    }
+    rows
+}
+
+/// Adds one graph-node entry to its exec's node list. Ordinal 0 starts the list afresh (a new
+/// instantiation, possibly reusing the handle); so does an ordinal that does not fit the current list
+/// (its ordinal-0 entry was lost). Ordinal 0 of count 0 is an explicitly empty list (a graph with no
+/// kernel nodes); any other ordinal at or past the count contradicts itself and is ignored.
+fn graph_node(e: &Entry, graphs: &mut HashMap<u64, GraphExec>, out: &mut Kernels) {
+    let ordinal = e.a2 as u32;
+    let count = (e.a2 >> 32) as u32;
+    if ordinal >= count && (ordinal, count) != (0, 0) {
+        return;
+    }
+    let g = graphs.entry(e.a0).or_default();
+    // Launches so far ran the list as it was.
+    out.flush(g);
+    if ordinal == 0 || g.count != count || g.nodes.contains_key(&ordinal) {
+        g.count = count;
+        g.nodes.clear();
+    }
+    if count > 0 {
+        g.nodes.insert(ordinal, e.a1);
+    }
 }
 
 type RangeKey = (String, Option<String>);
@@ -509,6 +721,9 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         totals.calls += t.calls;
         totals.launches += t.launches;
         totals.failed_launches += t.failed_launches;
+        totals.graph_launches += t.graph_launches;
+        totals.graph_launches_unresolved += t.graph_launches_unresolved;
+        totals.captured_launches += t.captured_launches;
         totals.unmatched_range_ends += t.unmatched_range_ends;
         processes.push(p.process);
         for (name, a) in p.apis {
@@ -522,13 +737,9 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         for (name, k) in p.kernels {
             let m = kernels.entry(name).or_insert_with(|| KernelStats {
                 name: k.name.clone(),
-                launches: 0,
-                failed: 0,
-                open: 0,
+                ..KernelStats::default()
             });
-            m.launches += k.launches;
-            m.failed += k.failed;
-            m.open += k.open;
+            m.absorb(&k);
         }
         for (key, r) in p.ranges {
             let m = ranges.entry(key).or_default();
@@ -563,8 +774,8 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
     let mut kernels: Vec<KernelStats> = kernels.into_values().collect();
     kernels.sort_by(|a, b| {
-        (b.launches, b.failed, b.open)
-            .cmp(&(a.launches, a.failed, a.open))
+        (b.launches, b.captured, b.failed, b.open)
+            .cmp(&(a.launches, a.captured, a.failed, a.open))
             .then(a.name.cmp(&b.name))
     });
     let mut ranges: Vec<RangeStats> = ranges
@@ -666,6 +877,12 @@ fn warnings(processes: &[Process], totals: &Totals) -> Vec<String> {
         if !nonzero.is_empty() {
             w.push(format!("{who}: shim counters: {}", nonzero.join(" ")));
         }
+    }
+    if totals.graph_launches_unresolved > 0 {
+        w.push(format!(
+            "{} of {} graph launches ran graphs whose kernel nodes are not (all) in the capture (instantiated before recording began, or entries lost): their kernel executions are not counted",
+            totals.graph_launches_unresolved, totals.graph_launches
+        ));
     }
     if totals.unmatched_range_ends > 0 {
         w.push(format!(

@@ -100,7 +100,9 @@ fn human_report_has_the_tables_and_warnings() {
     }
     let vec_add = r.stdout.lines().find(|l| l.ends_with("vecAdd")).unwrap();
     let cells: Vec<&str> = vec_add.split_whitespace().collect();
-    assert_eq!(cells, ["5", "1", "0", "vecAdd"]);
+    // launches, direct, graph, captured, failed, open: the scenario has no graphs and no capture, so
+    // all 5 launches are direct.
+    assert_eq!(cells, ["5", "5", "0", "0", "1", "0", "vecAdd"]);
     // Columns line up: the "calls" header ends where every API row's calls number ends.
     let lines: Vec<&str> = r.stdout.lines().collect();
     let head = lines.iter().position(|l| l.starts_with("api ")).unwrap();
@@ -142,7 +144,9 @@ fn json_report_is_one_object() {
     assert_eq!(memcpy["p99_ns"], 1000);
     assert_eq!(
         v["kernels"][0],
-        serde_json::json!({"name": "vecAdd", "launches": 5, "failed": 1, "open": 0})
+        // No graphs and no capture in the scenario: launches are all direct.
+        serde_json::json!({"name": "vecAdd", "launches": 5, "direct": 5, "via_graph": 0,
+            "captured": 0, "failed": 1, "open": 0})
     );
     assert_eq!(v["ranges"][0]["name"], "step");
     assert_eq!(v["ranges"][0]["total_ns"], 4000);

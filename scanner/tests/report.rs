@@ -278,11 +278,15 @@ fn runtime_record_name_wins_over_child() {
     b.call(TID, 2, 1, 11, 12, 0, 0xd00).unwrap();
     let _ = r1;
     let r = report_of(&b);
+    // No capture and no graphs: every completed launch is a direct one (launches = direct).
     assert_eq!(
         r.kernels,
         vec![KernelStats {
             name: "fromRuntime".into(),
             launches: 1,
+            direct: 1,
+            via_graph: 0,
+            captured: 0,
             failed: 0,
             open: 1
         }]

@@ -130,6 +130,55 @@ impl RingBuilder {
         })
     }
 
+    /// A call that never returns, with all three arguments.
+    pub fn open_args(&self, tid: u32, api: u16, depth: u16, t0: u64, a: [u64; 3]) -> Option<u64> {
+        self.w.begin(&Fields {
+            t_begin: t0,
+            tid,
+            api,
+            kind: Kind::Call as u8,
+            depth,
+            a0: a[0],
+            a1: a[1],
+            a2: a[2],
+            ..Fields::default()
+        })
+    }
+
+    /// A completed call `[t0, t1]` with all three arguments; returns its sequence number.
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_args(
+        &self,
+        tid: u32,
+        api: u16,
+        depth: u16,
+        t0: u64,
+        t1: u64,
+        result: i32,
+        a: [u64; 3],
+    ) -> Option<u64> {
+        let seq = self.open_args(tid, api, depth, t0, a)?;
+        self.w.end(seq, t1, result);
+        Some(seq)
+    }
+
+    /// A graph-node entry as the shim writes it after an instantiation (api 0): node `ordinal` of
+    /// `count` kernel nodes of graph exec `exec` runs function `func`.
+    pub fn graph_node(&self, tid: u32, t: u64, exec: u64, func: u64, ordinal: u32, count: u32) {
+        self.w.instant(
+            &Fields {
+                t_begin: t,
+                tid,
+                kind: Kind::GraphNode as u8,
+                a0: exec,
+                a1: func,
+                a2: ordinal as u64 | (count as u64) << 32,
+                ..Fields::default()
+            },
+            0,
+        );
+    }
+
     /// An NVTX (or lifecycle) instant, recorded under API id `NVTX_API` as the shim would.
     pub fn instant(&self, kind: Kind, tid: u32, t: u64, a0: u64, a1: u64, a2: u64) {
         self.w.instant(
