@@ -4,22 +4,32 @@
 # under the release shim at level 4 (recorded) and level 2 (hooked but not recorded), interleaved
 # bare, L4, L2, bare, L4, L2, … so drift hits every arm alike. Prints min/median/max per arm and the
 # added ns per call (arm − bare of the same round). Usage: bench/hotpath.sh [ROUNDS] [CALLS]
+# Environment: SHIM=path uses a prebuilt shim (no cargo, e.g. on the GPU machine); BENCH_CMD=program
+# times another program that takes CALLS REPEATS and prints "ns_per_call=X" or "repeat i: X ns/call"
+# lines (control-experiments/workloads/query_bench.cu: cudaStreamQuery on a real GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
 calls=${2:-1000000}
-cargo build --release -q -p causeway-shim
-make -s -C ci build/hotpath
-shim=$(pwd)/target/release/libcauseway.so
+if [ -z "${SHIM:-}" ]; then
+  cargo build --release -q -p causeway-shim
+  SHIM=$(pwd)/target/release/libcauseway.so
+fi
+shim=$(realpath "$SHIM")
+if [ -z "${BENCH_CMD:-}" ]; then
+  make -s -C ci build/hotpath
+  BENCH_CMD=ci/build/hotpath
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 run() { # arm level
   if [ "$1" = bare ]; then
-    LD_LIBRARY_PATH=ci/build ci/build/hotpath "$calls" 7
+    LD_LIBRARY_PATH=ci/build "$BENCH_CMD" "$calls" 7
   else
     LD_LIBRARY_PATH=ci/build LD_PRELOAD="$shim" CAUSEWAY_OUT="$out" CAUSEWAY_LEVEL="$2" CAUSEWAY_RING_MB=1024 \
-      ci/build/hotpath "$calls" 7
-  fi | sed -n 's/^ns_per_call=//p' | sort -n | sed -n 4p # median of the 7 reps
+      "$BENCH_CMD" "$calls" 7
+  fi | sed -nE 's/^ns_per_call=([0-9.]+)$/\1/p; s/^repeat [0-9]+: ([0-9.]+) ns\/call.*/\1/p' |
+    sort -n | sed -n 4p # median of the 7 reps
 }
 for r in $(seq "$rounds"); do
   echo "bare $(run bare)"

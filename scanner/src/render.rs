@@ -280,5 +280,16 @@ pub fn render(r: &Report) -> String {
         }
         m.write(&mut out);
     }
+
+    if !r.unmatched_lookups.is_empty() {
+        out.push_str("
+UNTRACED DRIVER ENTRY POINTS (cuGetProcAddress answers no hook matched; their calls are not in the capture)
+");
+        let mut u = Table::new(&[("symbol", Left), ("lookups", Right)]);
+        for s in &r.unmatched_lookups {
+            u.row(vec![clip(&s.name), s.count.to_string()]);
+        }
+        u.write(&mut out);
+    }
     out
 }

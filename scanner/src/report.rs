@@ -27,6 +27,9 @@ pub struct Report {
     /// Sorted by total time, largest first.
     pub ranges: Vec<RangeStats>,
     pub marks: Vec<MarkStats>,
+    /// Driver entry points `cuGetProcAddress` answered with a function none of the shim's hooks match:
+    /// their calls were not traced. Sorted by name.
+    pub unmatched_lookups: Vec<Unmatched>,
     pub totals: Totals,
     /// One line each, for the user: lost or unfinished entries, shims that disabled themselves.
     pub warnings: Vec<String>,
@@ -273,6 +276,12 @@ struct RangeAcc {
     max_ns: u64,
 }
 
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Unmatched {
+    pub name: String,
+    pub count: u64,
+}
+
 /// What one ring contributes; merged across processes by name.
 struct Partial {
     process: Process,
@@ -281,6 +290,7 @@ struct Partial {
     kernels: HashMap<String, KernelStats>,
     ranges: HashMap<(String, Option<String>), RangeAcc>,
     marks: HashMap<(String, Option<String>), u64>,
+    unmatched: HashMap<String, u64>,
 }
 
 fn analyze(ring: &Ring) -> Partial {
@@ -299,6 +309,14 @@ fn analyze(ring: &Ring) -> Partial {
     let apis = api_stats(h, &d, &names, &mut totals);
     let kernels = kernel_stats(&d, &names, &parent, &mut totals);
     let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
+    let mut unmatched: HashMap<String, u64> = HashMap::new();
+    for e in d
+        .entries
+        .iter()
+        .filter(|e| e.kind == Some(Kind::ProcUnmatched))
+    {
+        *unmatched.entry(names.text(e.a0)).or_default() += 1;
+    }
     Partial {
         process: process(ring, &d),
         decoded_totals: totals,
@@ -306,6 +324,7 @@ fn analyze(ring: &Ring) -> Partial {
         kernels,
         ranges,
         marks,
+        unmatched,
     }
 }
 
@@ -711,7 +730,11 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut kernels: HashMap<String, KernelStats> = HashMap::new();
     let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
     let mut marks: HashMap<RangeKey, u64> = HashMap::new();
+    let mut unmatched: HashMap<String, u64> = HashMap::new();
     for p in partials {
+        for (name, n) in p.unmatched {
+            *unmatched.entry(name).or_default() += n;
+        }
         let t = &p.decoded_totals;
         totals.entries += t.entries;
         totals.dropped = totals.dropped.saturating_add(t.dropped);
@@ -809,6 +832,11 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
             .then((&a.name, &a.domain).cmp(&(&b.name, &b.domain)))
     });
     let warnings = warnings(&processes, &totals);
+    let mut unmatched_lookups: Vec<Unmatched> = unmatched
+        .into_iter()
+        .map(|(name, count)| Unmatched { name, count })
+        .collect();
+    unmatched_lookups.sort_by(|a, b| a.name.cmp(&b.name));
     Report {
         capture: capture.to_string(),
         processes,
@@ -816,6 +844,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         kernels,
         ranges,
         marks,
+        unmatched_lookups,
         totals,
         warnings,
     }

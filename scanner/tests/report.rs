@@ -379,3 +379,26 @@ fn json_has_the_promised_fields() {
     assert_eq!(v["kernels"][0]["launches"], 5);
     assert!(v["ranges"].is_array());
 }
+
+#[test]
+fn untraced_driver_lookups_are_listed_by_name() {
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.text(7, "cuStreamDestroy").text(8, "cuMemcpyHtoD");
+    b.instant(causeway_ring::Kind::ProcUnmatched, 1, 10, 7, 2000, 0);
+    b.instant(causeway_ring::Kind::ProcUnmatched, 1, 11, 7, 2000, 0);
+    b.instant(causeway_ring::Kind::ProcUnmatched, 2, 12, 8, 3000, 2);
+    let r = report_of(&b);
+    let got: Vec<(&str, u64)> = r
+        .unmatched_lookups
+        .iter()
+        .map(|u| (u.name.as_str(), u.count))
+        .collect();
+    assert_eq!(got, vec![("cuMemcpyHtoD", 1), ("cuStreamDestroy", 2)]);
+    // They are lookups, not calls.
+    assert_eq!(r.totals.calls, 0);
+    let text = causeway_scanner::render::render(&r);
+    assert!(
+        text.contains("UNTRACED DRIVER ENTRY POINTS") && text.contains("cuStreamDestroy"),
+        "{text}"
+    );
+}

@@ -7,7 +7,7 @@
 
 use crate::hooks::{self, Hook, P};
 use crate::{record, resolve};
-use causeway_ring::layout::{counter, ApiInfo, Class, Layer};
+use causeway_ring::layout::{counter, ApiInfo, Class, Kind, Layer};
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::AtomicUsize;
 
@@ -35,11 +35,16 @@ pub static TABLE: [Hook; 2] = [
     },
 ];
 
+/// The API id unmatched-lookup entries carry (the v2 entry point's).
+fn h_id() -> u16 {
+    TABLE[1].id
+}
+
 /// Replaces `*pfn` with the hook of the variant it points to, if any. Returns whether it did.
 ///
 /// # Safety
 /// `symbol` is NULL or NUL-terminated and `pfn` is NULL or valid, as the real call just required.
-unsafe fn substitute(symbol: *const c_char, pfn: *mut P) -> bool {
+unsafe fn substitute(symbol: *const c_char, pfn: *mut P, version: i32, flags: u64) -> bool {
     if symbol.is_null() || pfn.is_null() {
         return false;
     }
@@ -60,8 +65,11 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P) -> bool {
         }
     }
     if known {
+        // Say which name, so a missing variant in the tables can be found and added.
         if let Some(w) = crate::state::writer() {
             w.bump(counter::PROC_UNMATCHED);
+            let id = crate::text::TEXT.intern(sym, Some(w));
+            record::instant(Kind::ProcUnmatched, h_id(), id, version as u64, flags);
         }
     }
     false
@@ -89,7 +97,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
     let r = unsafe { f(symbol, pfn, version, flags) };
     if r == 0 {
         // SAFETY: the real call accepted these pointers.
-        unsafe { substitute(symbol, pfn) };
+        unsafe { substitute(symbol, pfn, version, flags) };
     }
     if let Some(o) = open {
         o.finish(r);
@@ -120,7 +128,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     let r = unsafe { f(symbol, pfn, version, flags, status) };
     if r == 0 {
         // SAFETY: the real call accepted these pointers.
-        unsafe { substitute(symbol, pfn) };
+        unsafe { substitute(symbol, pfn, version, flags) };
     }
     if let Some(o) = open {
         o.finish(r);

@@ -34,7 +34,11 @@ struct Cfg(UnsafeCell<Option<Config>>);
 unsafe impl Sync for Cfg {}
 static CFG: Cfg = Cfg(UnsafeCell::new(None));
 
-pub const STRINGS_SIZE: u64 = 4 << 20;
+/// String area: a quarter of the entry area, between 256 KiB and 4 MiB (kernel names and NVTX texts are
+/// interned once each, so this rarely fills; a full area is counted).
+pub fn strings_size(capacity: u64) -> u64 {
+    (capacity * layout::ENTRY_SIZE as u64 / 4).clamp(256 << 10, 4 << 20)
+}
 pub const DEFAULT_RING_MB: u64 = 64;
 
 #[inline(always)]
@@ -123,7 +127,7 @@ fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
 fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedBuf> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
-    let size = layout::file_size(cfg.capacity, STRINGS_SIZE);
+    let size = layout::file_size(cfg.capacity, strings_size(cfg.capacity));
     let (base, _path) =
         create_file(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size).map_err(|e| {
             let mut m = FixedBuf::default();
@@ -135,7 +139,7 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
         })?;
     let p = Params {
         capacity: cfg.capacity,
-        strings_size: STRINGS_SIZE,
+        strings_size: strings_size(cfg.capacity),
         policy: cfg.policy,
         pid,
         ppid,
