@@ -19,14 +19,15 @@ shim=$(realpath "$SHIM")
 if [ -z "${BENCH_CMD:-}" ]; then
   make -s -C ci build/hotpath
   BENCH_CMD=ci/build/hotpath
+  export LD_LIBRARY_PATH=ci/build # the driver double; a real program must find the real driver
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 run() { # arm level
   if [ "$1" = bare ]; then
-    LD_LIBRARY_PATH=ci/build "$BENCH_CMD" "$calls" 7
+    "$BENCH_CMD" "$calls" 7
   else
-    LD_LIBRARY_PATH=ci/build LD_PRELOAD="$shim" CAUSEWAY_OUT="$out" CAUSEWAY_LEVEL="$2" CAUSEWAY_RING_MB=1024 \
+    LD_PRELOAD="$shim" CAUSEWAY_OUT="$out" CAUSEWAY_LEVEL="$2" CAUSEWAY_RING_MB="${BENCH_RING_MB:-1024}" CAUSEWAY_POLICY="${BENCH_POLICY:-drop}" \
       "$BENCH_CMD" "$calls" 7
   fi | sed -nE 's/^ns_per_call=([0-9.]+)$/\1/p; s/^repeat [0-9]+: ([0-9.]+) ns\/call.*/\1/p' |
     sort -n | sed -n 4p # median of the 7 reps

@@ -80,7 +80,12 @@
     X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz)               \
     X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)                         \
     X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphLaunch_ptsz)    \
+    X(cuGraphInstantiateWithParams) X(cuGraphInstantiateWithParams_ptsz)     \
     X(cuGraphDestroy) X(cuGraphExecDestroy)                                  \
+    X(cuGraphCreate) X(cuGraphAddKernelNode) X(cuGraphAddKernelNode_v2)      \
+    X(cuGraphAddChildGraphNode) X(cuGraphGetNodes) X(cuGraphNodeGetType)     \
+    X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeGetParams_v2)           \
+    X(cuGraphChildGraphNodeGetGraph)                                         \
     X(cuGetErrorString) X(cuGetErrorName)                                    \
     X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
@@ -138,6 +143,7 @@ enum {
     MAGIC_KERNEL = 0x4b726e31,
     MAGIC_GRAPH = 0x47726131,
     MAGIC_EXEC = 0x45786531,
+    MAGIC_NODE = 0x4e6f6431,
     MAGIC_DEAD = 0xdeadbeef
 };
 
@@ -159,6 +165,7 @@ enum work_kind {
 typedef struct work {
     struct work *next;
     enum work_kind kind;
+    CUgraphNodeType ntype; /* what the operation becomes when captured */
     uint64_t ns;
     CUhostFn fn;
     void *arg;
@@ -215,18 +222,36 @@ struct CUlib_st {
     struct CUkern_st *kernels;
 };
 
-/* A graph is a flat list of node templates (W_SLEEP / W_HOSTFN items); the
- * simulation runs captured nodes in capture order on the launch stream. */
+/* A graph is a list of nodes in creation order (for captured graphs, capture
+ * order).  Creation order is a topological order (a node's dependencies must
+ * exist when it is added), so a launch simply runs the nodes in that order on
+ * the launch stream, expanding child graphs in place.  Edges are checked when
+ * nodes are added but not otherwise kept: no concurrency inside a graph.
+ * Nodes are allocated one by one so their handles stay valid as the graph
+ * grows; like every other object they are poisoned, never freed. */
+struct CUgraphNode_st {
+    uint32_t magic;
+    CUgraphNodeType type;
+    struct CUgraph_st *owner;
+    work tmpl;                     /* executable nodes: the work item to run */
+    CUDA_KERNEL_NODE_PARAMS_v2 kp; /* kernel nodes (func always set) */
+    struct CUgraph_st *child;      /* child graph nodes: the embedded graph */
+};
 struct CUgraph_st {
     uint32_t magic;
-    int invalidated; /* capture broken by an unsupported call */
+    int invalidated;               /* capture broken by an unsupported call */
+    struct CUgraphNode_st *parent; /* embedded in this child graph node */
     size_t n, cap;
-    work *nodes;
+    struct CUgraphNode_st **nodes;
 };
+/* An executable graph owns a private clone of its graph (what a capturing
+ * stream embeds when the exec is launched into it) and the flattened list of
+ * work items a launch submits. */
 struct CUgraphExec_st {
     uint32_t magic;
+    struct CUgraph_st *graph;
     size_t n;
-    work *nodes;
+    work *items;
 };
 
 /* One big lock protects all simulation state; workers only drop it while
@@ -549,32 +574,165 @@ static struct CUstream_st *resolve_stream(CUstream h, int ptds, CUresult *err)
     if (!var)                                                                  \
         return var##_err
 
-static int graph_append_locked(struct CUgraph_st *g, const work *tmpl)
+/* ---- graph objects (g_mu held) ------------------------------------------ */
+
+static struct CUgraph_st *graph_new(void)
+{
+    struct CUgraph_st *g = calloc(1, sizeof *g);
+    if (g)
+        g->magic = MAGIC_GRAPH;
+    return g;
+}
+
+/* Append a new node of the given type to g; NULL when out of memory. */
+static struct CUgraphNode_st *graph_add_node_locked(struct CUgraph_st *g, CUgraphNodeType type)
 {
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 16;
-        work *nodes = realloc(g->nodes, cap * sizeof *nodes);
+        struct CUgraphNode_st **nodes = realloc(g->nodes, cap * sizeof *nodes);
         if (!nodes)
-            return -1;
+            return NULL;
         g->nodes = nodes;
         g->cap = cap;
     }
-    g->nodes[g->n] = *tmpl;
-    g->nodes[g->n].next = NULL;
-    g->n++;
+    struct CUgraphNode_st *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->magic = MAGIC_NODE;
+    n->type = type;
+    n->owner = g;
+    g->nodes[g->n++] = n;
+    return n;
+}
+
+/* Deep copy of g (child graphs included), embedded in `parent` if non-NULL. */
+static struct CUgraph_st *graph_clone_locked(const struct CUgraph_st *g,
+                                             struct CUgraphNode_st *parent)
+{
+    struct CUgraph_st *c = graph_new();
+    if (!c)
+        return NULL;
+    c->parent = parent;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct CUgraphNode_st *src = g->nodes[i];
+        struct CUgraphNode_st *dst = graph_add_node_locked(c, src->type);
+        if (!dst)
+            return NULL; /* the partial clone is leaked, like dead objects */
+        dst->tmpl = src->tmpl;
+        dst->kp = src->kp;
+        if (src->child && !(dst->child = graph_clone_locked(src->child, dst)))
+            return NULL;
+    }
+    return c;
+}
+
+/* Poison g, its nodes and their child graphs. */
+static void graph_kill_locked(struct CUgraph_st *g)
+{
+    g->magic = MAGIC_DEAD;
+    for (size_t i = 0; i < g->n; i++) {
+        g->nodes[i]->magic = MAGIC_DEAD;
+        if (g->nodes[i]->child)
+            graph_kill_locked(g->nodes[i]->child);
+    }
+}
+
+/* The work items a launch of g submits, in order, child graphs expanded. */
+typedef struct { work *v; size_t n, cap; } work_vec;
+
+static int graph_flatten_locked(const struct CUgraph_st *g, work_vec *out)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        const struct CUgraphNode_st *nd = g->nodes[i];
+        if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            if (graph_flatten_locked(nd->child, out) != 0)
+                return -1;
+            continue;
+        }
+        if (nd->type == CU_GRAPH_NODE_TYPE_EMPTY)
+            continue;
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 16;
+            work *v = realloc(out->v, cap * sizeof *v);
+            if (!v)
+                return -1;
+            out->v = v;
+            out->cap = cap;
+        }
+        out->v[out->n] = nd->tmpl;
+        out->v[out->n].next = NULL;
+        out->n++;
+    }
+    return 0;
+}
+
+/* The CUfunction of a CUkernel in the (only) context: what cuKernelGetFunction
+ * returns, created on first use.  NULL when out of memory. */
+static struct CUfunc_st *kernel_func_locked(struct CUkern_st *k)
+{
+    if (!k->func) {
+        struct CUfunc_st *f = calloc(1, sizeof *f);
+        if (!f)
+            return NULL;
+        f->magic = MAGIC_FUNC;
+        f->name = k->name;
+        f->ns = k->ns;
+        k->func = f;
+    }
+    return k->func;
+}
+
+/* Kernel node parameters as stored in a node: func is the CUfunction the
+ * launch runs.  A CUkernel given as func (or as kern with func NULL) is
+ * recorded as kern, with func = its CUfunction in the context (the function
+ * the launch ends up using, as cuKernelGetFunction returns it).  ctx is the
+ * primary context.  Kernel arguments are not simulated: kernelParams and
+ * extra read back as NULL. */
+static int kernel_params_locked(CUDA_KERNEL_NODE_PARAMS_v2 *kp)
+{
+    void *h = kp->func ? (void *)kp->func : (void *)kp->kern;
+    kp->kern = NULL;
+    if (h && *(uint32_t *)h == MAGIC_KERNEL) {
+        kp->kern = h;
+        if (!(kp->func = kernel_func_locked(h)))
+            return -1;
+    }
+    kp->ctx = &g_primary_ctx;
+    kp->kernelParams = NULL;
+    kp->extra = NULL;
+    return 0;
+}
+
+/* Record an operation into a capture.  kp: the launch's parameters for a
+ * kernel node (func may be a CUkernel), NULL for other nodes. */
+static int graph_append_locked(struct CUgraph_st *g, const work *tmpl,
+                               const CUDA_KERNEL_NODE_PARAMS_v2 *kp)
+{
+    struct CUgraphNode_st *n = graph_add_node_locked(g, tmpl->ntype);
+    if (!n)
+        return -1;
+    n->tmpl = *tmpl;
+    n->tmpl.next = NULL;
+    if (kp) {
+        n->kp = *kp;
+        if (kernel_params_locked(&n->kp) != 0)
+            return -1;
+    }
     return 0;
 }
 
 /* Submit a W_SLEEP / W_HOSTFN operation to s (g_mu held).  While s is being
- * captured the operation becomes a graph node and is not executed.  *pos gets
+ * captured the operation becomes a graph node (of type tmpl->ntype; kp: the
+ * parameters of a kernel launch, else NULL) and is not executed.  *pos gets
  * the stream position at which the operation completes (0 if captured). */
-static CUresult submit_locked(struct CUstream_st *s, const work *tmpl, uint64_t *pos)
+static CUresult submit_locked(struct CUstream_st *s, const work *tmpl, uint64_t *pos,
+                              const CUDA_KERNEL_NODE_PARAMS_v2 *kp)
 {
     if (pos)
         *pos = 0;
     if (s->capture)
-        return graph_append_locked(s->capture, tmpl) ? CUDA_ERROR_OUT_OF_MEMORY
-                                                     : CUDA_SUCCESS;
+        return graph_append_locked(s->capture, tmpl, kp) ? CUDA_ERROR_OUT_OF_MEMORY
+                                                         : CUDA_SUCCESS;
     if (implicit_deps_locked(s) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     work *w = new_work(tmpl->kind);
@@ -588,10 +746,11 @@ static CUresult submit_locked(struct CUstream_st *s, const work *tmpl, uint64_t 
     return CUDA_SUCCESS;
 }
 
-static CUresult submit(struct CUstream_st *s, const work *tmpl)
+static CUresult submit(struct CUstream_st *s, const work *tmpl,
+                       const CUDA_KERNEL_NODE_PARAMS_v2 *kp)
 {
     pthread_mutex_lock(&g_mu);
-    CUresult rc = submit_locked(s, tmpl, NULL);
+    CUresult rc = submit_locked(s, tmpl, NULL, kp);
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
@@ -622,16 +781,17 @@ static CUresult run_sync(CUstream h, int ptds, const work *tmpl)
     uint64_t pos;
     if (s->capture)
         rc = capture_violation_locked(s);
-    else if ((rc = submit_locked(s, tmpl, &pos)) == CUDA_SUCCESS)
+    else if ((rc = submit_locked(s, tmpl, &pos, NULL)) == CUDA_SUCCESS)
         wait_pos_locked(s, pos);
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
 
-static CUresult run_async(CUstream h, int ptds, const work *tmpl)
+static CUresult run_async(CUstream h, int ptds, const work *tmpl,
+                          const CUDA_KERNEL_NODE_PARAMS_v2 *kp)
 {
     RESOLVE(s, h, ptds);
-    return submit(s, tmpl);
+    return submit(s, tmpl, kp);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -963,23 +1123,13 @@ CW_DEF(cuKernelGetFunction, (CUfunction *pFunc, CUkernel kernel))
         return CUDA_ERROR_INVALID_VALUE;
     if (!kernel || kernel->magic != MAGIC_KERNEL)
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&g_mu);
-    if (!kernel->func) {
-        struct CUfunc_st *f = calloc(1, sizeof *f);
-        if (!f) {
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-            goto out;
-        }
-        f->magic = MAGIC_FUNC;
-        f->name = kernel->name;
-        f->ns = kernel->ns;
-        kernel->func = f;
-    }
-    *pFunc = kernel->func;
-out:
+    struct CUfunc_st *f = kernel_func_locked(kernel);
     pthread_mutex_unlock(&g_mu);
-    return rc;
+    if (!f)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pFunc = f;
+    return CUDA_SUCCESS;
 }
 
 /* As in CUDA 12+, a CUkernel may be used where a CUfunction is expected. */
@@ -1048,8 +1198,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_INVALID_VALUE;
     if (params && extra)
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ns = ns };
-    return run_async(h, ptds, &w);
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns };
+    CUDA_KERNEL_NODE_PARAMS_v2 kp = {
+        .func = f, .gridDimX = gx, .gridDimY = gy, .gridDimZ = gz,
+        .blockDimX = bx, .blockDimY = by, .blockDimZ = bz, .sharedMemBytes = smem,
+    };
+    return run_async(h, ptds, &w, &kp);
 }
 
 #define LAUNCH_ARGS f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream
@@ -1108,8 +1262,8 @@ static CUresult host_func(CUstream h, CUhostFn fn, void *data, int ptds)
     CHECK_INIT();
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_HOSTFN, .fn = fn, .arg = data };
-    return run_async(h, ptds, &w);
+    work w = { .kind = W_HOSTFN, .ntype = CU_GRAPH_NODE_TYPE_HOST, .fn = fn, .arg = data };
+    return run_async(h, ptds, &w, NULL);
 }
 
 CW_DEF(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
@@ -1272,11 +1426,11 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, int ptds)
     if (alloc_take_locked(dptr, A_DEVICE, A_MANAGED) != 0) {
         rc = CUDA_ERROR_INVALID_VALUE;
     } else if (s->capture) {
-        work w = { .kind = W_SLEEP, .ns = 0 };
-        rc = submit_locked(s, &w, NULL);
+        work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEM_FREE, .ns = 0 };
+        rc = submit_locked(s, &w, NULL, NULL);
     } else {
         work w = { .kind = W_FREE, .arg = (void *)(uintptr_t)dptr };
-        rc = submit_locked(s, &w, NULL);
+        rc = submit_locked(s, &w, NULL, NULL);
     }
     pthread_mutex_unlock(&g_mu);
     return rc;
@@ -1311,8 +1465,8 @@ static CUresult copy_op(uintptr_t dst, uintptr_t src, size_t n, int checks,
         if ((checks & CHK_SRC_DEV) && !dev_range_ok(src, n))
             return CUDA_ERROR_INVALID_VALUE;
     }
-    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
-    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
 #define U(p) ((uintptr_t)(p))
@@ -1397,8 +1551,8 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream h, int ptds, int sync)
     size_t n = c->WidthInBytes * c->Height;
     if (n && (!src || !dst))
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
-    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
 CW_DEF(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy))
@@ -1457,8 +1611,8 @@ static CUresult memset_op(CUdeviceptr dst, size_t n, CUstream h, int ptds, int s
     CHECK_INIT();
     if (n && !dev_range_ok(dst, n))
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ns = xfer_ns(n) };
-    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w);
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMSET, .ns = xfer_ns(n) };
+    return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
 CW_DEF(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
@@ -1800,10 +1954,9 @@ static CUresult begin_capture(CUstream h, CUstreamCaptureMode mode, int ptds)
     RESOLVE(s, h, ptds);
     if (s->kind == STREAM_LEGACY)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    struct CUgraph_st *g = calloc(1, sizeof *g);
+    struct CUgraph_st *g = graph_new();
     if (!g)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    g->magic = MAGIC_GRAPH;
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&g_mu);
     if (s->capture)
@@ -1861,35 +2014,84 @@ CW_DEF(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph))
     return end_capture(hStream, phGraph, 1);
 }
 
+static int graph_ok(const struct CUgraph_st *g) { return g && g->magic == MAGIC_GRAPH; }
+static int node_ok(const struct CUgraphNode_st *n) { return n && n->magic == MAGIC_NODE; }
+
+/* Instantiation snapshots the graph: later changes to it do not affect the
+ * executable graph.  Flags are checked but have no effect (an upload is a
+ * no-op). */
+static CUresult instantiate(CUgraphExec *out, CUgraph g, unsigned long long flags)
+{
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!graph_ok(g))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~(unsigned long long)0xf)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphExec_st *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    work_vec items = { 0 };
+    pthread_mutex_lock(&g_mu);
+    x->graph = graph_clone_locked(g, NULL);
+    int bad = !x->graph || graph_flatten_locked(x->graph, &items) != 0;
+    pthread_mutex_unlock(&g_mu);
+    if (bad) {
+        free(items.v);
+        free(x);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    x->n = items.n;
+    x->items = items.v;
+    x->magic = MAGIC_EXEC;
+    *out = x;
+    return CUDA_SUCCESS;
+}
+
 CW_DEF(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags))
 {
     CW_COUNT(cuGraphInstantiateWithFlags);
     CHECK_INIT();
-    (void)flags;
-    if (!phGraphExec)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!hGraph || hGraph->magic != MAGIC_GRAPH)
-        return CUDA_ERROR_INVALID_HANDLE;
-    struct CUgraphExec_st *x = calloc(1, sizeof *x);
-    if (!x)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&g_mu);
-    x->n = hGraph->n;
-    x->nodes = malloc((x->n ? x->n : 1) * sizeof *x->nodes);
-    if (x->nodes && x->n)
-        memcpy(x->nodes, hGraph->nodes, x->n * sizeof *x->nodes);
-    pthread_mutex_unlock(&g_mu);
-    if (!x->nodes) {
-        free(x);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    x->magic = MAGIC_EXEC;
-    *phGraphExec = x;
-    return CUDA_SUCCESS;
+    return instantiate(phGraphExec, hGraph, flags);
 }
 
-/* Executes the recorded nodes in capture order on the stream.  Launching
- * into a capturing stream appends the nodes to that capture. */
+/* The upload stream is only looked at with CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+ * (NULL there is the legacy or the per-thread stream, by variant). */
+static CUresult instantiate_params(CUgraphExec *out, CUgraph g,
+                                   CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptds)
+{
+    CHECK_INIT();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    p->hErrNode_out = NULL;
+    p->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+    if (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) {
+        RESOLVE(s, p->hUploadStream, ptds);
+        (void)s;
+    }
+    CUresult rc = instantiate(out, g, p->flags);
+    if (rc == CUDA_SUCCESS)
+        p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+    return rc;
+}
+
+CW_DEF(cuGraphInstantiateWithParams, (CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams))
+{
+    CW_COUNT(cuGraphInstantiateWithParams);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 0);
+}
+
+CW_DEF(cuGraphInstantiateWithParams_ptsz, (CUgraphExec *phGraphExec, CUgraph hGraph,
+                                           CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams))
+{
+    CW_COUNT(cuGraphInstantiateWithParams_ptsz);
+    return instantiate_params(phGraphExec, hGraph, instantiateParams, 1);
+}
+
+/* Submits the graph's work items, in node order, to the stream.  Launching
+ * into a capturing stream adds a child graph node (a copy of the executable
+ * graph's graph) to that capture instead. */
 static CUresult graph_launch(CUgraphExec x, CUstream h, int ptds)
 {
     CHECK_INIT();
@@ -1898,8 +2100,14 @@ static CUresult graph_launch(CUgraphExec x, CUstream h, int ptds)
     RESOLVE(s, h, ptds);
     CUresult rc = CUDA_SUCCESS;
     pthread_mutex_lock(&g_mu);
-    for (size_t i = 0; i < x->n && rc == CUDA_SUCCESS; i++)
-        rc = submit_locked(s, &x->nodes[i], NULL);
+    if (s->capture) {
+        struct CUgraphNode_st *n = graph_add_node_locked(s->capture, CU_GRAPH_NODE_TYPE_GRAPH);
+        if (!n || !(n->child = graph_clone_locked(x->graph, n)))
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        for (size_t i = 0; i < x->n && rc == CUDA_SUCCESS; i++)
+            rc = submit_locked(s, &x->items[i], NULL, NULL);
+    }
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
@@ -1916,14 +2124,22 @@ CW_DEF(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream))
     return graph_launch(hGraphExec, hStream, 1);
 }
 
+/* Destroys the graph and its nodes.  The graph of a child graph node belongs
+ * to the node and cannot be destroyed on its own (1). */
 CW_DEF(cuGraphDestroy, (CUgraph hGraph))
 {
     CW_COUNT(cuGraphDestroy);
     CHECK_INIT();
-    if (!hGraph || hGraph->magic != MAGIC_GRAPH)
-        return CUDA_ERROR_INVALID_HANDLE;
-    hGraph->magic = MAGIC_DEAD;
-    return CUDA_SUCCESS;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!graph_ok(hGraph))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (hGraph->parent)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        graph_kill_locked(hGraph);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
 }
 
 CW_DEF(cuGraphExecDestroy, (CUgraphExec hGraphExec))
@@ -1933,6 +2149,223 @@ CW_DEF(cuGraphExecDestroy, (CUgraphExec hGraphExec))
     if (!hGraphExec || hGraphExec->magic != MAGIC_EXEC)
         return CUDA_ERROR_INVALID_HANDLE;
     hGraphExec->magic = MAGIC_DEAD;
+    return CUDA_SUCCESS;
+}
+
+/* ---- explicit construction -------------------------------------------- */
+
+CW_DEF(cuGraphCreate, (CUgraph *phGraph, unsigned int flags))
+{
+    CW_COUNT(cuGraphCreate);
+    CHECK_INIT();
+    if (!phGraph || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraph_st *g = graph_new();
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *phGraph = g;
+    return CUDA_SUCCESS;
+}
+
+/* Common checks of the cuGraphAdd*Node calls (g_mu held): every dependency
+ * must be a node of g. */
+static CUresult add_checks_locked(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                  size_t ndeps)
+{
+    if (!out || (ndeps && !deps))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!graph_ok(g))
+        return CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; i < ndeps; i++)
+        if (!node_ok(deps[i]) || deps[i]->owner != g)
+            return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* func (a CUfunction or CUkernel) is launched; with func NULL, kern is, in
+ * ctx (NULL: the current context).  The node records what kernel_params_locked
+ * describes. */
+static CUresult add_kernel_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                size_t ndeps, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    CHECK_INIT();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS_v2 kp = *p;
+    const char *name;
+    uint64_t ns;
+    if (!kp.func) {
+        if (!kp.kern || kp.kern->magic != MAGIC_KERNEL)
+            return CUDA_ERROR_INVALID_HANDLE;
+        if (kp.ctx && kp.ctx->magic != MAGIC_CTX)
+            return CUDA_ERROR_INVALID_CONTEXT;
+        kp.func = (CUfunction)kp.kern;
+    }
+    if (func_info(kp.func, &name, &ns) != 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    unsigned gx = kp.gridDimX, gy = kp.gridDimY, gz = kp.gridDimZ;
+    unsigned bx = kp.blockDimX, by = kp.blockDimY, bz = kp.blockDimZ;
+    if (!gx || !gy || !gz || !bx || !by || !bz || gx > 0x7fffffffu || gy > 65535 ||
+        gz > 65535 || bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (kp.kernelParams && kp.extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    CUresult rc = add_checks_locked(out, g, deps, ndeps);
+    struct CUgraphNode_st *n = NULL;
+    if (rc == CUDA_SUCCESS && (kernel_params_locked(&kp) != 0 ||
+                               !(n = graph_add_node_locked(g, CU_GRAPH_NODE_TYPE_KERNEL))))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (n) {
+        n->tmpl = (work){ .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns };
+        n->kp = kp;
+        *out = n;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuGraphAddKernelNode, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                              const CUgraphNode *dependencies, size_t numDependencies,
+                              const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams))
+{
+    CW_COUNT(cuGraphAddKernelNode);
+    CHECK_INIT();
+    if (!nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    memcpy(&p, nodeParams, sizeof *nodeParams); /* v2 extends v1 */
+    if (!p.func)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, &p);
+}
+
+CW_DEF(cuGraphAddKernelNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode *dependencies, size_t numDependencies,
+                                 const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams))
+{
+    CW_COUNT(cuGraphAddKernelNode_v2);
+    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+/* The child graph is cloned into the node (later changes to childGraph do
+ * not affect it); cuGraphChildGraphNodeGetGraph returns the clone. */
+CW_DEF(cuGraphAddChildGraphNode, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies, size_t numDependencies,
+                                  CUgraph childGraph))
+{
+    CW_COUNT(cuGraphAddChildGraphNode);
+    CHECK_INIT();
+    pthread_mutex_lock(&g_mu);
+    CUresult rc = add_checks_locked(phGraphNode, hGraph, dependencies, numDependencies);
+    if (rc == CUDA_SUCCESS && !graph_ok(childGraph))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS) {
+        /* Clone first: childGraph may be hGraph itself. */
+        struct CUgraph_st *c = graph_clone_locked(childGraph, NULL);
+        struct CUgraphNode_st *n = c ? graph_add_node_locked(hGraph, CU_GRAPH_NODE_TYPE_GRAPH) : NULL;
+        if (!n) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            c->parent = n;
+            n->child = c;
+            *phGraphNode = n;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+/* ---- inspection ---------------------------------------------------------- */
+
+/* nodes NULL: *numNodes = the node count.  Otherwise the first *numNodes
+ * nodes (creation order) are stored; if *numNodes exceeds the count, the
+ * rest of the array is set to NULL and *numNodes to the count. */
+CW_DEF(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))
+{
+    CW_COUNT(cuGraphGetNodes);
+    CHECK_INIT();
+    if (!numNodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!graph_ok(hGraph)) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else if (!nodes) {
+        *numNodes = hGraph->n;
+    } else {
+        size_t want = *numNodes;
+        for (size_t i = 0; i < want; i++)
+            nodes[i] = i < hGraph->n ? hGraph->nodes[i] : NULL;
+        if (want > hGraph->n)
+            *numNodes = hGraph->n;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type))
+{
+    CW_COUNT(cuGraphNodeGetType);
+    CHECK_INIT();
+    if (!type)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!node_ok(hNode))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *type = hNode->type;
+    return CUDA_SUCCESS;
+}
+
+/* Parameters of a kernel node (see kernel_params_locked): a node that is not
+ * a kernel node gives 1. */
+static CUresult kernel_node_params(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v2 *out)
+{
+    if (!node_ok(n))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    *out = n->kp;
+    pthread_mutex_unlock(&g_mu);
+    return CUDA_SUCCESS;
+}
+
+CW_DEF(cuGraphKernelNodeGetParams, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams))
+{
+    CW_COUNT(cuGraphKernelNodeGetParams);
+    CHECK_INIT();
+    if (!nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CUresult rc = kernel_node_params(hNode, &p);
+    if (rc == CUDA_SUCCESS)
+        memcpy(nodeParams, &p, sizeof *nodeParams); /* the v1 prefix of v2 */
+    return rc;
+}
+
+CW_DEF(cuGraphKernelNodeGetParams_v2, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams))
+{
+    CW_COUNT(cuGraphKernelNodeGetParams_v2);
+    CHECK_INIT();
+    if (!nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    return kernel_node_params(hNode, nodeParams);
+}
+
+/* The embedded graph itself (not a copy): nodes added to it are part of the
+ * child graph node.  A node that is not a child graph node gives 1. */
+CW_DEF(cuGraphChildGraphNodeGetGraph, (CUgraphNode hNode, CUgraph *phGraph))
+{
+    CW_COUNT(cuGraphChildGraphNodeGetGraph);
+    CHECK_INIT();
+    if (!phGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!node_ok(hNode))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (hNode->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = hNode->child;
     return CUDA_SUCCESS;
 }
 
@@ -2095,10 +2528,21 @@ static const proc_row g_procs[] = {
     RP("cuStreamEndCapture", 10000, cuStreamEndCapture_ptsz),
     R("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags),
     R("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
+    R("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams),
+    RP("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams_ptsz),
     R("cuGraphLaunch", 10000, cuGraphLaunch),
     RP("cuGraphLaunch", 10000, cuGraphLaunch_ptsz),
     R("cuGraphDestroy", 10000, cuGraphDestroy),
     R("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
+    R("cuGraphCreate", 10000, cuGraphCreate),
+    R("cuGraphAddKernelNode", 10000, cuGraphAddKernelNode),
+    R("cuGraphAddKernelNode", 12000, cuGraphAddKernelNode_v2),
+    R("cuGraphAddChildGraphNode", 10000, cuGraphAddChildGraphNode),
+    R("cuGraphGetNodes", 10000, cuGraphGetNodes),
+    R("cuGraphNodeGetType", 10000, cuGraphNodeGetType),
+    R("cuGraphKernelNodeGetParams", 10000, cuGraphKernelNodeGetParams),
+    R("cuGraphKernelNodeGetParams", 12000, cuGraphKernelNodeGetParams_v2),
+    R("cuGraphChildGraphNodeGetGraph", 10000, cuGraphChildGraphNodeGetGraph),
     R("cuGetErrorString", 6000, cuGetErrorString),
     R("cuGetErrorName", 6000, cuGetErrorName),
     R("cuGetProcAddress", 11030, cuGetProcAddress),

@@ -66,7 +66,8 @@
     X(cudaEventRecord) X(cudaEventRecord_ptsz) X(cudaEventSynchronize)       \
     X(cudaEventQuery) X(cudaEventDestroy) X(cudaEventElapsedTime)            \
     X(cudaDeviceSynchronize)                                                 \
-    X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphLaunch_ptsz)       \
+    X(cudaGraphInstantiate) X(cudaGraphInstantiateWithFlags)                 \
+    X(cudaGraphLaunch) X(cudaGraphLaunch_ptsz)                               \
     X(cudaGraphDestroy) X(cudaGraphExecDestroy)                              \
     X(__cudaRegisterFatBinary) X(__cudaRegisterFatBinaryEnd)                 \
     X(__cudaRegisterFunction) X(__cudaUnregisterFatBinary)                   \
@@ -1185,10 +1186,21 @@ CW_PUBLIC cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEve
 /* Graphs                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Both instantiate calls (the same ABI since CUDA 12) go through the
+ * driver's cuGraphInstantiateWithFlags, and launches through cuGraphLaunch,
+ * as in the real runtime. */
 CW_PUBLIC cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                            unsigned long long flags)
 {
     CW_COUNT(cudaGraphInstantiate);
+    READY();
+    return CALL(g_drv.GraphInstantiate(pGraphExec, graph, flags));
+}
+
+CW_PUBLIC cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                                    unsigned long long flags)
+{
+    CW_COUNT(cudaGraphInstantiateWithFlags);
     READY();
     return CALL(g_drv.GraphInstantiate(pGraphExec, graph, flags));
 }

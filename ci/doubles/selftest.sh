@@ -69,12 +69,21 @@ run "hang" 124 syncing
 run "exitcode 3" 3 launches=1 exit=3
 run "nvcc13_launch 20" 0 launches=20 __cudaLaunchKernel=10 __cudaLaunchKernel_ptsz=10 \
     cuLaunchKernel=10 cuLaunchKernel_ptsz=10 __cudaGetKernel=1 cuLibraryGetKernel=1
+run "graph_prog 5" 0 graph_launches=5 captured_launches=3 direct_launches=2 \
+    "expect sleep_1us=10" "expect sleep_10us=7" cudaGraphInstantiate=1 \
+    cuGraphInstantiateWithFlags=1 cudaGraphLaunch=5 cuGraphLaunch=5 cuLaunchKernel=5 \
+    __cudaLaunchKernel=1 cuMemsetD8Async=1
+run "graph_tree 5" 0 graph_launches=5 "expect sleep_1us=10" "expect sleep_0us=5" \
+    "expect sleep_10us=5" cuGraphInstantiateWithParams=1 cuGraphLaunch=5 \
+    cuGraphAddKernelNode=1 cuGraphAddKernelNode_v2=3 cuGraphAddChildGraphNode=1
 run "semantics" 0 result=PASS
 if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
 
 # Output must be stable from run to run (what shim tests diff).
 "$B"/mt_launch 3 30 >"$out" 2>&1; "$B"/mt_launch 3 30 >"$out.2" 2>&1
 if cmp -s "$out" "$out.2"; then pass "mt_launch output is stable"; else fail "mt_launch output differs between runs"; fi
+"$B"/graph_prog 3 >"$out" 2>&1; "$B"/graph_prog 3 >"$out.2" 2>&1
+if cmp -s "$out" "$out.2"; then pass "graph_prog output is stable"; else fail "graph_prog output differs between runs"; fi
 
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all checks passed"

@@ -4,12 +4,22 @@
 use causeway_itests::*;
 use std::process::Command;
 
-/// The programs' stdout with the name-getter counters removed: the shim asks the double for each
-/// kernel's name once (cuFuncGetName / cudaFuncGetName), which the double's counters honestly show.
-/// Process ids differ from run to run and are masked.
-fn without_name_lookups(out: &str) -> String {
+/// Counters of the calls the shim itself makes (kernel names once per handle; graph contents once per
+/// instantiation), which the doubles honestly count.
+const SHIM_QUERIES: [&str; 6] = [
+    "FuncGetName",
+    "KernelGetName",
+    "cuGraphGetNodes",
+    "cuGraphNodeGetType",
+    "cuGraphKernelNodeGetParams",
+    "cuGraphChildGraphNodeGetGraph",
+];
+
+/// The programs' stdout without the counters of the shim's own queries. Process ids differ from run to
+/// run and are masked.
+fn without_shim_queries(out: &str) -> String {
     out.lines()
-        .filter(|l| !l.contains("FuncGetName") && !l.contains("KernelGetName"))
+        .filter(|l| !SHIM_QUERIES.iter().any(|q| l.contains(q)))
         .map(|l| match l.find("pid=") {
             Some(i) => {
                 let rest = l[i + 4..].trim_start_matches(|c: char| c.is_ascii_digit());
@@ -55,8 +65,8 @@ fn same_bare_and_traced(name: &str, args: &[&str], level: u8) -> (String, serde_
         stderr(&t)
     );
     assert_eq!(
-        without_name_lookups(&stdout(&b)),
-        without_name_lookups(&stdout(&t)),
+        without_shim_queries(&stdout(&b)),
+        without_shim_queries(&stdout(&t)),
         "{name}: output changed under the shim"
     );
     assert!(
@@ -494,4 +504,44 @@ fn nvcc13_launch_stubs_are_traced_with_kernel_names() {
         .filter(|k| k["name"].as_str().unwrap().starts_with("<unknown"))
         .collect();
     assert!(unnamed.is_empty(), "every kernel has its name: {unnamed:?}");
+}
+
+/// The "expect <kernel>=<executions>" lines a graph program prints.
+fn expected_executions(out: &str) -> Vec<(String, u64)> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("expect "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.trim().parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn captured_launches_run_nothing_and_graph_launches_run_their_kernels() {
+    let (out, r) = same_bare_and_traced("graph_prog", &["5"], 2);
+    let expect = expected_executions(&out);
+    assert!(!expect.is_empty(), "{out}");
+    for (name, n) in &expect {
+        assert_eq!(launches(&r, name), *n, "{name}: {}", r["kernels"]);
+    }
+    assert_eq!(
+        r["totals"]["graph_launches"],
+        value(&out, "graph_launches"),
+        "{}",
+        r["totals"]
+    );
+    assert_eq!(
+        r["totals"]["captured_launches"],
+        value(&out, "captured_launches")
+    );
+    assert_eq!(r["totals"]["graph_launches_unresolved"], 0);
+}
+
+#[test]
+fn child_graphs_are_walked_for_their_kernels() {
+    let (out, r) = same_bare_and_traced("graph_tree", &["4"], 2);
+    let expect = expected_executions(&out);
+    assert_eq!(expect.len(), 3, "{out}");
+    for (name, n) in &expect {
+        assert_eq!(launches(&r, name), *n, "{name}: {}", r["kernels"]);
+    }
 }

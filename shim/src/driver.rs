@@ -86,6 +86,9 @@ hook_table! {
     // Graphs and capture.
     cuGraphLaunch: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
     cuGraphLaunch_ptsz: 2 GraphLaunch (exec: P, s: P) => [s, exec, 0];
+    // The CUDA 10.0 form (no mode argument): cudart still asks for it at version 10000.
+    cuStreamBeginCapture: 2 Capture (s: P) => [s, 0, capture_phase::BEGIN];
+    cuStreamBeginCapture_ptsz: 2 Capture (s: P) => [s, 0, capture_phase::BEGIN];
     cuStreamBeginCapture_v2: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
     cuStreamBeginCapture_v2_ptsz: 2 Capture (s: P, mode: i32) => [s, mode, capture_phase::BEGIN];
     cuStreamEndCapture: 2 Capture (s: P, graph: P) => [s, 0, capture_phase::END];

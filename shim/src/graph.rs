@@ -12,7 +12,7 @@ use std::ffi::CStr;
 use std::sync::atomic::AtomicUsize;
 
 const NODE_TYPE_KERNEL: i32 = 0;
-const NODE_TYPE_GRAPH: i32 = 5;
+const NODE_TYPE_GRAPH: i32 = 4;
 /// Child graphs nest; real ones are shallow. The bound keeps a corrupt graph from recursing forever.
 const MAX_DEPTH: usize = 8;
 

@@ -284,6 +284,142 @@ int main(void)
     EXPECT_RC(D(cuStreamEndCapture)(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "capture was invalidated");
     EXPECT(g == NULL, "invalidated capture yields no graph");
 
+    /* ---- graph nodes: inspection and explicit construction ---- */
+    {
+        CUfunction f1 = func(mod, "sleep_1us"), k10f;
+        CUkernel k10;
+        const char *nm = NULL;
+        EXPECT_RC(D(cuLibraryGetKernel)(&k10, lib, "sleep_10us"), 0, "cuLibraryGetKernel sleep_10us");
+        EXPECT_RC(D(cuKernelGetFunction)(&k10f, k10), 0, "its CUfunction");
+        CUdeviceptr mp;
+        EXPECT_RC(D(cuMemAlloc_v2)(&mp, 4096), 0, "cuMemAlloc for a memset node");
+        EXPECT_RC(D(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL), 0, "capture for inspection");
+        EXPECT_RC(launch(f1, s), 0, "captured CUfunction launch");
+        EXPECT_RC(D(cuLaunchKernel)((CUfunction)k10, 2, 1, 1, 64, 1, 1, 128, s, NULL, NULL), 0, "captured CUkernel launch");
+        EXPECT_RC(D(cuMemsetD8Async)(mp, 0, 4096, s), 0, "captured memset");
+        EXPECT_RC(D(cuLaunchHostFunc)(s, host_fn, NULL), 0, "captured host func (2)");
+        EXPECT_RC(D(cuStreamEndCapture)(s, &g), 0, "end capture for inspection");
+        size_t nn = 0;
+        EXPECT_RC(D(cuGraphGetNodes)(g, NULL, &nn), 0, "cuGraphGetNodes(count)");
+        EXPECT(nn == 4, "4 captured nodes");
+        CUgraphNode nodes[6];
+        memset(nodes, 0x55, sizeof nodes);
+        nn = 6;
+        EXPECT_RC(D(cuGraphGetNodes)(g, nodes, &nn), 0, "cuGraphGetNodes(6)");
+        EXPECT(nn == 4 && nodes[3] && !nodes[4] && !nodes[5], "extra entries NULL, count returned");
+        CUgraphNode two[2];
+        nn = 2;
+        EXPECT_RC(D(cuGraphGetNodes)(g, two, &nn), 0, "cuGraphGetNodes(2)");
+        EXPECT(nn == 2 && two[0] == nodes[0] && two[1] == nodes[1], "first 2 nodes, in capture order");
+        CUgraphNodeType t[4] = { -1, -1, -1, -1 };
+        for (int i = 0; i < 4; i++)
+            D(cuGraphNodeGetType)(nodes[i], &t[i]);
+        EXPECT(t[0] == CU_GRAPH_NODE_TYPE_KERNEL && t[1] == CU_GRAPH_NODE_TYPE_KERNEL &&
+               t[2] == CU_GRAPH_NODE_TYPE_MEMSET && t[3] == CU_GRAPH_NODE_TYPE_HOST,
+               "node types kernel, kernel, memset, host");
+        CUDA_KERNEL_NODE_PARAMS_v2 kp;
+        memset(&kp, 0x55, sizeof kp);
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(nodes[0], &kp), 0, "cuGraphKernelNodeGetParams_v2");
+        EXPECT(kp.func == f1 && kp.kern == NULL && kp.gridDimX == 1 && kp.blockDimX == 32 &&
+               kp.ctx != NULL && kp.kernelParams == NULL && kp.extra == NULL,
+               "kernel node of a CUfunction launch: func is that CUfunction");
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(nodes[1], &kp), 0, "params of the CUkernel node");
+        EXPECT(kp.func == k10f && kp.kern == k10 && kp.gridDimX == 2 && kp.blockDimX == 64 &&
+               kp.sharedMemBytes == 128, "kernel node of a CUkernel launch: func is its CUfunction, kern the CUkernel");
+        EXPECT_RC(D(cuFuncGetName)(&nm, kp.func), 0, "cuFuncGetName(node func)");
+        EXPECT(nm && strcmp(nm, "sleep_10us") == 0, "node func name");
+        CUDA_KERNEL_NODE_PARAMS_v1 kp1;
+        EXPECT_RC(D(cuGraphKernelNodeGetParams)(nodes[0], &kp1), 0, "cuGraphKernelNodeGetParams (v1)");
+        EXPECT(kp1.func == f1 && kp1.blockDimX == 32, "v1 params");
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(nodes[2], &kp), CUDA_ERROR_INVALID_VALUE, "kernel params of a memset node");
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(NULL, &kp), CUDA_ERROR_INVALID_HANDLE, "kernel params of NULL node");
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(nodes[0], NULL), CUDA_ERROR_INVALID_VALUE, "kernel params to NULL");
+        EXPECT_RC(D(cuGraphGetNodes)(NULL, NULL, &nn), CUDA_ERROR_INVALID_HANDLE, "cuGraphGetNodes(NULL graph)");
+        EXPECT_RC(D(cuGraphGetNodes)(g, NULL, NULL), CUDA_ERROR_INVALID_VALUE, "cuGraphGetNodes(NULL count)");
+        EXPECT_RC(D(cuGraphNodeGetType)(nodes[0], NULL), CUDA_ERROR_INVALID_VALUE, "cuGraphNodeGetType(NULL out)");
+        EXPECT_RC(D(cuGraphNodeGetType)(NULL, t), CUDA_ERROR_INVALID_HANDLE, "cuGraphNodeGetType(NULL node)");
+        CUgraph cg = NULL;
+        EXPECT_RC(D(cuGraphChildGraphNodeGetGraph)(nodes[0], &cg), CUDA_ERROR_INVALID_VALUE, "child graph of a kernel node");
+
+        /* A graph launch into a capturing stream becomes a child graph node. */
+        EXPECT_RC(D(cuGraphInstantiateWithFlags)(&x, g, 0), 0, "instantiate the inspected graph");
+        CUgraph g2;
+        EXPECT_RC(D(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL), 0, "capture a graph launch");
+        EXPECT_RC(launch(f0, s), 0, "captured launch before it");
+        EXPECT_RC(D(cuGraphLaunch)(x, s), 0, "captured cuGraphLaunch");
+        EXPECT_RC(D(cuStreamEndCapture)(s, &g2), 0, "end that capture");
+        CUgraphNode n2[2];
+        nn = 2;
+        EXPECT_RC(D(cuGraphGetNodes)(g2, n2, &nn), 0, "nodes of the outer graph");
+        EXPECT(D(cuGraphNodeGetType)(n2[1], t) == 0 && t[0] == CU_GRAPH_NODE_TYPE_GRAPH, "captured graph launch is a child graph node");
+        EXPECT_RC(D(cuGraphChildGraphNodeGetGraph)(n2[1], &cg), 0, "cuGraphChildGraphNodeGetGraph");
+        EXPECT(cg && cg != g && D(cuGraphGetNodes)(cg, NULL, &nn) == 0 && nn == 4, "the child graph is a copy with the 4 nodes");
+        EXPECT_RC(D(cuGraphDestroy)(cg), CUDA_ERROR_INVALID_VALUE, "an embedded graph cannot be destroyed");
+
+        /* Explicit construction: eg = [kernel(kern) -> kernel(v1) -> child(g2)]. */
+        CUgraph eg, other;
+        CUgraphNode e0, e1, e2, o0;
+        EXPECT_RC(D(cuGraphCreate)(&eg, 1), CUDA_ERROR_INVALID_VALUE, "cuGraphCreate(flags 1)");
+        EXPECT_RC(D(cuGraphCreate)(&eg, 0), 0, "cuGraphCreate");
+        EXPECT_RC(D(cuGraphCreate)(&other, 0), 0, "cuGraphCreate 2");
+        CUDA_KERNEL_NODE_PARAMS_v2 ap = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                          .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1,
+                                          .kern = k10 };
+        EXPECT_RC(D(cuGraphAddKernelNode_v2)(&e0, eg, NULL, 0, &ap), 0, "cuGraphAddKernelNode_v2(kern)");
+        EXPECT(D(cuGraphKernelNodeGetParams_v2)(e0, &kp) == 0 && kp.func == k10f && kp.kern == k10,
+               "an added CUkernel node reads back with its CUfunction");
+        ap.blockDimX = 2048;
+        EXPECT_RC(D(cuGraphAddKernelNode_v2)(&o0, eg, NULL, 0, &ap), CUDA_ERROR_INVALID_VALUE, "add kernel node with 2048 threads");
+        ap.blockDimX = 32;
+        ap.kern = NULL;
+        EXPECT_RC(D(cuGraphAddKernelNode_v2)(&o0, eg, NULL, 0, &ap), CUDA_ERROR_INVALID_HANDLE, "add kernel node without a kernel");
+        EXPECT_RC(D(cuGraphAddKernelNode_v2)(&o0, eg, NULL, 0, NULL), CUDA_ERROR_INVALID_VALUE, "add kernel node with NULL params");
+        ap.func = f0;
+        EXPECT_RC(D(cuGraphAddKernelNode_v2)(&o0, other, NULL, 0, &ap), 0, "a node of another graph");
+        CUDA_KERNEL_NODE_PARAMS_v1 ap1 = { .func = f1, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                           .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1 };
+        EXPECT_RC(D(cuGraphAddKernelNode)(&e1, eg, &o0, 1, &ap1), CUDA_ERROR_INVALID_VALUE, "dependency from another graph");
+        EXPECT_RC(D(cuGraphAddKernelNode)(&e1, eg, NULL, 1, &ap1), CUDA_ERROR_INVALID_VALUE, "NULL dependency array");
+        EXPECT_RC(D(cuGraphAddKernelNode)(&e1, eg, &e0, 1, &ap1), 0, "cuGraphAddKernelNode (v1)");
+        EXPECT_RC(D(cuGraphAddChildGraphNode)(&e2, eg, &e1, 1, NULL), CUDA_ERROR_INVALID_HANDLE, "child graph NULL");
+        EXPECT_RC(D(cuGraphAddChildGraphNode)(&e2, eg, &e1, 1, g2), 0, "cuGraphAddChildGraphNode");
+        EXPECT(D(cuGraphGetNodes)(eg, NULL, &nn) == 0 && nn == 3, "3 nodes in the explicit graph");
+
+        CUgraphExec xe;
+        CUDA_GRAPH_INSTANTIATE_PARAMS ip = { .flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = s,
+                                             .result_out = CUDA_GRAPH_INSTANTIATE_ERROR };
+        EXPECT_RC(D(cuGraphInstantiateWithParams)(&xe, eg, NULL), CUDA_ERROR_INVALID_VALUE, "instantiate with NULL params");
+        ip.flags = 1 << 8;
+        EXPECT_RC(D(cuGraphInstantiateWithParams)(&xe, eg, &ip), CUDA_ERROR_INVALID_VALUE, "instantiate with unknown flags");
+        EXPECT(ip.result_out == CUDA_GRAPH_INSTANTIATE_ERROR, "result_out reports the failure");
+        ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+        ip.hUploadStream = s2; /* destroyed below; still valid here */
+        EXPECT_RC(D(cuGraphInstantiateWithParams)(&xe, eg, &ip), 0, "cuGraphInstantiateWithParams");
+        EXPECT(ip.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS && ip.hErrNode_out == NULL, "result_out success");
+        /* Later changes to eg do not affect xe. */
+        EXPECT_RC(D(cuGraphAddChildGraphNode)(&e2, eg, NULL, 0, g2), 0, "add another child after instantiation");
+        int host_before = g_host_calls;
+        long kl_before = count("cuLaunchKernel");
+        t0 = now_ms();
+        EXPECT_RC(D(cuGraphLaunch)(xe, s), 0, "launch the explicit graph 1");
+        EXPECT_RC(D(cuGraphLaunch)(xe, s), 0, "launch the explicit graph 2");
+        EXPECT_RC(D(cuStreamSynchronize)(s), 0, "sync explicit graph launches");
+        EXPECT(g_host_calls == host_before + 2, "nested child graphs executed once per launch, snapshot at instantiation");
+        EXPECT(now_ms() - t0 >= 0.04, "the two sleep_10us nodes ran (twice)");
+        EXPECT(count("cuLaunchKernel") == kl_before, "graph nodes are not cuLaunchKernel calls");
+        EXPECT_RC(D(cuGraphDestroy)(g), 0, "destroy the inspected graph");
+        EXPECT_RC(D(cuGraphKernelNodeGetParams_v2)(nodes[0], &kp), CUDA_ERROR_INVALID_HANDLE, "node of a destroyed graph");
+        EXPECT_RC(D(cuGraphGetNodes)(g, NULL, &nn), CUDA_ERROR_INVALID_HANDLE, "cuGraphGetNodes(destroyed graph)");
+        EXPECT_RC(D(cuGraphLaunch)(x, s), 0, "an exec outlives its graph");
+        EXPECT_RC(D(cuStreamSynchronize)(s), 0, "sync it");
+        EXPECT_RC(D(cuGraphExecDestroy)(x), 0, "destroy exec");
+        EXPECT_RC(D(cuGraphExecDestroy)(xe), 0, "destroy explicit exec");
+        EXPECT_RC(D(cuGraphDestroy)(g2), 0, "destroy g2");
+        EXPECT_RC(D(cuGraphDestroy)(eg), 0, "destroy eg");
+        EXPECT_RC(D(cuGraphDestroy)(other), 0, "destroy other");
+        EXPECT_RC(D(cuMemFree_v2)(mp), 0, "free memset buffer");
+    }
+
     EXPECT_RC(D(cuStreamDestroy_v2)(s2), 0, "cuStreamDestroy_v2");
     EXPECT_RC(D(cuStreamQuery)(s2), CUDA_ERROR_INVALID_HANDLE, "destroyed stream is invalid");
     EXPECT_RC(D(cuEventDestroy_v2)(e3), 0, "cuEventDestroy_v2");
@@ -313,6 +449,19 @@ int main(void)
         { "cuCtxSynchronize", 12000, 0, "cuCtxSynchronize", 0 },
         { "cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2", 0 },
         { "cuGraphInstantiate", 12000, 0, "cuGraphInstantiateWithFlags", 0 },
+        { "cuGraphInstantiateWithParams", 12000, 0, "cuGraphInstantiateWithParams", 0 },
+        { "cuGraphInstantiateWithParams", 12000, 2, "cuGraphInstantiateWithParams_ptsz", 0 },
+        { "cuGraphInstantiateWithParams", 11080, 0, NULL, 2 },
+        { "cuGraphKernelNodeGetParams", 10000, 0, "cuGraphKernelNodeGetParams", 0 },
+        { "cuGraphKernelNodeGetParams", 12000, 0, "cuGraphKernelNodeGetParams_v2", 0 },
+        { "cuGraphKernelNodeGetParams", 13000, 2, "cuGraphKernelNodeGetParams_v2", 0 },
+        { "cuGraphAddKernelNode", 11000, 0, "cuGraphAddKernelNode", 0 },
+        { "cuGraphAddKernelNode", 12000, 0, "cuGraphAddKernelNode_v2", 0 },
+        { "cuGraphGetNodes", 13000, 0, "cuGraphGetNodes", 0 },
+        { "cuGraphNodeGetType", 13000, 0, "cuGraphNodeGetType", 0 },
+        { "cuGraphChildGraphNodeGetGraph", 13000, 0, "cuGraphChildGraphNodeGetGraph", 0 },
+        { "cuGraphCreate", 13000, 0, "cuGraphCreate", 0 },
+        { "cuGraphAddChildGraphNode", 13000, 0, "cuGraphAddChildGraphNode", 0 },
         { "cuInit", 13000, 2, "cuInit", 0 },
         { "", 13000, 0, NULL, 1 },
     };
