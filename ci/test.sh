@@ -29,3 +29,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace 2>&1 | tee "$root/ci/build/cargo-test.log"
 fuzz/run.sh "${CAUSEWAY_FUZZ_SECONDS:-30}"
+# The main job on the shipped capture must keep working.
+bash demo/run.sh > "$root/ci/build/demo-report.txt"
+grep -q "KERNELS" "$root/ci/build/demo-report.txt"
+
+# One closing line for CI: the cargo test totals (the fuzz run's statistics come last otherwise).
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$root/ci/build/cargo-test.log"

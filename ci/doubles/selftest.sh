@@ -44,7 +44,7 @@ done
 # run NAME EXPECTED_RC GREP... : run a program, check exit code and lines.
 run() {
     name=$1; want=$2; shift 2
-    timeout 60 "$B"/$name >"$out" 2>&1
+    timeout "${T:-60}" "$B"/$name >"$out" 2>&1
     rc=$?
     if [ "$rc" != "$want" ]; then fail "$name: exit $rc, want $want"; cat "$out"; return; fi
     for pat in "$@"; do
@@ -65,7 +65,7 @@ run "nvtx_prog" 0 nvtxRangePushA=15 nvtxDomainRangePushEx=2 kernel_launches=7 cu
 run "forker 5" 0 "parent pid=[0-9]* launches_total=10" "child pid=[0-9]* launches=5" \
     "parent pid=[0-9]* child_exit=0"
 run "spin 20000" 0 "progress 10000" "progress 20000" launches=20000 cuLaunchKernel=20000
-run "hang" 124 syncing
+T=2 run "hang" 124 syncing; T=60
 run "exitcode 3" 3 launches=1 exit=3
 run "nvcc13_launch 20" 0 launches=20 __cudaLaunchKernel=10 __cudaLaunchKernel_ptsz=10 \
     cuLaunchKernel=10 cuLaunchKernel_ptsz=10 __cudaGetKernel=1 cuLibraryGetKernel=1

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The main job. Builds causeway, then:
+#   demo/run.sh CAPTURE          reports on CAPTURE (a capture directory or one .cwring file);
+#   demo/run.sh                  on a machine with an NVIDIA GPU and PyTorch, records the PyTorch spine
+#                                workload (control-experiments/workloads/torch_spine.py) at level 4 and
+#                                reports on it; anywhere else reports on the small real H200 capture
+#                                shipped here (demo/h200-torch-level4.tar.gz: cuBLAS GEMMs, elementwise
+#                                kernels, a Triton kernel, a CUDA graph replayed, a pinned copy, NVTX steps).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p causeway-scanner -p causeway-shim
+cw=target/release/causeway
+cap=${1:-}
+if [ -z "$cap" ] && nvidia-smi -L > /dev/null 2>&1 && python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null; then
+  echo "causeway demo: GPU found; recording the PyTorch spine workload" >&2
+  mkdir -p target/demo-live
+  "$cw" record --level 4 --out target/demo-live -- python3 control-experiments/workloads/torch_spine.py --steps 5 2> target/demo-live/record.err ||
+    { cat target/demo-live/record.err >&2; exit 1; }
+  cap=$(sed -n 's/^causeway: capture written to //p' target/demo-live/record.err | tail -n 1)
+fi
+if [ -z "$cap" ]; then
+  echo "causeway demo: no GPU here; reporting on the H200 capture shipped in demo/" >&2
+  rm -rf target/demo && mkdir -p target/demo
+  tar xzf demo/h200-torch-level4.tar.gz -C target/demo
+  cap=$(ls -d target/demo/cw-*)
+fi
+"$cw" report "$cap"
