@@ -74,12 +74,15 @@ pub mod counter {
     pub const NVTX_MISSED: usize = 3;
     /// Ends of calls whose slot had been overwritten before the call returned (policy overwrite).
     pub const END_LOST: usize = 4;
-    pub const NAMES: [&str; 5] = [
+    /// Entries given up because their slot was held by a newer entry or stayed busy (policy overwrite).
+    pub const LAPPED: usize = 5;
+    pub const NAMES: [&str; 6] = [
         "proc_unmatched",
         "names_missed",
         "real_missing",
         "nvtx_missed",
         "end_lost",
+        "lapped",
     ];
 }
 
@@ -129,7 +132,8 @@ impl ClockKind {
 
 /// Entry field offsets within one `ENTRY_SIZE` slot.
 pub mod ent {
-    /// u64 commit word: 0 = never written; `((seq + 1) << 1) | done`. Written last, with release order.
+    /// u64 commit word: 0 = never written; `((seq + 1) << 2) | state` (0 being written, 1 open,
+    /// 3 complete). Written last, with release order.
     pub const STAMP: usize = 0;
     pub const T_BEGIN: usize = 8; // u64 ticks
     pub const T_END: usize = 16; // u64 ticks, 0 while the call is still open
@@ -364,19 +368,37 @@ impl ApiInfo {
     }
 }
 
-/// The commit word for sequence number `seq`: open (`done == false`) or complete.
+/// The commit word of sequence number `seq`: `((seq + 1) << 2) | state`, state 1 = open (the call has
+/// not returned), 3 = complete. 0 means never written.
 #[inline(always)]
 pub const fn stamp(seq: u64, done: bool) -> u64 {
-    ((seq + 1) << 1) | done as u64
+    ((seq + 1) << 2) | if done { 3 } else { 1 }
 }
 
-/// Splits a commit word into (sequence number, done); `None` for a slot never written.
+/// The commit word of a slot a writer has claimed and is writing (state 0): readers treat it as torn.
+/// Only the overwrite policy claims slots (it reuses them; under the drop policy a slot has one writer).
+#[inline(always)]
+pub const fn busy(seq: u64) -> u64 {
+    (seq + 1) << 2
+}
+
+/// The sequence number a commit word belongs to, whatever its state; `None` for a slot never written.
 #[inline]
-pub const fn unstamp(word: u64) -> Option<(u64, bool)> {
-    if word < 2 {
+pub const fn stamp_seq(word: u64) -> Option<u64> {
+    if word < 4 {
         None
     } else {
-        Some(((word >> 1) - 1, word & 1 == 1))
+        Some((word >> 2) - 1)
+    }
+}
+
+/// Splits a commit word into (sequence number, done); `None` for a slot never written or being written.
+#[inline]
+pub const fn unstamp(word: u64) -> Option<(u64, bool)> {
+    match (stamp_seq(word), word & 3) {
+        (Some(seq), 1) => Some((seq, false)),
+        (Some(seq), 3) => Some((seq, true)),
+        _ => None,
     }
 }
 
@@ -407,6 +429,13 @@ mod tests {
         }
         assert_eq!(unstamp(0), None);
         assert_eq!(unstamp(1), None);
+        assert_eq!(
+            unstamp(busy(7)),
+            None,
+            "a slot being written is not an entry"
+        );
+        assert_eq!(stamp_seq(busy(7)), Some(7));
+        assert_eq!(stamp_seq(stamp(7, true)), Some(7));
     }
 
     #[test]

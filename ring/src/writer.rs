@@ -6,6 +6,9 @@ use crate::clock::{self, Anchor};
 use crate::layout::{self, ent, hdr, rec, ClockKind, Policy, StrKind, ENTRY_SIZE, HEADER_SIZE};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+/// How long `claim` waits for an older writer still writing the same slot before giving its own entry up.
+const CLAIM_SPINS: u32 = 1 << 12;
+
 /// What the writer puts in the header of a new ring.
 pub struct Params<'a> {
     pub capacity: u64,
@@ -150,7 +153,11 @@ impl Writer {
             return None;
         }
         let p = self.slot(seq);
-        // SAFETY: the reservation above gives this thread the slot; all offsets are inside it.
+        if self.overwrite && !self.claim(p, seq) {
+            return None;
+        }
+        // SAFETY: the reservation above (and, when slots are reused, the claim) gives this thread the
+        // slot; all offsets are inside it.
         unsafe {
             (p.add(ent::T_BEGIN) as *mut u64).write(f.t_begin);
             (p.add(ent::T_END) as *mut u64).write(t_end);
@@ -178,17 +185,60 @@ impl Writer {
     pub fn end(&self, seq: u64, t_end: u64, result: i32) {
         let p = self.slot(seq);
         let stamp = self.stamp_of(p);
-        if self.overwrite && stamp.load(Ordering::Relaxed) != layout::stamp(seq, false) {
-            // Lapped while the call ran: the slot now belongs to a newer entry.
+        // Overwrite policy: take the slot back from "open" to "being written", unless a newer entry has
+        // claimed it meanwhile (the ring lapped while the call ran).
+        if self.overwrite
+            && stamp
+                .compare_exchange(
+                    layout::stamp(seq, false),
+                    layout::busy(seq),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
             self.bump(layout::counter::END_LOST);
             return;
         }
-        // SAFETY: the slot is ours (drop policy: never reused; overwrite: checked just above).
+        // SAFETY: the slot is ours (drop policy: never reused; overwrite: claimed just above).
         unsafe {
             (p.add(ent::T_END) as *mut u64).write(t_end);
             (p.add(ent::RESULT) as *mut i32).write(result);
         }
         stamp.store(layout::stamp(seq, true), Ordering::Release);
+    }
+
+    /// Overwrite policy: makes slot `p` ours for `seq` by moving its commit word to "being written".
+    /// A slot held by an older entry is taken over once that entry is committed (open or complete); a
+    /// slot another writer is still writing is waited for (briefly — a writer is never blocked inside a
+    /// call); a slot that a newer entry already holds means this writer was lapped: the entry is lost.
+    #[inline(always)]
+    fn claim(&self, p: *mut u8, seq: u64) -> bool {
+        let stamp = self.stamp_of(p);
+        let mut cur = stamp.load(Ordering::Relaxed);
+        for _ in 0..CLAIM_SPINS {
+            match layout::stamp_seq(cur) {
+                Some(owner) if owner >= seq => break,
+                // Being written by an older writer: wait for it to commit rather than mix two entries.
+                Some(_) if cur & 3 == 0 => {
+                    std::hint::spin_loop();
+                    cur = stamp.load(Ordering::Relaxed);
+                    continue;
+                }
+                _ => {}
+            }
+            match stamp.compare_exchange_weak(
+                cur,
+                layout::busy(seq),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+        self.bump(layout::counter::LAPPED);
+        false
     }
 
     /// Appends a string record; returns false if the string area is full (counted).
