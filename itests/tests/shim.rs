@@ -545,3 +545,37 @@ fn child_graphs_are_walked_for_their_kernels() {
         assert_eq!(launches(&r, name), *n, "{name}: {}", r["kernels"]);
     }
 }
+
+#[test]
+fn a_process_that_records_nothing_costs_no_ring_memory_or_disk() {
+    use std::os::unix::fs::MetadataExt;
+    // `rtld_next` makes no CUDA call; `exitcode` makes some.
+    let (o, cap) = traced(command("rtld_next", &[]), 4, &[]);
+    assert!(o.status.success());
+    let (o2, cap2) = traced(command("exitcode", &["0"]), 4, &[]);
+    assert!(o2.status.success());
+    let allocated = |dir: &std::path::Path| -> Vec<(u64, u64)> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap())
+            .map(|m| (m.blocks() * 512, m.len()))
+            .collect()
+    };
+    let quiet_rings = allocated(&cap);
+    assert_eq!(quiet_rings.len(), 1, "{quiet_rings:?}");
+    let (used, len) = quiet_rings[0];
+    assert!(
+        len >= 64 << 20,
+        "the file still has the ring's full size: {len}"
+    );
+    assert!(
+        used <= 1 << 20,
+        "a process that records nothing reserves at most 1 MiB, not {used}"
+    );
+    // It is still a valid capture, with its lifecycle.
+    let r = report(&cap);
+    assert_eq!(r["processes"][0]["closed"], true, "{r}");
+    // A process that records calls has its whole ring reserved.
+    let busy = allocated(&cap2);
+    assert!(busy.iter().all(|&(used, len)| used >= len), "{busy:?}");
+}

@@ -446,6 +446,7 @@ unsafe extern "C" fn range_pop() -> c_int {
 /// `nvtxNameOsThread`: the name becomes the thread's `StrKind::Thread` record.
 unsafe fn name_thread(tid: u32, name: Msg) {
     let Some(w) = state::writer() else { return };
+    state::ensure_reserved();
     let mut buf = [0u8; MAX_LEN];
     let bytes: &[u8] = match name {
         // SAFETY: see the note above the callbacks.

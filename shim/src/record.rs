@@ -76,6 +76,7 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
     if t.internal.get() {
         return None;
     }
+    state::ensure_reserved();
     let tid = match t.tid.get() {
         0 => first_call_on_thread(),
         id => id,
@@ -118,6 +119,9 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
     let Some(w) = state::writer() else { return };
     if TLS.with(|t| t.internal.get()) {
         return;
+    }
+    if !matches!(kind, Kind::ProcessStart | Kind::ProcessExit) {
+        state::ensure_reserved();
     }
     let f = Fields {
         t_begin: clock::ticks(),

@@ -3,7 +3,7 @@
 //! shim (every hook then passes straight through) and says so once on stderr and in the capture.
 
 use crate::{hooks, nvtx};
-use causeway_ring::writer::{create_file, FixedBuf};
+use causeway_ring::writer::{create_file_lazy, reserve, FixedBuf};
 use causeway_ring::{clock, flags, layout, Kind, Params, Policy, StrKind, Writer};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -26,7 +26,16 @@ struct Config {
     policy: Policy,
     clock: layout::ClockKind,
     ticks_per_sec: u64,
+    /// The ring file's descriptor and mapping, kept to reserve the entry area on first use.
+    fd: i32,
+    base: *mut u8,
 }
+
+/// Whether the whole entry area is reserved and pre-faulted (see `ensure_reserved`).
+static RESERVED: AtomicBool = AtomicBool::new(false);
+/// Reserved when the ring is created: the header, this much of the string area (the API names) and
+/// this much of the entry area (the lifecycle entries of a process that never records a call).
+const RESERVED_AT_START: u64 = 64 << 10;
 
 struct Cfg(UnsafeCell<Option<Config>>);
 // SAFETY: written only during start-up (before STATE becomes ACTIVE, with Release) and in a fork child
@@ -54,6 +63,55 @@ pub fn writer() -> Option<Writer> {
     }
     // SAFETY: see `Cfg`; ACTIVE is only published after the config is complete.
     unsafe { (*CFG.0.get()).as_ref().and_then(|c| c.writer) }
+}
+
+/// Makes sure the whole entry area is reserved on disk and pre-faulted before the first recorded call or
+/// NVTX range writes to it. Done once per process, on first use, so that a process that never records
+/// anything (a shell, a compiler a framework runs) costs neither the memory nor the disk of a full ring.
+#[inline(always)]
+pub fn ensure_reserved() {
+    if !RESERVED.load(Ordering::Relaxed) {
+        reserve_entries();
+    }
+}
+
+#[cold]
+fn reserve_entries() {
+    static LOCK: AtomicBool = AtomicBool::new(false);
+    // One thread reserves; others wait (only the first calls of a process can get here).
+    while LOCK
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::hint::spin_loop();
+    }
+    if !RESERVED.load(Ordering::Acquire) {
+        // SAFETY: see `Cfg`; `writer()` returned a ring, so the config is complete.
+        let cfg = unsafe { (*CFG.0.get()).as_ref() };
+        if let Some(c) = cfg.filter(|_| writer().is_some()) {
+            let size = layout::file_size(c.capacity, strings_size(c.capacity));
+            let entries = layout::HEADER_SIZE as u64 + strings_size(c.capacity);
+            let strings_rest = (layout::HEADER_SIZE as u64 + RESERVED_AT_START, entries);
+            let entries_rest = (entries + RESERVED_AT_START, size);
+            // SAFETY: `base` maps the whole file `fd` (see `open_ring`).
+            let r = unsafe { reserve(c.fd, c.base, strings_rest.0, strings_rest.1) }
+                // SAFETY: as above.
+                .and_then(|()| unsafe { reserve(c.fd, c.base, entries_rest.0, entries_rest.1) });
+            match r {
+                Ok(()) => RESERVED.store(true, Ordering::Release),
+                Err(e) => {
+                    let mut m = FixedBuf::default();
+                    m.push(b"cannot reserve the ring in ")
+                        .push(c.dir.as_bytes())
+                        .push(b": ");
+                    e.describe(&mut m);
+                    disable(m.as_bytes());
+                    RESERVED.store(true, Ordering::Release);
+                }
+            }
+        }
+    }
+    LOCK.store(false, Ordering::Release);
 }
 
 /// Stops recording for good and says why, once, on stderr and in the capture.
@@ -128,15 +186,24 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
     let size = layout::file_size(cfg.capacity, strings_size(cfg.capacity));
-    let (base, _path) =
-        create_file(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size).map_err(|e| {
-            let mut m = FixedBuf::default();
-            m.push(b"cannot create a ring in ")
-                .push(cfg.dir.as_bytes())
-                .push(b": ");
-            e.describe(&mut m);
-            m
-        })?;
+    let entries = layout::HEADER_SIZE as u64 + strings_size(cfg.capacity);
+    let describe = |e: causeway_ring::writer::CreateError| {
+        let mut m = FixedBuf::default();
+        m.push(b"cannot create a ring in ")
+            .push(cfg.dir.as_bytes())
+            .push(b": ");
+        e.describe(&mut m);
+        m
+    };
+    let now = layout::HEADER_SIZE as u64 + RESERVED_AT_START;
+    let f = create_file_lazy(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size, now)
+        .map_err(describe)?;
+    // SAFETY: `f.base` maps the whole file `f.fd`.
+    unsafe { reserve(f.fd, f.base, entries, entries + RESERVED_AT_START) }.map_err(describe)?;
+    let base = f.base;
+    cfg.fd = f.fd;
+    cfg.base = base;
+    RESERVED.store(false, Ordering::Relaxed);
     let p = Params {
         capacity: cfg.capacity,
         strings_size: strings_size(cfg.capacity),
@@ -151,8 +218,8 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
         host: cfg.host.as_bytes(),
         flags: extra_flags,
     };
-    // SAFETY: `create_file` returned a fresh zero-filled shared mapping of exactly `size` bytes that is
-    // never unmapped.
+    // SAFETY: `create_file_lazy` returned a fresh zero-filled shared mapping of exactly `size` bytes that
+    // is never unmapped; the header lies in its reserved prefix.
     let w = unsafe { Writer::init(base, &p) };
     for h in hooks::all() {
         w.intern(StrKind::Api, h.id as u64, h.info.pack(), h.name.to_bytes());
@@ -191,6 +258,8 @@ extern "C" fn on_load() {
         policy,
         clock: clock_kind,
         ticks_per_sec: hz,
+        fd: -1,
+        base: std::ptr::null_mut(),
     };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
