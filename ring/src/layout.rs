@@ -27,6 +27,7 @@ pub mod hdr {
     pub const LEVEL: usize = 64; // u32, capture level 1..=4
     pub const CLOCK: usize = 68; // u32, see `ClockKind`
     pub const FLAGS: usize = 72; // u32 (atomic), see `flags`
+    pub const BACKEND: usize = 76; // u32, device-timing backend, see `Backend`
     pub const HEAD: usize = 80; // u64 (atomic): slots reserved so far, ever
     pub const DROPPED: usize = 88; // u64 (atomic): entries dropped (policy drop)
     pub const STR_CURSOR: usize = 96; // u64: bytes of the string area in use
@@ -76,13 +77,16 @@ pub mod counter {
     pub const END_LOST: usize = 4;
     /// Entries given up because their slot was held by a newer entry or stayed busy (policy overwrite).
     pub const LAPPED: usize = 5;
-    pub const NAMES: [&str; 6] = [
+    /// Device records the timing backend reported dropped (CUPTI's own count).
+    pub const DEVICE_DROPPED: usize = 6;
+    pub const NAMES: [&str; 7] = [
         "proc_unmatched",
         "names_missed",
         "real_missing",
         "nvtx_missed",
         "end_lost",
         "lapped",
+        "device_dropped",
     ];
 }
 
@@ -153,6 +157,8 @@ pub mod ent {
 pub mod entry_flags {
     /// The per-thread default stream variant (`_ptsz` / `_ptds`) was called.
     pub const PER_THREAD: u8 = 1;
+    /// Device interval times are already on the ring's tick clock (CUPTI with our timestamp callback).
+    pub const HOST_CLOCK: u8 = 2;
 }
 
 /// What an entry records.
@@ -174,6 +180,44 @@ pub enum Kind {
     /// A `cuGetProcAddress` answer for a traced name that matched none of our variants and was passed
     /// through untouched: a0 = text id of the symbol, a1 = cudaVersion, a2 = flags.
     ProcUnmatched = 11,
+    /// When device work ran, from the device-timing backend (written off the hot path): t_begin/t_end =
+    /// device start/end (ticks of the ring's clock when `entry_flags::HOST_CLOCK` is set), api =
+    /// `DeviceKind`, depth = copy kind (memcpy), a0 = sequence number of the call that issued it
+    /// (`NO_CALL` if none could be tied), a1 = text id of the kernel name (kernels) or bytes (copies,
+    /// memsets), a2 = backend stream id | device << 32.
+    DeviceInterval = 12,
+}
+
+/// `a0` of a device interval no issuing call could be tied to.
+pub const NO_CALL: u64 = u64::MAX;
+
+/// What a device interval is (its `api` field).
+#[repr(u16)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    Kernel = 1,
+    Memcpy = 2,
+    Memset = 3,
+}
+
+impl DeviceKind {
+    pub fn from_u16(v: u16) -> Option<DeviceKind> {
+        match v {
+            1 => Some(DeviceKind::Kernel),
+            2 => Some(DeviceKind::Memcpy),
+            3 => Some(DeviceKind::Memset),
+            _ => None,
+        }
+    }
+}
+
+/// The device-timing backend a ring was recorded with (`hdr::BACKEND`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    None = 0,
+    Cupti = 1,
+    Events = 2,
 }
 
 impl Kind {
@@ -190,6 +234,7 @@ impl Kind {
             9 => Kind::ProcessExit,
             10 => Kind::GraphNode,
             11 => Kind::ProcUnmatched,
+            12 => Kind::DeviceInterval,
             _ => return None,
         })
     }

@@ -54,6 +54,8 @@ pub struct Header {
     pub level: u32,
     pub clock: ClockKind,
     pub flags: u32,
+    /// Device-timing backend (`layout::Backend` as a number; unknown values are kept as they are).
+    pub backend: u32,
     pub head: u64,
     pub dropped: u64,
     pub strings_used: u64,
@@ -248,6 +250,7 @@ impl<'a> RingView<'a> {
             level,
             clock,
             flags: u32_at(b, hdr::FLAGS),
+            backend: u32_at(b, hdr::BACKEND),
             head: u64_at(b, hdr::HEAD),
             dropped: u64_at(b, hdr::DROPPED),
             strings_used,

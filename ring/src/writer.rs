@@ -292,6 +292,11 @@ impl Writer {
         seq.store(s + 2, Ordering::Release);
     }
 
+    /// Records which device-timing backend this ring's device intervals come from.
+    pub fn set_backend(&self, b: layout::Backend) {
+        self.a32(hdr::BACKEND).store(b as u32, Ordering::Release);
+    }
+
     pub fn set_flag(&self, flag: u32) {
         self.a32(hdr::FLAGS).fetch_or(flag, Ordering::Release);
     }
