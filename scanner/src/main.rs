@@ -2,7 +2,7 @@
 //! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
 //! through `record` unchanged.
 
-use causeway_scanner::record::{self, PolicyArg, RecordOptions};
+use causeway_scanner::record::{self, BackendArg, PolicyArg, RecordOptions};
 use causeway_scanner::{render, Report};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -40,8 +40,14 @@ enum Cmd {
             1  phases: NVTX ranges and marks, process and thread lifecycle\n  \
             2  host:   + the calls that create or wait for device work (launches, copies, memsets,\n             \
             syncs, events, stream waits, graph launches, allocations)\n  \
-            3  full:   + device intervals -- not available yet (needs device timing)\n  \
+            3  full:   + device intervals: when each kernel, copy and memset ran on the device,\n             \
+            tied to the call that issued it (the device-timing backend, --backend)\n  \
             4  edge:   + every intercepted call\n\n\
+            DEVICE TIMING (level 3 only; --backend and --cupti with another level are errors):\n  \
+            cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
+            (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \
+            events  CUDA events around each operation: not available in this build yet; the shim\n          \
+            then records host calls only and says so (a notice in the report)\n\n\
             POLICIES (what a full ring does):\n  \
             drop       keep the oldest entries; count each dropped entry exactly (default)\n  \
             overwrite  flight recorder: keep the newest entries, overwriting the oldest\n\n\
@@ -49,6 +55,7 @@ enum Cmd {
             The shim reads only environment variables, so it works without this command:\n  \
             LD_PRELOAD=/path/to/libcauseway.so CAUSEWAY_OUT=DIR CAUSEWAY_LEVEL=2 \\\n  \
             CAUSEWAY_RING_MB=64 CAUSEWAY_POLICY=drop CMD [ARGS...]\n\
+            (level 3 adds CAUSEWAY_BACKEND=cupti|events and optionally CAUSEWAY_CUPTI=PATH)\n\
             The shim is found as --shim PATH, else $CAUSEWAY_SHIM, else libcauseway.so beside causeway."
     )]
     Record(RecordArgs),
@@ -65,7 +72,14 @@ enum Cmd {
             failed     launch calls that returned an error\n  \
             open       launch calls that had not returned\n\n\
             A graph launch whose graph's instantiation is not in the capture cannot be expanded; it is\n\
-            counted in totals.graph_launches_unresolved and its kernels are missing from launches."
+            counted in totals.graph_launches_unresolved and its kernels are missing from launches.\n\n\
+            DEVICE (level 3 captures): device intervals say when each kernel, copy and memset ran. Each is\n\
+            tied to the call that issued it by sequence number (never by time); the kernels table adds\n\
+            `device` (executions observed) beside launches (executions requested). Device time per kernel\n\
+            and per copy kind is shown with p50/p99; launch->start = device start - issuing call's begin\n\
+            (for graph kernels, the graph launch's). The clock line says how device times were put on the\n\
+            host clock; the causality line counts intervals that start before their call, which bounds\n\
+            the conversion error from below. Intervals not on the host clock give durations only."
     )]
     Report {
         /// Print one JSON object instead of tables
@@ -78,7 +92,7 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct RecordArgs {
-    /// Capture level: 1 phases, 2 host, 4 edge (3 is not available yet)
+    /// Capture level: 1 phases, 2 host, 3 full (+ device intervals), 4 edge
     #[arg(long, value_name = "N", default_value_t = record::DEFAULT_LEVEL)]
     level: u32,
     /// Directory in which the capture directory is created (created if missing)
@@ -90,6 +104,12 @@ struct RecordArgs {
     /// What a full ring does
     #[arg(long, value_enum, default_value_t = Policy::Drop)]
     policy: Policy,
+    /// Level 3's device-timing backend (default cupti); an error with any other level
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    backend: Option<Backend>,
+    /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
+    #[arg(long, value_name = "PATH")]
+    cupti: Option<PathBuf>,
     /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)
     #[arg(long, value_name = "PATH")]
     shim: Option<PathBuf>,
@@ -111,6 +131,14 @@ enum Policy {
     Overwrite,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum Backend {
+    /// CUPTI activity records on the host clock
+    Cupti,
+    /// CUDA events (not available in this build yet)
+    Events,
+}
+
 fn error(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("causeway: error: {msg}");
     ExitCode::from(EXIT_ERROR)
@@ -123,6 +151,11 @@ fn main() -> ExitCode {
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
+                backend: a.backend.map(|b| match b {
+                    Backend::Cupti => BackendArg::Cupti,
+                    Backend::Events => BackendArg::Events,
+                }),
+                cupti: a.cupti,
                 out: a.out,
                 ring_mb: a.ring_mb,
                 policy: match a.policy {

@@ -31,9 +31,34 @@ impl PolicyArg {
     }
 }
 
+/// The device-timing backend of level 3 (`CAUSEWAY_BACKEND`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    /// CUPTI activity records, put on the ring's clock by CUPTI's timestamp callback.
+    Cupti,
+    /// CUDA events around each operation (not available in this build yet).
+    Events,
+}
+
+impl BackendArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendArg::Cupti => "cupti",
+            BackendArg::Events => "events",
+        }
+    }
+}
+
+/// The level that records device intervals.
+pub const DEVICE_LEVEL: u32 = 3;
+
 #[derive(Clone, Debug)]
 pub struct RecordOptions {
     pub level: u32,
+    /// Level 3's device-timing backend; `None` = the default (CUPTI). An error at any other level.
+    pub backend: Option<BackendArg>,
+    /// The CUPTI library the shim should load (`CAUSEWAY_CUPTI`); level 3 with CUPTI only.
+    pub cupti: Option<PathBuf>,
     pub out: PathBuf,
     pub ring_mb: u64,
     pub policy: PolicyArg,
@@ -57,12 +82,63 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, RecordError> {
 
 pub fn check_level(level: u32) -> Result<(), RecordError> {
     match level {
-        1 | 2 | 4 => Ok(()),
-        3 => fail(
-            "level 3 (full) needs device timing, which this build does not have yet; use --level 2 or 4",
-        ),
+        1..=4 => Ok(()),
         n => fail(format!(
-            "level {n} does not exist; levels are 1 (phases), 2 (host) and 4 (edge)"
+            "level {n} does not exist; levels are 1 (phases), 2 (host), 3 (full: + device intervals) and 4 (edge)"
+        )),
+    }
+}
+
+/// The backend level `level` records with: at level 3 the one asked for (default CUPTI), at any other
+/// level none, and asking for one there is an error (device timing is what level 3 adds). `--cupti`
+/// only makes sense for level 3 with CUPTI.
+pub fn check_device(
+    level: u32,
+    backend: Option<BackendArg>,
+    cupti: Option<&Path>,
+) -> Result<Option<BackendArg>, RecordError> {
+    if level != DEVICE_LEVEL {
+        if let Some(b) = backend {
+            return fail(format!(
+                "--backend {} needs --level 3: device timing (when each kernel, copy and memset ran) is what level 3 records; level {level} records none",
+                b.name()
+            ));
+        }
+        if cupti.is_some() {
+            return fail(format!(
+                "--cupti needs --level 3: CUPTI is level 3's device-timing backend; level {level} does not load it"
+            ));
+        }
+        return Ok(None);
+    }
+    let b = backend.unwrap_or(BackendArg::Cupti);
+    if cupti.is_some() && b != BackendArg::Cupti {
+        return fail(format!(
+            "--cupti names the CUPTI library of --backend cupti; --backend {} does not load it",
+            b.name()
+        ));
+    }
+    Ok(Some(b))
+}
+
+/// The value of `CAUSEWAY_CUPTI` for `--cupti PATH`: a path (anything with a `/`) must name a file and
+/// is made absolute, since the program may change directory before the shim loads it; a bare name
+/// (`libcupti.so.12`) is passed as is, for the dynamic loader to search.
+pub fn cupti_value(path: &Path) -> Result<OsString, RecordError> {
+    if !path.as_os_str().as_bytes().contains(&b'/') {
+        return Ok(path.as_os_str().to_os_string());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => std::fs::canonicalize(path)
+            .map(PathBuf::into_os_string)
+            .map_err(|e| RecordError(format!("--cupti {}: {e}", path.display()))),
+        Ok(_) => fail(format!(
+            "--cupti {} is not a regular file (give the path of libcupti.so)",
+            path.display()
+        )),
+        Err(_) => fail(format!(
+            "CUPTI library not found: {} (--cupti); it ships with the CUDA toolkit (extras/CUPTI/lib64) or the nvidia-cuda-cupti wheels",
+            path.display()
         )),
     }
 }
@@ -229,6 +305,8 @@ pub struct Outcome {
 /// Validates the options, runs the command under the shim and waits for it.
 pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     check_level(o.level)?;
+    let backend = check_device(o.level, o.backend, o.cupti.as_deref())?;
+    let cupti = o.cupti.as_deref().map(cupti_value).transpose()?;
     check_ring_mb(o.ring_mb)?;
     let Some(program) = o.cmd.first() else {
         return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
@@ -247,6 +325,15 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         .env("CAUSEWAY_LEVEL", o.level.to_string())
         .env("CAUSEWAY_RING_MB", o.ring_mb.to_string())
         .env("CAUSEWAY_POLICY", o.policy.name());
+    // `record` owns the capture settings: the backend is set at level 3 and cleared otherwise, so one
+    // inherited from the environment never contradicts --level.
+    match backend {
+        Some(b) => cmd.env("CAUSEWAY_BACKEND", b.name()),
+        None => cmd.env_remove("CAUSEWAY_BACKEND"),
+    };
+    if let Some(c) = &cupti {
+        cmd.env("CAUSEWAY_CUPTI", c);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -274,6 +361,11 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         .wait()
         .map_err(|e| RecordError(format!("waiting for the command: {e}")))?;
     let mut notes = Vec::new();
+    if backend == Some(BackendArg::Events) {
+        notes.push(
+            "note: the events backend is not available in this build yet: the shim recorded host calls only (its notice says so in `causeway report`)".into(),
+        );
+    }
     let code = if let Some(c) = status.code() {
         c
     } else if let Some(s) = status.signal() {

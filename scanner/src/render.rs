@@ -1,6 +1,7 @@
 //! The human form of a report: a few aligned plain-text tables. Kept apart from `report` so the model
 //! stays free of presentation choices (widths, units, truncation).
 
+use crate::device::{CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE};
 use crate::report::Report;
 use std::fmt::Write;
 
@@ -82,6 +83,34 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// A signed duration (a latency that may be negative) for people.
+pub fn fmt_signed_ns(ns: i64) -> String {
+    let s = fmt_ns(ns.unsigned_abs());
+    if ns < 0 {
+        format!("-{s}")
+    } else {
+        s
+    }
+}
+
+/// A byte count for people: B, KiB, MiB or GiB.
+pub fn fmt_bytes(b: u64) -> String {
+    let f = b as f64;
+    if b < 1 << 10 {
+        format!("{b} B")
+    } else if b < 1 << 20 {
+        format!("{:.2} KiB", f / 1024.0)
+    } else if b < 1 << 30 {
+        format!("{:.2} MiB", f / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GiB", f / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+fn opt_ns(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), fmt_signed_ns)
+}
+
 fn clip(s: &str) -> String {
     if s.chars().count() <= NAME_MAX {
         s.to_string()
@@ -137,7 +166,12 @@ pub fn render(r: &Report) -> String {
     }
 
     out.push_str("\nPROCESSES\n");
-    let mut p = Table::new(&[
+    // Device columns only when some process was recorded with device timing (level 3).
+    let device_cols = r
+        .processes
+        .iter()
+        .any(|p| p.backend != "none" || p.device_intervals > 0);
+    let mut heads = vec![
         ("pid", Right),
         ("ppid", Right),
         ("level", Right),
@@ -148,9 +182,18 @@ pub fn render(r: &Report) -> String {
         ("torn", Right),
         ("open", Right),
         ("overwritten", Right),
-        ("state", Left),
-        ("exe", Left),
-    ]);
+    ];
+    if device_cols {
+        heads.extend([
+            ("backend", Left),
+            ("device", Right),
+            ("unassoc", Right),
+            ("dev-dropped", Right),
+            ("unconv", Right),
+        ]);
+    }
+    heads.extend([("state", Left), ("exe", Left)]);
+    let mut p = Table::new(&heads);
     for pr in &r.processes {
         let mut state = Vec::new();
         if pr.disabled {
@@ -162,7 +205,7 @@ pub fn render(r: &Report) -> String {
         if pr.forked {
             state.push("forked");
         }
-        p.row(vec![
+        let mut cells = vec![
             pr.pid.to_string(),
             pr.ppid.to_string(),
             pr.level.to_string(),
@@ -173,6 +216,17 @@ pub fn render(r: &Report) -> String {
             pr.torn.to_string(),
             pr.open.to_string(),
             pr.overwritten.to_string(),
+        ];
+        if device_cols {
+            cells.extend([
+                pr.backend.clone(),
+                pr.device_intervals.to_string(),
+                pr.unassociated.total.to_string(),
+                pr.device_dropped.to_string(),
+                pr.unconverted.to_string(),
+            ]);
+        }
+        cells.extend([
             if state.is_empty() {
                 "-".into()
             } else {
@@ -180,6 +234,7 @@ pub fn render(r: &Report) -> String {
             },
             clip(&pr.exe),
         ]);
+        p.row(cells);
     }
     p.write(&mut out);
 
@@ -225,28 +280,48 @@ pub fn render(r: &Report) -> String {
     if !r.kernels.is_empty() {
         // launches = direct + graph: executions, as a profiler counts them; captured launches added
         // graph nodes and executed nothing.
+        // With device intervals, `device` = executions observed on the device, next to the executions
+        // requested.
+        let observed = r.kernels.iter().any(|k| k.device_count.is_some());
         out.push_str("\nKERNELS (by launches)\n");
-        let mut k = Table::new(&[
+        let mut heads = vec![
             ("launches", Right),
             ("direct", Right),
             ("graph", Right),
             ("captured", Right),
             ("failed", Right),
             ("open", Right),
-            ("kernel", Left),
-        ]);
+        ];
+        if observed {
+            heads.push(("device", Right));
+        }
+        heads.push(("kernel", Left));
+        let mut k = Table::new(&heads);
         for s in &r.kernels {
-            k.row(vec![
+            let mut cells = vec![
                 s.launches.to_string(),
                 s.direct.to_string(),
                 s.via_graph.to_string(),
                 s.captured.to_string(),
                 s.failed.to_string(),
                 s.open.to_string(),
-                clip(&s.name),
-            ]);
+            ];
+            if observed {
+                cells.push(s.device_count.unwrap_or(0).to_string());
+            }
+            cells.push(clip(&s.name));
+            k.row(cells);
         }
         k.write(&mut out);
+        if observed {
+            out.push_str(
+                "(launches = executions requested; device = executions observed on the device)\n",
+            );
+        }
+    }
+
+    if r.device.intervals > 0 || device_cols {
+        device(r, &mut out);
     }
 
     if !r.ranges.is_empty() {
@@ -292,4 +367,134 @@ UNTRACED DRIVER ENTRY POINTS (cuGetProcAddress answers no hook matched; their ca
         u.write(&mut out);
     }
     out
+}
+
+/// The level-3 section: how device times relate to the host clock, then device time per kernel and per
+/// copy kind, each with its spread.
+fn device(r: &Report, out: &mut String) {
+    use Align::*;
+    let d = &r.device;
+    let c = &d.clock;
+    out.push_str("\nDEVICE (level 3: when the work ran on the device)\n");
+    let _ = writeln!(out, "{}", clock_line(r));
+    let _ = writeln!(out, "{}", causality_line(r));
+    let u = &d.unassociated;
+    let _ = writeln!(
+        out,
+        "intervals: {} ({} tied to their call; {} unassociated: {} no call, {} call not in capture, {} wrong class); {} dropped by the backend",
+        d.intervals, d.associated, u.total, u.no_call, u.call_not_in_capture, u.wrong_class, d.dropped
+    );
+    if d.untimed > 0 {
+        let _ = writeln!(
+            out,
+            "{} intervals the backend could not time are counted, without device time or latency",
+            d.untimed
+        );
+    }
+    if d.unknown_kind > 0 {
+        let _ = writeln!(
+            out,
+            "{} intervals of a device kind this scanner does not know are not tabulated",
+            d.unknown_kind
+        );
+    }
+    if !d.kernels.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDEVICE KERNELS (by total device time; start = launch→start latency, device start − issuing call's begin{})",
+            if c.converted == 0 { "; not measurable: unconverted clock" } else { "" }
+        );
+        let mut k = Table::new(&[
+            ("count", Right),
+            ("total", Right),
+            ("p50", Right),
+            ("p99", Right),
+            ("max", Right),
+            ("start p50", Right),
+            ("start p99", Right),
+            ("kernel", Left),
+        ]);
+        for s in &d.kernels {
+            k.row(vec![
+                s.count.to_string(),
+                fmt_ns(s.total_ns),
+                fmt_ns(s.p50_ns),
+                fmt_ns(s.p99_ns),
+                fmt_ns(s.max_ns),
+                opt_ns(s.latency_p50_ns),
+                opt_ns(s.latency_p99_ns),
+                clip(&s.name),
+            ]);
+        }
+        k.write(out);
+    }
+    if !d.copies.is_empty() {
+        out.push_str("\nDEVICE COPIES AND MEMSETS (by total device time)\n");
+        let mut t = Table::new(&[
+            ("kind", Left),
+            ("count", Right),
+            ("bytes", Right),
+            ("total", Right),
+            ("p50", Right),
+            ("p99", Right),
+            ("max", Right),
+        ]);
+        for s in &d.copies {
+            t.row(vec![
+                s.kind.clone(),
+                s.count.to_string(),
+                fmt_bytes(s.bytes),
+                fmt_ns(s.total_ns),
+                fmt_ns(s.p50_ns),
+                fmt_ns(s.p99_ns),
+                fmt_ns(s.max_ns),
+            ]);
+        }
+        t.write(out);
+    }
+}
+
+/// How device times were put on the host clock.
+pub fn clock_line(r: &Report) -> String {
+    let c = &r.device.clock;
+    match c.conversion.as_str() {
+        CONVERSION_CALLBACK => format!(
+            "clock: all {} device intervals put on the host clock by CUPTI's timestamp callback ({CONVERSION_CALLBACK})",
+            c.converted
+        ),
+        CONVERSION_NONE => format!(
+            "clock: {CONVERSION_NONE}: the {} device intervals are in the backend's own clock (no timestamp callback); durations only, no start times or latencies",
+            c.unconverted
+        ),
+        CONVERSION_MIXED => format!(
+            "clock: {CONVERSION_MIXED}: {} device intervals put on the host clock by CUPTI's timestamp callback ({CONVERSION_CALLBACK}), {} {CONVERSION_NONE} (durations only)",
+            c.converted, c.unconverted
+        ),
+        _ => "clock: no device intervals".to_string(),
+    }
+}
+
+/// The causality check: the measured lower bound on the clock conversion's error.
+pub fn causality_line(r: &Report) -> String {
+    let c = &r.device.clock;
+    match c.min_launch_to_start_ns {
+        None => "causality: not checked (no device interval both tied to its call and on the host clock)"
+            .to_string(),
+        Some(min) => {
+            let mut s = format!(
+                "causality: {} of {} intervals start before their call; min launch→start {}",
+                c.before_call,
+                c.checked,
+                fmt_signed_ns(min)
+            );
+            if min < 0 {
+                let _ = write!(
+                    s,
+                    ": the clock conversion is off by at least {}",
+                    fmt_ns(min.unsigned_abs())
+                );
+            }
+            s
+        }
+    }
 }

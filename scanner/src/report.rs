@@ -5,9 +5,16 @@
 //! Kernel counts are executions, as a profiler (CUPTI) counts them, not launch calls: a launch into a
 //! stream that is being captured executes nothing (it adds a node to a graph), and a graph launch
 //! executes every kernel node of its instantiated graph. `KernelStats` shows both parts.
+//!
+//! At level 3 the `device` section adds what the device observed (`crate::device`): when each kernel,
+//! copy and memset ran, tied by sequence number to the call that issued it.
 
 use crate::capture::{Capture, CaptureError, Ring};
 use crate::decode::{decode, Decoded};
+use crate::device::{self, DevicePartial};
+pub use crate::device::{
+    DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
+};
 use crate::pair::parents;
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
 use causeway_ring::{ApiInfo, Class, Entry, Header, Kind, Layer, StrKind};
@@ -30,6 +37,8 @@ pub struct Report {
     /// Driver entry points `cuGetProcAddress` answered with a function none of the shim's hooks match:
     /// their calls were not traced. Sorted by name.
     pub unmatched_lookups: Vec<Unmatched>,
+    /// Level 3: what the device observed (all zero and empty without device intervals).
+    pub device: DeviceReport,
     pub totals: Totals,
     /// One line each, for the user: lost or unfinished entries, shims that disabled themselves.
     pub warnings: Vec<String>,
@@ -62,6 +71,17 @@ pub struct Process {
     pub disabled: bool,
     pub closed: bool,
     pub forked: bool,
+    /// Device-timing backend of the ring (`none`, `cupti`, `events`).
+    pub backend: String,
+    /// Device intervals read (level 3).
+    pub device_intervals: u64,
+    /// Device intervals tied to the live call that issued them.
+    pub associated: u64,
+    pub unassociated: Unassociated,
+    /// Device records the backend itself dropped (header counter `device_dropped`).
+    pub device_dropped: u64,
+    /// Device intervals not on the ring's clock: their durations count, their times do not.
+    pub unconverted: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -101,6 +121,10 @@ pub struct KernelStats {
     pub failed: u64,
     /// Launch calls that had not returned.
     pub open: u64,
+    /// Device intervals with this kernel's name: executions observed on the device. Present only when
+    /// the capture has device intervals (level 3); compare with `launches`, executions requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_count: Option<u64>,
 }
 
 impl KernelStats {
@@ -291,6 +315,7 @@ struct Partial {
     ranges: HashMap<(String, Option<String>), RangeAcc>,
     marks: HashMap<(String, Option<String>), u64>,
     unmatched: HashMap<String, u64>,
+    device: DevicePartial,
 }
 
 fn analyze(ring: &Ring) -> Partial {
@@ -317,20 +342,28 @@ fn analyze(ring: &Ring) -> Partial {
     {
         *unmatched.entry(names.text(e.a0)).or_default() += 1;
     }
+    let device = device::analyze(h, &d.entries, |e| names.class(e), |id| names.text(id));
     Partial {
-        process: process(ring, &d),
+        process: process(ring, &d, &device),
         decoded_totals: totals,
         apis,
         kernels,
         ranges,
         marks,
         unmatched,
+        device,
     }
 }
 
-fn process(ring: &Ring, d: &Decoded) -> Process {
+fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
     let h = &ring.view.header;
-    let mut tids: Vec<u32> = d.entries.iter().map(|e| e.tid).collect();
+    // Threads of the program: device intervals are written by the backend's own thread.
+    let mut tids: Vec<u32> = d
+        .entries
+        .iter()
+        .filter(|e| e.kind != Some(Kind::DeviceInterval))
+        .map(|e| e.tid)
+        .collect();
     tids.sort_unstable();
     tids.dedup();
     let counters = counter::NAMES
@@ -361,6 +394,12 @@ fn process(ring: &Ring, d: &Decoded) -> Process {
         disabled: h.flags & flags::DISABLED != 0,
         closed: h.flags & flags::CLOSED != 0,
         forked: h.flags & flags::FORKED != 0,
+        backend: device::backend_name(h.backend),
+        device_intervals: dev.intervals,
+        associated: dev.associated,
+        unassociated: dev.unassociated,
+        device_dropped: h.counters[counter::DEVICE_DROPPED],
+        unconverted: dev.unconverted,
     }
 }
 
@@ -731,7 +770,11 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
     let mut marks: HashMap<RangeKey, u64> = HashMap::new();
     let mut unmatched: HashMap<String, u64> = HashMap::new();
+    let mut devices = Vec::new();
+    let mut device_dropped = 0u64;
     for p in partials {
+        devices.push(p.device);
+        device_dropped = device_dropped.saturating_add(p.process.device_dropped);
         for (name, n) in p.unmatched {
             *unmatched.entry(name).or_default() += n;
         }
@@ -795,10 +838,27 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         })
         .collect();
     apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    let device = device::merge(devices, device_dropped);
+    if device.intervals > 0 {
+        // Executions requested (launches) next to executions observed, by kernel name; a kernel the
+        // device ran but no traced launch asked for gets a row of its own.
+        for k in &device.kernels {
+            kernels
+                .entry(k.name.clone())
+                .or_insert_with(|| KernelStats {
+                    name: k.name.clone(),
+                    ..KernelStats::default()
+                })
+                .device_count = Some(k.count);
+        }
+        for k in kernels.values_mut() {
+            k.device_count.get_or_insert(0);
+        }
+    }
     let mut kernels: Vec<KernelStats> = kernels.into_values().collect();
     kernels.sort_by(|a, b| {
-        (b.launches, b.captured, b.failed, b.open)
-            .cmp(&(a.launches, a.captured, a.failed, a.open))
+        (b.launches, b.captured, b.failed, b.open, b.device_count)
+            .cmp(&(a.launches, a.captured, a.failed, a.open, a.device_count))
             .then(a.name.cmp(&b.name))
     });
     let mut ranges: Vec<RangeStats> = ranges
@@ -831,7 +891,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
             .cmp(&a.count)
             .then((&a.name, &a.domain).cmp(&(&b.name, &b.domain)))
     });
-    let warnings = warnings(&processes, &totals);
+    let warnings = warnings(&processes, &totals, &device);
     let mut unmatched_lookups: Vec<Unmatched> = unmatched
         .into_iter()
         .map(|(name, count)| Unmatched { name, count })
@@ -845,12 +905,13 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         ranges,
         marks,
         unmatched_lookups,
+        device,
         totals,
         warnings,
     }
 }
 
-fn warnings(processes: &[Process], totals: &Totals) -> Vec<String> {
+fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Vec<String> {
     let mut w = Vec::new();
     for p in processes {
         let who = format!("pid {} ({})", p.pid, p.file);
@@ -906,6 +967,30 @@ fn warnings(processes: &[Process], totals: &Totals) -> Vec<String> {
         if !nonzero.is_empty() {
             w.push(format!("{who}: shim counters: {}", nonzero.join(" ")));
         }
+        let u = &p.unassociated;
+        if u.total > 0 {
+            w.push(format!(
+                "{who}: {} of {} device intervals are not tied to a call in the capture ({} with no call, {} whose call is not in the capture, {} naming a call of another class)",
+                u.total, p.device_intervals, u.no_call, u.call_not_in_capture, u.wrong_class
+            ));
+        }
+        if p.unconverted > 0 {
+            w.push(format!(
+                "{who}: {} of {} device intervals are not on the host clock (no timestamp callback): their durations are reported, their start times and latencies are not",
+                p.unconverted, p.device_intervals
+            ));
+        }
+    }
+    let c = &device.clock;
+    if c.before_call > 0 {
+        let min = c.min_launch_to_start_ns.unwrap_or(0);
+        w.push(format!(
+            "{} of {} device intervals start before the call that issued them (min launch→start {} ns): the device clock conversion is off by at least {} ns",
+            c.before_call,
+            c.checked,
+            min,
+            min.unsigned_abs()
+        ));
     }
     if totals.graph_launches_unresolved > 0 {
         w.push(format!(

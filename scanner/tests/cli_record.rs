@@ -66,24 +66,26 @@ fn entries_of(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn levels_are_checked() {
     let out = TempDir::new("levels");
-    let r = record(
-        &[
-            os("--level"),
-            os("3"),
-            os("--out"),
-            out.path().as_os_str(),
-            os("--"),
-            os("true"),
-        ],
-        &[],
-    );
-    assert_eq!(
-        one_error_line(&r),
-        "causeway: error: level 3 (full) needs device timing, which this build does not have yet; use --level 2 or 4"
-    );
     for bad in ["0", "5", "99"] {
-        let r = record(&[os("--level"), os(bad), os("--"), os("true")], &[]);
-        assert!(one_error_line(&r).contains(&format!("level {bad} does not exist")));
+        let r = record(
+            &[
+                os("--level"),
+                os(bad),
+                os("--out"),
+                out.path().as_os_str(),
+                os("--"),
+                os("true"),
+            ],
+            &[],
+        );
+        let line = one_error_line(&r);
+        assert!(line.contains(&format!("level {bad} does not exist")));
+        assert!(
+            line.contains(
+                "levels are 1 (phases), 2 (host), 3 (full: + device intervals) and 4 (edge)"
+            ),
+            "{line}"
+        );
     }
     let r = record(&[os("--ring-mb"), os("0"), os("--"), os("true")], &[]);
     assert!(one_error_line(&r).contains("--ring-mb 0 is out of range"));
@@ -325,6 +327,158 @@ fn command_runs_with_the_capture_environment() {
     );
 }
 
+/// Runs `sh -c 'echo …'` under the stand-in shim with `args` before `--`, printing the level-3
+/// variables the command got ("-" for unset).
+fn device_env(libc: &Path, out: &Path, args: &[&OsStr], env: &[(&str, &OsStr)]) -> Run {
+    let mut all = args.to_vec();
+    all.extend([
+        os("--shim"),
+        libc.as_os_str(),
+        os("--out"),
+        out.as_os_str(),
+        os("--"),
+        os("sh"),
+        os("-c"),
+        os("echo \"$CAUSEWAY_LEVEL|${CAUSEWAY_BACKEND--}|${CAUSEWAY_CUPTI--}\""),
+    ]);
+    record(&all, env)
+}
+
+#[test]
+fn level_3_records_device_timing_with_cupti_by_default() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("level3");
+    let r = device_env(&libc, out.path(), &[os("--level"), os("3")], &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "3|cupti|-");
+    assert!(!r.stderr.contains("events backend"), "{}", r.stderr);
+    // An explicit backend.
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("3"), os("--backend"), os("cupti")],
+        &[],
+    );
+    assert_eq!(r.stdout.trim_end(), "3|cupti|-");
+    // The events backend is accepted; record says the shim records host calls only with it.
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("3"), os("--backend"), os("events")],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "3|events|-");
+    assert!(
+        r.stderr.contains(
+            "causeway: note: the events backend is not available in this build yet: the shim recorded host calls only"
+        ),
+        "{}",
+        r.stderr
+    );
+    // --cupti PATH is passed on absolute; a bare library name is left to the dynamic loader.
+    let cupti = out.join("libcupti.so.12");
+    std::fs::write(&cupti, b"\x7fELF").unwrap();
+    let r = record(
+        &[
+            os("--level"),
+            os("3"),
+            os("--cupti"),
+            cupti.as_os_str(),
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("sh"),
+            os("-c"),
+            os("echo \"$CAUSEWAY_LEVEL|$CAUSEWAY_BACKEND|$CAUSEWAY_CUPTI\""),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let abs = std::fs::canonicalize(&cupti).unwrap();
+    assert_eq!(r.stdout.trim_end(), format!("3|cupti|{}", abs.display()));
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("3"), os("--cupti"), os("libcupti.so.12")],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "3|cupti|libcupti.so.12");
+    // A backend inherited from the environment never contradicts --level: cleared below level 3,
+    // replaced at level 3.
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("2")],
+        &[("CAUSEWAY_BACKEND", os("events"))],
+    );
+    assert_eq!(r.stdout.trim_end(), "2|-|-");
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("3")],
+        &[("CAUSEWAY_BACKEND", os("events"))],
+    );
+    assert_eq!(r.stdout.trim_end(), "3|cupti|-");
+}
+
+#[test]
+fn device_options_need_level_3() {
+    let out = TempDir::new("backend");
+    let base = |extra: &[&'static str]| -> Run {
+        let mut a: Vec<&OsStr> = extra.iter().map(|s| os(s)).collect();
+        a.extend([os("--out"), out.path().as_os_str(), os("--"), os("true")]);
+        record(&a, &[])
+    };
+    for level in ["1", "2", "4"] {
+        let r = base(&["--level", level, "--backend", "cupti"]);
+        assert_eq!(
+            one_error_line(&r),
+            format!("causeway: error: --backend cupti needs --level 3: device timing (when each kernel, copy and memset ran) is what level 3 records; level {level} records none")
+        );
+    }
+    // The default level is 2, so --backend alone is refused too.
+    let r = base(&["--backend", "events"]);
+    assert!(one_error_line(&r).contains("--backend events needs --level 3"));
+    let r = base(&["--level", "2", "--cupti", "/usr/lib/libcupti.so"]);
+    assert_eq!(
+        one_error_line(&r),
+        "causeway: error: --cupti needs --level 3: CUPTI is level 3's device-timing backend; level 2 does not load it"
+    );
+    let r = base(&[
+        "--level",
+        "3",
+        "--backend",
+        "events",
+        "--cupti",
+        "/usr/lib/libcupti.so",
+    ]);
+    assert_eq!(
+        one_error_line(&r),
+        "causeway: error: --cupti names the CUPTI library of --backend cupti; --backend events does not load it"
+    );
+    let r = base(&["--level", "3", "--cupti", "/nonexistent/libcupti.so"]);
+    assert!(
+        one_error_line(&r).contains("CUPTI library not found: /nonexistent/libcupti.so (--cupti)")
+    );
+    let r = base(&["--level", "3", "--backend", "nvml"]);
+    assert_eq!(
+        r.code,
+        Some(2),
+        "clap refuses an unknown backend: {}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("invalid value 'nvml'"), "{}", r.stderr);
+    // Refused before anything was created.
+    assert!(entries_of(out.path()).is_empty());
+}
+
 #[test]
 fn death_by_signal_exits_128_plus_signal() {
     let Some(libc) = libc_path() else {
@@ -368,7 +522,14 @@ fn help_explains_levels_policies_and_env() {
     for needle in [
         "1  phases: NVTX ranges",
         "2  host:",
+        "3  full:   + device intervals: when each kernel, copy and memset ran on the device",
         "4  edge:   + every intercepted call",
+        "DEVICE TIMING (level 3 only",
+        "cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback",
+        "--cupti PATH names libcupti.so (CAUSEWAY_CUPTI)",
+        "events  CUDA events around each operation: not available in this build yet; the shim",
+        "then records host calls only and says so",
+        "--backend <BACKEND>",
         "overwrite",
         "64 MiB",
         "CAUSEWAY_OUT",

@@ -288,7 +288,8 @@ fn runtime_record_name_wins_over_child() {
             via_graph: 0,
             captured: 0,
             failed: 0,
-            open: 1
+            open: 1,
+            device_count: None,
         }]
     );
 }

@@ -3,7 +3,10 @@
 #![allow(dead_code)]
 
 use causeway_ring::clock::Anchor;
-use causeway_ring::layout::{self, ent, ApiInfo, Class, ClockKind, Kind, Layer, Policy, StrKind};
+use causeway_ring::layout::{
+    self, ent, entry_flags, hdr, ApiInfo, Class, ClockKind, DeviceKind, Kind, Layer, Policy,
+    StrKind, NO_CALL,
+};
 use causeway_ring::{Fields, Params, Writer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -56,6 +59,53 @@ impl RingBuilder {
     }
 
     pub fn with(capacity: u64, policy: Policy, pid: u32, ppid: u32) -> RingBuilder {
+        Self::custom(
+            capacity,
+            policy,
+            pid,
+            ppid,
+            2,
+            ClockKind::Monotonic,
+            1_000_000_000,
+        )
+    }
+
+    /// A level-3 ring (device intervals) on the monotonic clock: ticks are nanoseconds.
+    pub fn level3(capacity: u64, policy: Policy) -> RingBuilder {
+        Self::custom(
+            capacity,
+            policy,
+            1000,
+            1,
+            3,
+            ClockKind::Monotonic,
+            1_000_000_000,
+        )
+    }
+
+    /// A level-3 ring on the TSC clock at `ticks_per_sec`; call `set_anchors` once the entries are
+    /// written (the writer refreshes anchor 1 from the real clock at sequence 0).
+    pub fn level3_tsc(capacity: u64, ticks_per_sec: u64) -> RingBuilder {
+        Self::custom(
+            capacity,
+            Policy::Drop,
+            1000,
+            1,
+            3,
+            ClockKind::Tsc,
+            ticks_per_sec,
+        )
+    }
+
+    pub fn custom(
+        capacity: u64,
+        policy: Policy,
+        pid: u32,
+        ppid: u32,
+        level: u32,
+        clock: ClockKind,
+        ticks_per_sec: u64,
+    ) -> RingBuilder {
         let size = layout::file_size(capacity, STRINGS) as usize;
         let mut buf = vec![0u64; size.div_ceil(8)];
         let p = Params {
@@ -64,9 +114,9 @@ impl RingBuilder {
             policy,
             pid,
             ppid,
-            level: 2,
-            clock: ClockKind::Monotonic,
-            ticks_per_sec: 1_000_000_000,
+            level,
+            clock,
+            ticks_per_sec,
             anchor: Anchor::default(),
             exe: b"/usr/bin/app",
             host: b"testhost",
@@ -226,8 +276,123 @@ impl RingBuilder {
         seq
     }
 
+    /// Overwrites both clock anchors (ticks, monotonic ns, realtime ns), so tick conversion is exact.
+    pub fn set_anchors(&mut self, a0: [u64; 3], a1: [u64; 3]) {
+        let b = self.bytes_mut();
+        for (base, a) in [(hdr::ANCHOR0, a0), (hdr::ANCHOR1, a1)] {
+            for (i, v) in a.into_iter().enumerate() {
+                b[base + 8 * i..base + 8 * i + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        b[hdr::ANCHOR1_SEQ..hdr::ANCHOR1_SEQ + 8].copy_from_slice(&2u64.to_le_bytes());
+    }
+
+    /// A device interval as the timing backend writes it (complete, on thread `DEVICE_TID`).
+    pub fn device(&self, d: Dev) -> Option<u64> {
+        let seq = self.w.begin(&Fields {
+            t_begin: d.t0,
+            tid: DEVICE_TID,
+            api: d.kind as u16,
+            kind: Kind::DeviceInterval as u8,
+            flags: if d.host_clock {
+                entry_flags::HOST_CLOCK
+            } else {
+                0
+            },
+            depth: d.copy_kind,
+            a0: d.call,
+            a1: d.a1,
+            a2: d.stream | (d.device as u64) << 32,
+        })?;
+        self.w.end(seq, d.t1, 0);
+        Some(seq)
+    }
+
+    /// A kernel interval on the ring's clock, issued by call `call`, named by text id `name`.
+    pub fn kernel_interval(&self, call: u64, name: u64, t0: u64, t1: u64) -> Option<u64> {
+        self.device(Dev::kernel(call, name, t0, t1))
+    }
+
+    /// A copy interval on the ring's clock of memcpy kind `copy_kind` (1 HtoD, 2 DtoH, 8 DtoD, …).
+    pub fn copy_interval(
+        &self,
+        call: u64,
+        copy_kind: u16,
+        bytes: u64,
+        t0: u64,
+        t1: u64,
+    ) -> Option<u64> {
+        self.device(Dev {
+            kind: DeviceKind::Memcpy,
+            copy_kind,
+            a1: bytes,
+            ..Dev::kernel(call, 0, t0, t1)
+        })
+    }
+
+    /// A memset interval on the ring's clock.
+    pub fn memset_interval(&self, call: u64, bytes: u64, t0: u64, t1: u64) -> Option<u64> {
+        self.device(Dev {
+            kind: DeviceKind::Memset,
+            a1: bytes,
+            ..Dev::kernel(call, 0, t0, t1)
+        })
+    }
+
     pub fn write_to(&self, path: &Path) {
         std::fs::write(path, self.bytes()).unwrap();
+    }
+}
+
+/// The thread test rings give device intervals (the timing backend's own thread).
+pub const DEVICE_TID: u32 = 77;
+
+/// One device interval for `RingBuilder::device`.
+#[derive(Clone, Copy)]
+pub struct Dev {
+    pub kind: DeviceKind,
+    pub t0: u64,
+    pub t1: u64,
+    /// Times on the ring's clock (entry flag `HOST_CLOCK`).
+    pub host_clock: bool,
+    /// The memcpy kind (entry `depth`).
+    pub copy_kind: u16,
+    /// Sequence number of the issuing call, or `NO_CALL`.
+    pub call: u64,
+    /// Kernel name text id, or bytes.
+    pub a1: u64,
+    pub stream: u64,
+    pub device: u32,
+}
+
+impl Dev {
+    pub fn kernel(call: u64, name: u64, t0: u64, t1: u64) -> Dev {
+        Dev {
+            kind: DeviceKind::Kernel,
+            t0,
+            t1,
+            host_clock: true,
+            copy_kind: 0,
+            call,
+            a1: name,
+            stream: 7,
+            device: 0,
+        }
+    }
+
+    pub fn no_call(self) -> Dev {
+        Dev {
+            call: NO_CALL,
+            ..self
+        }
+    }
+
+    /// Times in the backend's own clock (no `HOST_CLOCK`).
+    pub fn unconverted(self) -> Dev {
+        Dev {
+            host_clock: false,
+            ..self
+        }
     }
 }
 

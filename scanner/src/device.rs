@@ -1,0 +1,406 @@
+//! Level 3: device intervals — when each kernel, copy and memset actually ran on the device, as the
+//! shim's device-timing backend (CUPTI) wrote them into the ring off the hot path.
+//!
+//! Each interval names the call that issued it by sequence number (`a0`), so association is by
+//! identity, never by timestamp proximity. An interval whose times are on the ring's own clock
+//! (`entry_flags::HOST_CLOCK`) can be compared with its call: launch→start latency = device start −
+//! the issuing call's begin. Without the flag the times are in the backend's own clock: only their
+//! durations are used, and they are counted as `unconverted`.
+//!
+//! The causality check is the measured lower bound on clock-conversion error: a device interval cannot
+//! start before the call that issued it began, so a negative launch→start latency means the conversion
+//! is off by at least that much.
+
+use crate::report::percentile;
+use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
+use causeway_ring::{Class, Entry, Header, Kind};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// `conversion` when every interval was on the ring's clock: CUPTI's timestamps put on our clock by
+/// the timestamp callback the shim registers (`cuptiActivityRegisterTimestampCallback`).
+pub const CONVERSION_CALLBACK: &str = "cupti-timestamp-callback";
+/// `conversion` when no interval was on the ring's clock: durations only.
+pub const CONVERSION_NONE: &str = "unconverted";
+/// `conversion` when some intervals were on the ring's clock and some were not.
+pub const CONVERSION_MIXED: &str = "mixed";
+
+/// The name of a header's device-timing backend (`layout::Backend`).
+pub fn backend_name(v: u32) -> String {
+    match v {
+        0 => "none".into(),
+        1 => "cupti".into(),
+        2 => "events".into(),
+        n => format!("unknown({n})"),
+    }
+}
+
+/// The name of a memcpy kind (CUPTI's `CUpti_ActivityMemcpyKind`, the interval's `depth`).
+pub fn copy_kind_name(kind: u16) -> String {
+    match kind {
+        1 => "HtoD",
+        2 => "DtoH",
+        3 => "HtoA",
+        4 => "AtoH",
+        5 => "AtoA",
+        6 => "AtoD",
+        7 => "DtoA",
+        8 => "DtoD",
+        9 => "HtoH",
+        10 => "PtoP",
+        0 => "unknown",
+        n => return format!("kind {n}"),
+    }
+    .into()
+}
+
+/// The `kind` of the copies row that counts memsets.
+pub const MEMSET_ROW: &str = "memset";
+
+/// Device intervals that could not be tied to the call that issued them, by reason.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Unassociated {
+    /// `no_call + call_not_in_capture + wrong_class`.
+    pub total: u64,
+    /// The backend tied the work to no call (`a0` = `NO_CALL`): work the program issued outside a
+    /// traced call, or the backend lost the correlation.
+    pub no_call: u64,
+    /// `a0` names a sequence number whose entry is not in the capture: overwritten, dropped, torn.
+    pub call_not_in_capture: u64,
+    /// `a0` names an entry that is not a launch, copy, memset or graph-launch call.
+    pub wrong_class: u64,
+}
+
+impl Unassociated {
+    fn absorb(&mut self, o: &Unassociated) {
+        self.total += o.total;
+        self.no_call += o.no_call;
+        self.call_not_in_capture += o.call_not_in_capture;
+        self.wrong_class += o.wrong_class;
+    }
+}
+
+/// How device times were put on the host clock, and how far that can be trusted.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct DeviceClock {
+    /// `cupti-timestamp-callback` (all intervals on the ring's clock), `unconverted` (none: durations
+    /// only), `mixed`, or `none` (no device intervals).
+    pub conversion: String,
+    /// Intervals on the ring's clock (entry flag `HOST_CLOCK`).
+    pub converted: u64,
+    /// Intervals in the backend's own clock: their durations are reported, never their times.
+    pub unconverted: u64,
+    /// Associated intervals on the ring's clock: the sample the causality check ran on.
+    pub checked: u64,
+    /// Of `checked`, intervals that start before their issuing call began (negative launch→start
+    /// latency): impossible unless the clock conversion is off by at least that much.
+    pub before_call: u64,
+    /// The smallest launch→start latency over `checked` (device start − issuing call's begin), in ns;
+    /// negative when `before_call > 0`. Null when nothing was checked.
+    pub min_launch_to_start_ns: Option<i64>,
+}
+
+/// Device time of one kernel (by the name in its device intervals), over all processes.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DeviceKernelStats {
+    pub name: String,
+    /// Intervals (executions observed on the device). Device times are over the timed ones.
+    pub count: u64,
+    pub total_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    /// Intervals with a launch→start latency: associated with their call and on the ring's clock.
+    pub latency_count: u64,
+    /// Launch→start latency (device start − issuing call's begin; for graph-launched kernels, the
+    /// graph launch call's begin), nearest-rank percentiles in ns. Null when `latency_count` is 0.
+    pub latency_p50_ns: Option<i64>,
+    pub latency_p99_ns: Option<i64>,
+}
+
+/// Device time of one copy kind (`HtoD`, `DtoH`, …) or of memsets (`memset`), over all processes.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DeviceCopyStats {
+    pub kind: String,
+    pub count: u64,
+    /// Bytes copied or set.
+    pub bytes: u64,
+    pub total_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// The `device` section of a report.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct DeviceReport {
+    /// Device intervals read (kernels, copies, memsets, and any of a kind this scanner does not know).
+    pub intervals: u64,
+    /// Intervals tied to the live launch, copy, memset or graph-launch call that issued them.
+    pub associated: u64,
+    pub unassociated: Unassociated,
+    /// Intervals in the backend's own clock (also `clock.unconverted`).
+    pub unconverted: u64,
+    /// Intervals the backend could not time (a time of 0, or an end before the start): counted in
+    /// `count` and `bytes`, left out of device times and latencies.
+    pub untimed: u64,
+    /// Device records the backend itself dropped (the header counter `device_dropped`, summed).
+    pub dropped: u64,
+    /// Intervals whose device kind (`api`) this scanner does not know: counted, not tabulated.
+    pub unknown_kind: u64,
+    pub clock: DeviceClock,
+    /// Sorted by total device time, largest first.
+    pub kernels: Vec<DeviceKernelStats>,
+    /// Per copy kind, and one row `memset`; sorted by total device time, largest first.
+    pub copies: Vec<DeviceCopyStats>,
+}
+
+#[derive(Default)]
+pub(crate) struct KernelAcc {
+    count: u64,
+    durations: Vec<u64>,
+    latencies: Vec<i64>,
+}
+
+#[derive(Default)]
+pub(crate) struct CopyAcc {
+    count: u64,
+    bytes: u64,
+    durations: Vec<u64>,
+}
+
+/// What one ring's device intervals contribute.
+#[derive(Default)]
+pub(crate) struct DevicePartial {
+    pub intervals: u64,
+    pub associated: u64,
+    pub unassociated: Unassociated,
+    pub converted: u64,
+    pub unconverted: u64,
+    pub untimed: u64,
+    pub unknown_kind: u64,
+    pub checked: u64,
+    pub before_call: u64,
+    pub min_latency: Option<i64>,
+    pub kernels: HashMap<String, KernelAcc>,
+    pub copies: HashMap<String, CopyAcc>,
+}
+
+/// Whether a call of this class issues device work a device interval can belong to.
+fn issues_work(c: Option<Class>) -> bool {
+    matches!(
+        c,
+        Some(Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch)
+    )
+}
+
+/// Reads the device intervals of one ring. `entries` are its live entries in sequence order (as
+/// `decode` returns them); `class_of` gives a call entry's API class; `text` names a text id.
+pub(crate) fn analyze(
+    h: &Header,
+    entries: &[Entry],
+    class_of: impl Fn(&Entry) -> Option<Class>,
+    text: impl Fn(u64) -> String,
+) -> DevicePartial {
+    let mut p = DevicePartial::default();
+    // Aggregated by text id and copy kind first (no string work per interval), named at the end.
+    let mut kernels: HashMap<u64, KernelAcc> = HashMap::new();
+    let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::new();
+    // A device interval is written complete; one that is not is a torn write and was counted as open.
+    for e in entries
+        .iter()
+        .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
+    {
+        p.intervals += 1;
+        let call = if e.a0 == NO_CALL {
+            p.unassociated.no_call += 1;
+            None
+        } else {
+            match entries.binary_search_by_key(&e.a0, |x| x.seq) {
+                Err(_) => {
+                    p.unassociated.call_not_in_capture += 1;
+                    None
+                }
+                Ok(i) => {
+                    let c = &entries[i];
+                    if c.kind == Some(Kind::Call) && issues_work(class_of(c)) {
+                        p.associated += 1;
+                        Some(c)
+                    } else {
+                        p.unassociated.wrong_class += 1;
+                        None
+                    }
+                }
+            }
+        };
+        let on_host_clock = e.flags & entry_flags::HOST_CLOCK != 0;
+        // A time of 0 is the backend saying it could not time the work (CUPTI out of device memory).
+        let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
+        let (duration, latency) = if !timed {
+            p.untimed += 1;
+            if on_host_clock {
+                p.converted += 1;
+            } else {
+                p.unconverted += 1;
+            }
+            (None, None)
+        } else if on_host_clock {
+            p.converted += 1;
+            let latency = call.map(|c| {
+                let d = h.ticks_to_ns(e.t_begin) as i128 - h.ticks_to_ns(c.t_begin) as i128;
+                d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+            });
+            if let Some(l) = latency {
+                p.checked += 1;
+                if l < 0 {
+                    p.before_call += 1;
+                }
+                p.min_latency = Some(p.min_latency.map_or(l, |m| m.min(l)));
+            }
+            (Some(h.span_ns(e.t_begin, e.t_end)), latency)
+        } else {
+            // The backend's own clock: the difference is a duration in its units (CUPTI: ns), but the
+            // times themselves mean nothing on ours.
+            p.unconverted += 1;
+            (Some(e.t_end - e.t_begin), None)
+        };
+        match DeviceKind::from_u16(e.api) {
+            Some(DeviceKind::Kernel) => {
+                let k = kernels.entry(e.a1).or_default();
+                k.count += 1;
+                k.durations.extend(duration);
+                k.latencies.extend(latency);
+            }
+            Some(kind @ (DeviceKind::Memcpy | DeviceKind::Memset)) => {
+                let key = (kind == DeviceKind::Memcpy).then_some(e.depth);
+                let c = copies.entry(key).or_default();
+                c.count += 1;
+                c.bytes = c.bytes.saturating_add(e.a1);
+                c.durations.extend(duration);
+            }
+            None => p.unknown_kind += 1,
+        }
+    }
+    // Two ids with one name (a repeated record) still make one row.
+    for (id, k) in kernels {
+        let m = p.kernels.entry(text(id)).or_default();
+        m.count += k.count;
+        m.durations.extend(k.durations);
+        m.latencies.extend(k.latencies);
+    }
+    for (kind, c) in copies {
+        let name = kind.map_or_else(|| MEMSET_ROW.to_string(), copy_kind_name);
+        let m = p.copies.entry(name).or_default();
+        m.count += c.count;
+        m.bytes = m.bytes.saturating_add(c.bytes);
+        m.durations.extend(c.durations);
+    }
+    p.unassociated.total =
+        p.unassociated.no_call + p.unassociated.call_not_in_capture + p.unassociated.wrong_class;
+    p
+}
+
+/// The nearest-rank percentile of sorted signed values (as `percentile`); `None` for no values.
+pub fn percentile_i64(sorted: &[i64], p: u64) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let n = sorted.len() as u64;
+    let rank = (p * n).div_ceil(100).clamp(1, n);
+    Some(sorted[(rank - 1) as usize])
+}
+
+fn sum(v: &[u64]) -> u64 {
+    v.iter().fold(0u64, |s, &x| s.saturating_add(x))
+}
+
+/// Merges the rings' device intervals into the report's `device` section. `dropped` is the sum of the
+/// header counters.
+pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64) -> DeviceReport {
+    let mut d = DeviceReport {
+        dropped,
+        ..DeviceReport::default()
+    };
+    let mut kernels: HashMap<String, KernelAcc> = HashMap::new();
+    let mut copies: HashMap<String, CopyAcc> = HashMap::new();
+    let clock = &mut d.clock;
+    for p in partials {
+        d.intervals += p.intervals;
+        d.associated += p.associated;
+        d.unassociated.absorb(&p.unassociated);
+        d.unconverted += p.unconverted;
+        d.untimed += p.untimed;
+        d.unknown_kind += p.unknown_kind;
+        clock.converted += p.converted;
+        clock.unconverted += p.unconverted;
+        clock.checked += p.checked;
+        clock.before_call += p.before_call;
+        if let Some(l) = p.min_latency {
+            clock.min_launch_to_start_ns =
+                Some(clock.min_launch_to_start_ns.map_or(l, |m| m.min(l)));
+        }
+        for (name, k) in p.kernels {
+            let m = kernels.entry(name).or_default();
+            m.count += k.count;
+            m.durations.extend(k.durations);
+            m.latencies.extend(k.latencies);
+        }
+        for (kind, c) in p.copies {
+            let m = copies.entry(kind).or_default();
+            m.count += c.count;
+            m.bytes = m.bytes.saturating_add(c.bytes);
+            m.durations.extend(c.durations);
+        }
+    }
+    clock.conversion = match (clock.converted, clock.unconverted) {
+        (0, 0) => "none",
+        (_, 0) => CONVERSION_CALLBACK,
+        (0, _) => CONVERSION_NONE,
+        _ => CONVERSION_MIXED,
+    }
+    .into();
+    d.kernels = kernels
+        .into_iter()
+        .map(|(name, mut k)| {
+            k.durations.sort_unstable();
+            k.latencies.sort_unstable();
+            DeviceKernelStats {
+                name,
+                count: k.count,
+                total_ns: sum(&k.durations),
+                p50_ns: percentile(&k.durations, 50),
+                p99_ns: percentile(&k.durations, 99),
+                max_ns: k.durations.last().copied().unwrap_or(0),
+                latency_count: k.latencies.len() as u64,
+                latency_p50_ns: percentile_i64(&k.latencies, 50),
+                latency_p99_ns: percentile_i64(&k.latencies, 99),
+            }
+        })
+        .collect();
+    d.kernels.sort_by(|a, b| {
+        (b.total_ns, b.count)
+            .cmp(&(a.total_ns, a.count))
+            .then(a.name.cmp(&b.name))
+    });
+    d.copies = copies
+        .into_iter()
+        .map(|(kind, mut c)| {
+            c.durations.sort_unstable();
+            DeviceCopyStats {
+                kind,
+                count: c.count,
+                bytes: c.bytes,
+                total_ns: sum(&c.durations),
+                p50_ns: percentile(&c.durations, 50),
+                p99_ns: percentile(&c.durations, 99),
+                max_ns: c.durations.last().copied().unwrap_or(0),
+            }
+        })
+        .collect();
+    d.copies.sort_by(|a, b| {
+        (b.total_ns, b.count)
+            .cmp(&(a.total_ns, a.count))
+            .then(a.kind.cmp(&b.kind))
+    });
+    d
+}
