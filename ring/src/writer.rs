@@ -145,6 +145,12 @@ impl Writer {
         self.put(f, f.t_begin, result, true);
     }
 
+    /// Records an entry that is complete when written and spans `f.t_begin`..`t_end` (device intervals,
+    /// whose times come from the timing backend rather than from the writing thread's clock).
+    pub fn complete(&self, f: &Fields, t_end: u64, result: i32) -> Option<u64> {
+        self.put(f, t_end, result, true)
+    }
+
     #[inline(always)]
     fn put(&self, f: &Fields, t_end: u64, result: i32, done: bool) -> Option<u64> {
         let seq = self.a64(hdr::HEAD).fetch_add(1, Ordering::Relaxed);

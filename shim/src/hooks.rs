@@ -149,9 +149,20 @@ macro_rules! hook_table {
                                 $crate::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
                             $crate::names::note(HOW, ($a1) as u64);
                         }
+                        // Level 3 with CUPTI: the outermost launch, copy, memset or graph launch
+                        // brackets its real call with its own sequence number as CUPTI's external
+                        // correlation id, which ties the device work to this entry. The class is
+                        // const per hook, so other hooks compile this away; for these, it is one
+                        // relaxed load at levels 1, 2 and 4.
+                        const CORRELATE: bool =
+                            $crate::cupti::correlates(causeway_ring::layout::Class::$class);
+                        let pushed = CORRELATE && $crate::cupti::push(&open);
                         // SAFETY: as above.
                         let r = unsafe { f($($arg),*) };
                         open.finish(r);
+                        if pushed {
+                            $crate::cupti::pop();
+                        }
                         // Extra entries a successful call calls for (graph nodes after instantiation).
                         $( if r == 0 { $after; } )?
                         r

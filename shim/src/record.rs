@@ -61,6 +61,7 @@ fn tls() -> &'static Tls {
 pub struct Open {
     w: causeway_ring::Writer,
     seq: Option<u64>,
+    depth: u16,
     tls: &'static Tls,
 }
 
@@ -76,7 +77,7 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
     if t.internal.get() {
         return None;
     }
-    state::ensure_reserved();
+    state::ensure_started();
     let tid = match t.tid.get() {
         0 => first_call_on_thread(),
         id => id,
@@ -97,11 +98,25 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
     Some(Open {
         w,
         seq: w.begin(&f),
+        depth,
         tls: t,
     })
 }
 
 impl Open {
+    /// The call's ring sequence number (`None` when a full ring dropped its entry): what the device
+    /// intervals it issues carry as their `a0`.
+    #[inline(always)]
+    pub fn seq(&self) -> Option<u64> {
+        self.seq
+    }
+
+    /// Recorded calls already open on this thread when this one began (0 = outermost).
+    #[inline(always)]
+    pub fn depth(&self) -> u16 {
+        self.depth
+    }
+
     #[inline(always)]
     pub fn finish(self, result: i32) {
         let t = clock::ticks();

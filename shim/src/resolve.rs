@@ -92,6 +92,43 @@ unsafe extern "C" fn visit(
     0
 }
 
+struct Paths {
+    layer: Layer,
+    found: Vec<std::path::PathBuf>,
+}
+
+unsafe extern "C" fn collect(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid info and our own `Paths` as data.
+    let (info, p) = unsafe { (&*info, &mut *(data as *mut Paths)) };
+    if info.dlpi_name.is_null() {
+        return 0;
+    }
+    // SAFETY: dlpi_name is a NUL-terminated string owned by the loader.
+    let path = unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes();
+    if !path.is_empty() && matches_layer(path, p.layer) {
+        use std::os::unix::ffi::OsStrExt;
+        p.found
+            .push(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path)));
+    }
+    0
+}
+
+/// Paths of the loaded libraries of `layer` (`libcudart*` / `libcuda.so*`), in load order. Allocates:
+/// for cold paths only (finding CUPTI next to cudart).
+pub fn loaded(layer: Layer) -> Vec<std::path::PathBuf> {
+    let mut p = Paths {
+        layer,
+        found: Vec::new(),
+    };
+    // SAFETY: `collect` matches the callback type and `p` outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(collect), &mut p as *mut Paths as *mut c_void) };
+    p.found
+}
+
 /// The load address of the shim itself, so the search never picks one of our own hooks.
 fn own_base() -> usize {
     // SAFETY: Dl_info is plain data for which all-zero is a valid value.

@@ -1,6 +1,7 @@
-//! Process-wide shim state: the ring in use, the capture level, and the set-up and tear-down that run
-//! when the library is loaded, when the process forks and when it exits. Any failure here disables the
-//! shim (every hook then passes straight through) and says so once on stderr and in the capture.
+//! Process-wide shim state: the ring in use, the capture level, the device-timing backend, and the
+//! set-up and tear-down that run when the library is loaded, when the process forks and when it exits.
+//! Any failure here disables the shim (every hook then passes straight through) and says so once on
+//! stderr and in the capture.
 
 use crate::{hooks, nvtx};
 use causeway_ring::writer::{create_file_lazy, reserve, FixedBuf};
@@ -15,6 +16,23 @@ const DISABLED: u8 = 2;
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static LEVEL: AtomicU8 = AtomicU8::new(2);
 static SAID: AtomicBool = AtomicBool::new(false);
+/// Level 3: whether device intervals come from CUPTI (started on the first recorded call).
+static CUPTI: AtomicBool = AtomicBool::new(false);
+/// Whether the process's first recorded call has run its start-up (see `ensure_started`).
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Where level 3's device intervals come from (`CAUSEWAY_BACKEND`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    /// Levels 1, 2 and 4: none.
+    None,
+    Cupti,
+    /// Asked for, but not in this build: the capture falls back to level 2 and says so.
+    EventsUnavailable,
+}
+
+const EVENTS_UNAVAILABLE: &[u8] =
+    b"CAUSEWAY_BACKEND=events is not available in this build; recording at level 2 (host calls only)";
 
 /// Settings kept from start-up so a fork child can make its own ring without allocating.
 struct Config {
@@ -75,6 +93,33 @@ pub fn ensure_reserved() {
     }
 }
 
+/// Runs, once per process (and once per fork child), what the first recorded call needs: the ring's
+/// entry area reserved and, at level 3 with CUPTI, the backend started. One relaxed load afterwards.
+/// NVTX ranges only reserve (`ensure_reserved`): CUPTI starts with the first CUDA call, when CUDA is
+/// loaded.
+#[inline(always)]
+pub fn ensure_started() {
+    if !STARTED.load(Ordering::Relaxed) {
+        first_recorded_call();
+    }
+}
+
+#[cold]
+fn first_recorded_call() {
+    ensure_reserved();
+    if CUPTI.load(Ordering::Relaxed) {
+        crate::cupti::start();
+    }
+    STARTED.store(true, Ordering::Release);
+}
+
+/// The tick rate of the ring's clock (ticks per second), once the shim is active.
+pub fn ticks_per_sec() -> Option<u64> {
+    writer()?;
+    // SAFETY: see `Cfg`; `writer()` returned a ring, so the config is complete.
+    unsafe { (*CFG.0.get()).as_ref().map(|c| c.ticks_per_sec) }
+}
+
 #[cold]
 fn reserve_entries() {
     static LOCK: AtomicBool = AtomicBool::new(false);
@@ -133,6 +178,19 @@ pub fn disable(why: &[u8]) {
     }
 }
 
+/// Says something the user should know about the capture, without stopping it: one stderr line and
+/// the ring's notice (the first notice of a ring is kept). No heap allocation.
+pub fn warn(what: &[u8]) {
+    let mut msg = FixedBuf::default();
+    msg.push(b"causeway: ").push(what).push(b"\n");
+    let b = msg.as_bytes();
+    // SAFETY: writing a valid buffer to stderr.
+    unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
+    if let Some(w) = writer() {
+        w.notice(what);
+    }
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
@@ -142,9 +200,21 @@ fn parse_level(v: Option<String>) -> Result<u8, String> {
         None => Ok(2),
         Some("1") => Ok(1),
         Some("2") => Ok(2),
+        Some("3") => Ok(3),
         Some("4") => Ok(4),
-        Some("3") => Err("CAUSEWAY_LEVEL=3 (device timing) is not available in this build".into()),
-        Some(other) => Err(format!("CAUSEWAY_LEVEL={other} is not one of 1, 2, 4")),
+        Some(other) => Err(format!("CAUSEWAY_LEVEL={other} is not one of 1, 2, 3, 4")),
+    }
+}
+
+/// The device-timing backend for `level` (`CAUSEWAY_BACKEND`, read at level 3 only).
+fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
+    if level != 3 {
+        return Ok(Device::None);
+    }
+    match v.as_deref() {
+        None | Some("cupti") => Ok(Device::Cupti),
+        Some("events") => Ok(Device::EventsUnavailable),
+        Some(other) => Err(format!("CAUSEWAY_BACKEND={other} is not cupti or events")),
     }
 }
 
@@ -154,10 +224,15 @@ pub fn capacity_for_mb(mb: u64) -> u64 {
     (1u64 << (63 - entries.leading_zeros())).max(1024)
 }
 
-fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
+#[allow(clippy::type_complexity)]
+fn read_config() -> Result<(FixedBuf, u8, Device, u64, Policy), String> {
     let dir = env("CAUSEWAY_OUT")
         .ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
-    let level = parse_level(env("CAUSEWAY_LEVEL"))?;
+    let mut level = parse_level(env("CAUSEWAY_LEVEL"))?;
+    let device = parse_backend(level, env("CAUSEWAY_BACKEND"))?;
+    if device == Device::EventsUnavailable {
+        level = 2;
+    }
     let mb = match env("CAUSEWAY_RING_MB") {
         None => DEFAULT_RING_MB,
         Some(v) => v
@@ -176,7 +251,7 @@ fn read_config() -> Result<(FixedBuf, u8, u64, Policy), String> {
     if d.overflowed() {
         return Err("CAUSEWAY_OUT is too long".into());
     }
-    Ok((d, level, capacity_for_mb(mb), policy))
+    Ok((d, level, device, capacity_for_mb(mb), policy))
 }
 
 /// Creates a ring for the current process from `cfg` and publishes it. The error is a message built in
@@ -204,6 +279,7 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     cfg.fd = f.fd;
     cfg.base = base;
     RESERVED.store(false, Ordering::Relaxed);
+    STARTED.store(false, Ordering::Relaxed);
     let p = Params {
         capacity: cfg.capacity,
         strings_size: strings_size(cfg.capacity),
@@ -232,11 +308,12 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
 }
 
 extern "C" fn on_load() {
-    let (dir, lvl, capacity, policy) = match read_config() {
+    let (dir, lvl, device, capacity, policy) = match read_config() {
         Ok(c) => c,
         Err(e) => return disable(e.as_bytes()),
     };
     LEVEL.store(lvl, Ordering::Relaxed);
+    CUPTI.store(device == Device::Cupti, Ordering::Relaxed);
     let (clock_kind, hz) = clock::init(env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"));
     let mut exe = FixedBuf::default();
     if let Ok(p) = std::fs::read_link("/proc/self/exe") {
@@ -270,6 +347,9 @@ extern "C" fn on_load() {
     unsafe { *CFG.0.get() = Some(cfg) };
     STATE.store(ACTIVE, Ordering::Release);
     crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+    if device == Device::EventsUnavailable {
+        warn(EVENTS_UNAVAILABLE);
+    }
     nvtx::announce();
     // SAFETY: registering a handler with no preconditions.
     unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
@@ -283,6 +363,8 @@ extern "C" fn on_fork_child() {
     crate::record::reset_thread();
     crate::names::reset();
     crate::text::reset();
+    // CUPTI's threads and buffers stay behind in the parent: the child records host calls only.
+    let cupti_lost = crate::cupti::on_fork_child();
     // SAFETY: the child is single-threaded here; see `Cfg`.
     let cfg = unsafe { (*CFG.0.get()).as_mut() };
     let Some(cfg) = cfg else { return };
@@ -292,6 +374,9 @@ extern "C" fn on_fork_child() {
         Ok(()) => {
             STATE.store(ACTIVE, Ordering::Release);
             crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+            if cupti_lost {
+                warn(crate::cupti::FORK_NOTICE);
+            }
         }
         Err(m) => {
             cfg.writer = None;
@@ -302,6 +387,9 @@ extern "C" fn on_fork_child() {
 
 extern "C" fn on_unload() {
     if let Some(w) = writer() {
+        // Device records CUPTI still holds go in before the exit entry (usually already done by the
+        // backend's own exit handler, which runs before this one; a second call does nothing).
+        crate::cupti::flush_at_exit();
         crate::record::instant(Kind::ProcessExit, 0, 0, 0, 0);
         w.update_anchor();
         w.set_flag(flags::CLOSED);
@@ -336,11 +424,26 @@ mod tests {
     fn levels_parse_with_clear_refusals() {
         assert_eq!(parse_level(None), Ok(2));
         assert_eq!(parse_level(Some("4".into())), Ok(4));
-        assert!(parse_level(Some("3".into()))
-            .unwrap_err()
-            .contains("not available"));
+        assert_eq!(parse_level(Some("3".into())), Ok(3));
         assert!(parse_level(Some("x".into()))
             .unwrap_err()
             .contains("not one of"));
+    }
+
+    #[test]
+    fn backends_parse_at_level_3_only() {
+        assert_eq!(parse_backend(3, None), Ok(Device::Cupti));
+        assert_eq!(parse_backend(3, Some("cupti".into())), Ok(Device::Cupti));
+        assert_eq!(
+            parse_backend(3, Some("events".into())),
+            Ok(Device::EventsUnavailable)
+        );
+        assert!(parse_backend(3, Some("nsys".into()))
+            .unwrap_err()
+            .contains("not cupti or events"));
+        for level in [1, 2, 4] {
+            assert_eq!(parse_backend(level, Some("nsys".into())), Ok(Device::None));
+            assert_eq!(parse_backend(level, None), Ok(Device::None));
+        }
     }
 }
