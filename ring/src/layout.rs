@@ -5,7 +5,7 @@
 //! All integers are little-endian (the shim only runs on little-endian hosts).
 
 pub const MAGIC: [u8; 8] = *b"CAUSEWAY";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_SIZE: usize = 4096;
 pub const ENTRY_SIZE: usize = 64;
 /// Ring files end with this suffix; the scanner picks them out of a capture directory by it.

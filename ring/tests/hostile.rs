@@ -93,7 +93,7 @@ fn correct_magic_then_garbage() {
     for _ in 0..500 {
         let mut b: Vec<u8> = (0..8192).map(|_| rng.next() as u8).collect();
         b[..8].copy_from_slice(&MAGIC);
-        set_u32(&mut b, hdr::VERSION, 1);
+        set_u32(&mut b, hdr::VERSION, causeway_ring::layout::VERSION);
         let e = RingView::parse(&b).err().expect("garbage parsed");
         assert!(e.0.contains("corrupt header"), "{e}");
     }
@@ -101,7 +101,8 @@ fn correct_magic_then_garbage() {
 
 #[test]
 fn version_and_sizes() {
-    refused(&with(|b| set_u32(b, hdr::VERSION, 2)), "version 2");
+    refused(&with(|b| set_u32(b, hdr::VERSION, 1)), "version 1");
+    refused(&with(|b| set_u32(b, hdr::VERSION, 3)), "version 3");
     refused(&with(|b| set_u32(b, hdr::VERSION, 0)), "version");
     refused(&with(|b| set_u32(b, hdr::HEADER_SIZE, 8192)), "header size");
     refused(&with(|b| set_u32(b, hdr::ENTRY_SIZE, 32)), "entry size");

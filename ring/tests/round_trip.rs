@@ -68,7 +68,7 @@ fn header_round_trips_through_a_ring_file() {
         let bytes = ring.read_file();
         let v = parse(&bytes);
         let h = &v.header;
-        assert_eq!(h.version, 1);
+        assert_eq!(h.version, causeway_ring::layout::VERSION);
         assert_eq!(h.policy, policy);
         assert_eq!(h.capacity, 256);
         assert_eq!(h.strings_offset, HEADER_SIZE as u64);
