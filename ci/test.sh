@@ -9,11 +9,12 @@ root=$(pwd)
 # --- dependencies -----------------------------------------------------------------------------------------
 deps="$root/ci/build/deps"
 mkdir -p "$deps"
-if [ ! -f "$deps/.cuda-wheels" ]; then
-  # Headers for the NVTX test program and the real cudart for the no-driver test.
-  python3 -m pip install --quiet --disable-pip-version-check --target "$deps/py" \
-    "nvidia-cuda-runtime==13.0.96" "nvidia-nvtx==13.0.85"
-  touch "$deps/.cuda-wheels"
+if [ ! -f "$deps/.cuda-wheels-2" ]; then
+  # Headers for the NVTX test program and the CUPTI double's ABI check, and the real cudart for the
+  # no-driver test.
+  python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$deps/py" \
+    "nvidia-cuda-runtime==13.0.96" "nvidia-nvtx==13.0.85" "nvidia-cuda-cupti==13.0.85"
+  touch "$deps/.cuda-wheels-2"
 fi
 export CAUSEWAY_REAL_CUDART="$deps/py/nvidia/cu13/lib/libcudart.so.13"
 export NVTX_INC="$deps/py/nvidia/cu13/include"
@@ -21,7 +22,7 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 
 # --- build --------------------------------------------------------------------------------------------
 make -s -C ci NVTX_INC="$NVTX_INC"
-make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC"
+make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC" CUPTI_INC="$NVTX_INC" CUDA_INC="$NVTX_INC"
 cargo build --workspace --quiet
 
 # --- checks and tests ---------------------------------------------------------------------------------

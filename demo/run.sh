@@ -4,7 +4,7 @@
 #   demo/run.sh                  on a machine with an NVIDIA GPU and PyTorch, records the PyTorch spine
 #                                workload (control-experiments/workloads/torch_spine.py) at level 4 and
 #                                reports on it; anywhere else reports on the small real H200 capture
-#                                shipped here (demo/h200-torch-level4.tar.gz: cuBLAS GEMMs, elementwise
+#                                shipped here (demo/h200-torch-level3.tar.gz: cuBLAS GEMMs, elementwise
 #                                kernels, a Triton kernel, a CUDA graph replayed, a pinned copy, NVTX steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ fi
 if [ -z "$cap" ]; then
   echo "causeway demo: no GPU here; reporting on the H200 capture shipped in demo/" >&2
   rm -rf target/demo && mkdir -p target/demo
-  tar xzf demo/h200-torch-level4.tar.gz -C target/demo
+  tar xzf demo/h200-torch-level3.tar.gz -C target/demo
   cap=$(ls -d target/demo/cw-*)
 fi
 "$cw" report "$cap"

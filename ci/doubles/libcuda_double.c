@@ -17,7 +17,11 @@
  *     copies and memsets sleep bytes / (10 GB/s) and move no data;
  *   - events complete when the worker passes their record position;
  *   - the legacy default stream implicitly synchronises with blocking streams;
- *   - stream capture diverts work into a graph instead of running it.
+ *   - stream capture diverts work into a graph instead of running it;
+ *   - with activity hooks installed (cwd_set_activity_hooks, used by the CUPTI
+ *     double; see cw_activity.h), launches, copies, memsets and graph
+ *     launches are reported with a correlation id, and their device work is
+ *     reported with start and end timestamps when the worker runs it.
  *
  * Internals never call an exported symbol (that would go through the PLT and
  * could land in an LD_PRELOADed interposer); exported names are aliases of
@@ -26,6 +30,7 @@
 #define _GNU_SOURCE
 #include "cw_cuda.h"
 #include "cw_counters.h"
+#include "cw_activity.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -162,6 +167,20 @@ enum work_kind {
     W_STOP          /* stream destroyed: drain done, worker exits */
 };
 
+/* What the activity hooks report about a kernel, copy or memset (W_SLEEP
+ * items of node type KERNEL, MEMCPY or MEMSET).  corr is the correlation id
+ * of the call that submitted the item (0: not reported). */
+struct act_info {
+    uint32_t corr;
+    const char *name;
+    uint32_t grid[3], block[3], smem;
+    uint8_t coop, copy_kind, src_kind, dst_kind, async;
+    uint32_t value;
+    uint64_t bytes;
+    uint32_t graph_id;
+    uint64_t node_id;
+};
+
 typedef struct work {
     struct work *next;
     enum work_kind kind;
@@ -173,6 +192,7 @@ typedef struct work {
     uint64_t gen;
     struct CUstream_st *other;
     uint64_t pos;
+    struct act_info act;
 } work;
 
 enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
@@ -181,6 +201,7 @@ struct CUstream_st {
     uint32_t magic;
     unsigned flags;        /* CU_STREAM_NON_BLOCKING or 0 */
     int kind;
+    uint32_t id;           /* unique, for activity records */
     work *head, *tail;     /* FIFO; head is the item being executed */
     uint64_t enqueued;     /* items ever pushed */
     uint64_t completed;    /* items finished by the worker */
@@ -232,6 +253,7 @@ struct CUlib_st {
 struct CUgraphNode_st {
     uint32_t magic;
     CUgraphNodeType type;
+    uint64_t id;                   /* (owner's id << 32) | index, for activity records */
     struct CUgraph_st *owner;
     work tmpl;                     /* executable nodes: the work item to run */
     CUDA_KERNEL_NODE_PARAMS_v2 kp; /* kernel nodes (func always set) */
@@ -239,6 +261,7 @@ struct CUgraphNode_st {
 };
 struct CUgraph_st {
     uint32_t magic;
+    uint32_t id;                   /* unique, for activity records */
     int invalidated;               /* capture broken by an unsupported call */
     struct CUgraphNode_st *parent; /* embedded in this child graph node */
     size_t n, cap;
@@ -275,6 +298,111 @@ enum { A_DEVICE, A_HOST, A_MANAGED };
 typedef struct { uintptr_t base; size_t size; int kind; } alloc_rec;
 static alloc_rec *g_allocs;
 static size_t g_nallocs, g_capallocs;
+
+/* ---- activity hooks (see cw_activity.h) ---------------------------------- */
+
+static _Atomic(const struct cwd_activity_hooks *) g_act;
+static atomic_uint g_next_stream_id = 1, g_next_graph_id = 1;
+static __thread uint32_t t_act_corr; /* correlation of the reported call in progress */
+static __thread int t_act_rt;        /* depth of runtime API calls in progress */
+
+static const struct cwd_activity_hooks *act_hooks(void)
+{
+    return atomic_load_explicit(&g_act, memory_order_acquire);
+}
+
+CW_PUBLIC void cwd_set_activity_hooks(const struct cwd_activity_hooks *h)
+{
+    atomic_store_explicit(&g_act, h, memory_order_release);
+}
+
+/* Start of a reported driver entry point.  Inside a runtime API call the
+ * driver call is internal: not reported, and its work carries the runtime
+ * call's correlation id (t_act_corr, set by cwd_runtime_api_enter). */
+static uint32_t act_enter(int cbid)
+{
+    if (t_act_rt)
+        return 0;
+    const struct cwd_activity_hooks *h = act_hooks();
+    t_act_corr = h ? h->api_enter(CWD_API_DRIVER, cbid) : 0;
+    return t_act_corr;
+}
+
+static void act_exit(int cbid, uint32_t corr, CUresult rc)
+{
+    if (t_act_rt)
+        return;
+    t_act_corr = 0;
+    const struct cwd_activity_hooks *h = act_hooks();
+    if (h && corr)
+        h->api_exit(CWD_API_DRIVER, cbid, corr, rc);
+}
+
+/* Body of a reported entry point: `return expr`, between act_enter/exit. */
+#define ACT(name, expr)                                                        \
+    do {                                                                       \
+        uint32_t act_c_ = act_enter(CWD_CBID_##name);                          \
+        CUresult act_r_ = (expr);                                              \
+        act_exit(CWD_CBID_##name, act_c_, act_r_);                             \
+        return act_r_;                                                         \
+    } while (0)
+
+CW_PUBLIC uint32_t cwd_runtime_api_enter(int cbid)
+{
+    if (t_act_rt++)
+        return 0;
+    const struct cwd_activity_hooks *h = act_hooks();
+    t_act_corr = h ? h->api_enter(CWD_API_RUNTIME, cbid) : 0;
+    return t_act_corr;
+}
+
+CW_PUBLIC void cwd_runtime_api_exit(int cbid, uint32_t corr, int result)
+{
+    if (t_act_rt > 0 && --t_act_rt)
+        return;
+    t_act_corr = 0;
+    const struct cwd_activity_hooks *h = act_hooks();
+    if (h && corr)
+        h->api_exit(CWD_API_RUNTIME, cbid, corr, result);
+}
+
+static int act_reported(const work *w)
+{
+    return w->kind == W_SLEEP && w->act.corr &&
+           (w->ntype == CU_GRAPH_NODE_TYPE_KERNEL || w->ntype == CU_GRAPH_NODE_TYPE_MEMCPY ||
+            w->ntype == CU_GRAPH_NODE_TYPE_MEMSET);
+}
+
+/* Report a finished kernel/copy/memset (worker thread, g_mu not held). */
+static void act_work_done(const struct cwd_activity_hooks *h, const struct CUstream_st *s,
+                          const work *w, uint64_t t0, uint64_t t1)
+{
+    struct cwd_work cw;
+    memset(&cw, 0, sizeof cw);
+    cw.kind = w->ntype == CU_GRAPH_NODE_TYPE_KERNEL   ? CWD_WORK_KERNEL
+              : w->ntype == CU_GRAPH_NODE_TYPE_MEMCPY ? CWD_WORK_MEMCPY
+                                                      : CWD_WORK_MEMSET;
+    cw.correlation = w->act.corr;
+    cw.start = t0;
+    cw.end = t1;
+    cw.stream_id = s->id;
+    cw.device = 0;
+    cw.context_id = 1;
+    cw.name = w->act.name;
+    memcpy(cw.grid, w->act.grid, sizeof cw.grid);
+    memcpy(cw.block, w->act.block, sizeof cw.block);
+    cw.shared_mem = w->act.smem;
+    cw.cooperative = w->act.coop;
+    cw.bytes = w->act.bytes;
+    cw.copy_kind = w->act.copy_kind;
+    cw.src_kind = w->act.src_kind;
+    cw.dst_kind = w->act.dst_kind;
+    cw.async = w->act.async;
+    cw.value = w->act.value;
+    cw.graph_id = w->act.graph_id;
+    cw.graph_node_id = w->act.node_id;
+    h->work_done(&cw);
+}
 
 static uint64_t now_ns(void)
 {
@@ -360,9 +488,13 @@ static void *worker_main(void *arg)
         case W_HOSTFN:
         case W_FREE:
             pthread_mutex_unlock(&g_mu);
-            if (w->kind == W_SLEEP)
+            if (w->kind == W_SLEEP) {
+                const struct cwd_activity_hooks *h = act_reported(w) ? act_hooks() : NULL;
+                uint64_t t0 = h ? h->now() : 0;
                 sleep_ns(w->ns);
-            else if (w->kind == W_HOSTFN)
+                if (h)
+                    act_work_done(h, s, w, t0, h->now());
+            } else if (w->kind == W_HOSTFN)
                 w->fn(w->arg);
             else
                 free(w->arg);
@@ -437,6 +569,7 @@ static void stream_init(struct CUstream_st *s, int kind, unsigned flags)
 {
     memset(s, 0, sizeof *s);
     s->magic = MAGIC_STREAM;
+    s->id = atomic_fetch_add_explicit(&g_next_stream_id, 1, memory_order_relaxed);
     s->kind = kind;
     s->flags = flags;
     pthread_cond_init(&s->wake, NULL);
@@ -579,8 +712,10 @@ static struct CUstream_st *resolve_stream(CUstream h, int ptds, CUresult *err)
 static struct CUgraph_st *graph_new(void)
 {
     struct CUgraph_st *g = calloc(1, sizeof *g);
-    if (g)
+    if (g) {
         g->magic = MAGIC_GRAPH;
+        g->id = atomic_fetch_add_explicit(&g_next_graph_id, 1, memory_order_relaxed);
+    }
     return g;
 }
 
@@ -601,6 +736,7 @@ static struct CUgraphNode_st *graph_add_node_locked(struct CUgraph_st *g, CUgrap
     n->magic = MAGIC_NODE;
     n->type = type;
     n->owner = g;
+    n->id = ((uint64_t)g->id << 32) | g->n;
     g->nodes[g->n++] = n;
     return n;
 }
@@ -661,6 +797,10 @@ static int graph_flatten_locked(const struct CUgraph_st *g, work_vec *out)
         }
         out->v[out->n] = nd->tmpl;
         out->v[out->n].next = NULL;
+        /* graph work: reported as the graph's node, never as async */
+        out->v[out->n].act.graph_id = g->id;
+        out->v[out->n].act.node_id = nd->id;
+        out->v[out->n].act.async = 0;
         out->n++;
     }
     return 0;
@@ -739,6 +879,7 @@ static CUresult submit_locked(struct CUstream_st *s, const work *tmpl, uint64_t 
     if (!w)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *w = *tmpl;
+    w->act.corr = t_act_corr; /* the reported call submitting it, if any */
     if (push_locked(s, w) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (pos)
@@ -1183,7 +1324,7 @@ CW_DEF(cuKernelGetName, (const char **name, CUkernel hfunc))
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                       CUstream h, void **params, void **extra, int ptds)
+                       CUstream h, void **params, void **extra, int ptds, int coop)
 {
     CHECK_INIT();
     (void)smem;
@@ -1198,7 +1339,9 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_INVALID_VALUE;
     if (params && extra)
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns };
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns,
+               .act = { .name = name, .grid = { gx, gy, gz }, .block = { bx, by, bz },
+                        .smem = smem, .coop = (uint8_t)coop } };
     CUDA_KERNEL_NODE_PARAMS_v2 kp = {
         .func = f, .gridDimX = gx, .gridDimY = gy, .gridDimZ = gz,
         .blockDimX = bx, .blockDimY = by, .blockDimZ = bz, .sharedMemBytes = smem,
@@ -1211,25 +1354,25 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 CW_DEF(cuLaunchKernel, (CW_LAUNCH_PARAMS, void **kernelParams, void **extra))
 {
     CW_COUNT(cuLaunchKernel);
-    return launch(LAUNCH_ARGS, kernelParams, extra, 0);
+    ACT(cuLaunchKernel, launch(LAUNCH_ARGS, kernelParams, extra, 0, 0));
 }
 
 CW_DEF(cuLaunchKernel_ptsz, (CW_LAUNCH_PARAMS, void **kernelParams, void **extra))
 {
     CW_COUNT(cuLaunchKernel_ptsz);
-    return launch(LAUNCH_ARGS, kernelParams, extra, 1);
+    ACT(cuLaunchKernel_ptsz, launch(LAUNCH_ARGS, kernelParams, extra, 1, 0));
 }
 
 CW_DEF(cuLaunchCooperativeKernel, (CW_LAUNCH_PARAMS, void **kernelParams))
 {
     CW_COUNT(cuLaunchCooperativeKernel);
-    return launch(LAUNCH_ARGS, kernelParams, NULL, 0);
+    ACT(cuLaunchCooperativeKernel, launch(LAUNCH_ARGS, kernelParams, NULL, 0, 1));
 }
 
 CW_DEF(cuLaunchCooperativeKernel_ptsz, (CW_LAUNCH_PARAMS, void **kernelParams))
 {
     CW_COUNT(cuLaunchCooperativeKernel_ptsz);
-    return launch(LAUNCH_ARGS, kernelParams, NULL, 1);
+    ACT(cuLaunchCooperativeKernel_ptsz, launch(LAUNCH_ARGS, kernelParams, NULL, 1, 1));
 }
 
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params,
@@ -1240,21 +1383,21 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params,
         return CUDA_ERROR_INVALID_VALUE;
     return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
                   c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
-                  params, extra, ptds);
+                  params, extra, ptds, 0);
 }
 
 CW_DEF(cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f,
                           void **kernelParams, void **extra))
 {
     CW_COUNT(cuLaunchKernelEx);
-    return launch_ex(config, f, kernelParams, extra, 0);
+    ACT(cuLaunchKernelEx, launch_ex(config, f, kernelParams, extra, 0));
 }
 
 CW_DEF(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f,
                                void **kernelParams, void **extra))
 {
     CW_COUNT(cuLaunchKernelEx_ptsz);
-    return launch_ex(config, f, kernelParams, extra, 1);
+    ACT(cuLaunchKernelEx_ptsz, launch_ex(config, f, kernelParams, extra, 1));
 }
 
 static CUresult host_func(CUstream h, CUhostFn fn, void *data, int ptds)
@@ -1450,6 +1593,38 @@ CW_DEF(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream))
 
 /* ---- copies and memsets (timed, no data is moved) ------------------------ */
 
+/* CUPTI's CUpti_ActivityMemoryKind of an address, from the allocation table:
+ * 3 device, 5 managed, 2 pinned (cuMemAllocHost), 1 pageable (anything else). */
+static uint8_t mem_kind(uintptr_t p)
+{
+    uint8_t k = 1;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_nallocs; i++)
+        if (p >= g_allocs[i].base && p - g_allocs[i].base < g_allocs[i].size) {
+            k = g_allocs[i].kind == A_DEVICE ? 3 : g_allocs[i].kind == A_MANAGED ? 5 : 2;
+            break;
+        }
+    pthread_mutex_unlock(&g_mu);
+    return k;
+}
+
+static int on_device(uint8_t kind) { return kind == 3 || kind == 5; }
+
+/* Activity data of a copy of n bytes from src to dst: CUpti_ActivityMemcpyKind
+ * HTOD 1, DTOH 2, DTOD 8, HTOH 9 (managed memory counts as device memory).
+ * The table lookups are skipped when nothing is reported. */
+static struct act_info copy_act(uintptr_t dst, uintptr_t src, size_t n, int sync)
+{
+    struct act_info a = { .bytes = n, .async = (uint8_t)!sync };
+    if (!act_hooks())
+        return a;
+    a.src_kind = mem_kind(src);
+    a.dst_kind = mem_kind(dst);
+    int sd = on_device(a.src_kind), dd = on_device(a.dst_kind);
+    a.copy_kind = sd ? (dd ? 8 : 2) : (dd ? 1 : 9);
+    return a;
+}
+
 enum { CHK_NONE = 0, CHK_DST_DEV = 1, CHK_SRC_DEV = 2 };
 
 /* Validate a copy of n bytes and run it (sync) or enqueue it (async). */
@@ -1465,7 +1640,8 @@ static CUresult copy_op(uintptr_t dst, uintptr_t src, size_t n, int checks,
         if ((checks & CHK_SRC_DEV) && !dev_range_ok(src, n))
             return CUDA_ERROR_INVALID_VALUE;
     }
-    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n) };
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n),
+               .act = copy_act(dst, src, n, sync) };
     return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
@@ -1474,62 +1650,62 @@ static CUresult copy_op(uintptr_t dst, uintptr_t src, size_t n, int checks,
 CW_DEF(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
 {
     CW_COUNT(cuMemcpy);
-    return copy_op(dst, src, ByteCount, CHK_NONE, NULL, 0, 1);
+    ACT(cuMemcpy, copy_op(dst, src, ByteCount, CHK_NONE, NULL, 0, 1));
 }
 CW_DEF(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount))
 {
     CW_COUNT(cuMemcpy_ptds);
-    return copy_op(dst, src, ByteCount, CHK_NONE, NULL, 1, 1);
+    ACT(cuMemcpy_ptds, copy_op(dst, src, ByteCount, CHK_NONE, NULL, 1, 1));
 }
 CW_DEF(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyAsync);
-    return copy_op(dst, src, ByteCount, CHK_NONE, hStream, 0, 0);
+    ACT(cuMemcpyAsync, copy_op(dst, src, ByteCount, CHK_NONE, hStream, 0, 0));
 }
 CW_DEF(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyAsync_ptsz);
-    return copy_op(dst, src, ByteCount, CHK_NONE, hStream, 1, 0);
+    ACT(cuMemcpyAsync_ptsz, copy_op(dst, src, ByteCount, CHK_NONE, hStream, 1, 0));
 }
 CW_DEF(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyHtoD_v2);
-    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 0, 1);
+    ACT(cuMemcpyHtoD_v2, copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 0, 1));
 }
 CW_DEF(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyHtoD_v2_ptds);
-    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 1, 1);
+    ACT(cuMemcpyHtoD_v2_ptds, copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, NULL, 1, 1));
 }
 CW_DEF(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyDtoH_v2);
-    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 0, 1);
+    ACT(cuMemcpyDtoH_v2, copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 0, 1));
 }
 CW_DEF(cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyDtoH_v2_ptds);
-    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 1, 1);
+    ACT(cuMemcpyDtoH_v2_ptds, copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, NULL, 1, 1));
 }
 CW_DEF(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyHtoDAsync_v2);
-    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 0, 0);
+    ACT(cuMemcpyHtoDAsync_v2, copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 0, 0));
 }
 CW_DEF(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyHtoDAsync_v2_ptsz);
-    return copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 1, 0);
+    ACT(cuMemcpyHtoDAsync_v2_ptsz, copy_op(dstDevice, U(srcHost), ByteCount, CHK_DST_DEV, hStream, 1, 0));
 }
 CW_DEF(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyDtoHAsync_v2);
-    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 0, 0);
+    ACT(cuMemcpyDtoHAsync_v2, copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 0, 0));
 }
 CW_DEF(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyDtoHAsync_v2_ptsz);
-    return copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 1, 0);
+    ACT(cuMemcpyDtoHAsync_v2_ptsz, copy_op(U(dstHost), srcDevice, ByteCount, CHK_SRC_DEV, hStream, 1, 0));
 }
 
 /* 2D copies: host/device/unified memory types only (no CUDA arrays). */
@@ -1551,29 +1727,30 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream h, int ptds, int sync)
     size_t n = c->WidthInBytes * c->Height;
     if (n && (!src || !dst))
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n) };
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMCPY, .ns = xfer_ns(n),
+               .act = copy_act(dst, src, n, sync) };
     return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
 CW_DEF(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy))
 {
     CW_COUNT(cuMemcpy2D_v2);
-    return copy_2d(pCopy, NULL, 0, 1);
+    ACT(cuMemcpy2D_v2, copy_2d(pCopy, NULL, 0, 1));
 }
 CW_DEF(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy))
 {
     CW_COUNT(cuMemcpy2D_v2_ptds);
-    return copy_2d(pCopy, NULL, 1, 1);
+    ACT(cuMemcpy2D_v2_ptds, copy_2d(pCopy, NULL, 1, 1));
 }
 CW_DEF(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream))
 {
     CW_COUNT(cuMemcpy2DAsync_v2);
-    return copy_2d(pCopy, hStream, 0, 0);
+    ACT(cuMemcpy2DAsync_v2, copy_2d(pCopy, hStream, 0, 0));
 }
 CW_DEF(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream))
 {
     CW_COUNT(cuMemcpy2DAsync_v2_ptsz);
-    return copy_2d(pCopy, hStream, 1, 0);
+    ACT(cuMemcpy2DAsync_v2_ptsz, copy_2d(pCopy, hStream, 1, 0));
 }
 
 static CUresult copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
@@ -1588,56 +1765,55 @@ static CUresult copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 CW_DEF(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyPeer);
-    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 0, 1);
+    ACT(cuMemcpyPeer, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 0, 1));
 }
 CW_DEF(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount))
 {
     CW_COUNT(cuMemcpyPeer_ptds);
-    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 1, 1);
+    ACT(cuMemcpyPeer_ptds, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 1, 1));
 }
 CW_DEF(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyPeerAsync);
-    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 0, 0);
+    ACT(cuMemcpyPeerAsync, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 0, 0));
 }
 CW_DEF(cuMemcpyPeerAsync_ptsz, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream))
 {
     CW_COUNT(cuMemcpyPeerAsync_ptsz);
-    return copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 1, 0);
+    ACT(cuMemcpyPeerAsync_ptsz, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 1, 0));
 }
 
-static CUresult memset_op(CUdeviceptr dst, size_t n, CUstream h, int ptds, int sync)
+static CUresult memset_op(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h, int ptds,
+                          int sync)
 {
     CHECK_INIT();
     if (n && !dev_range_ok(dst, n))
         return CUDA_ERROR_INVALID_VALUE;
-    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMSET, .ns = xfer_ns(n) };
+    work w = { .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_MEMSET, .ns = xfer_ns(n),
+               .act = { .bytes = n, .value = uc, .async = (uint8_t)!sync,
+                        .dst_kind = act_hooks() ? mem_kind(dst) : 0 } };
     return sync ? run_sync(h, ptds, &w) : run_async(h, ptds, &w, NULL);
 }
 
 CW_DEF(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
 {
     CW_COUNT(cuMemsetD8_v2);
-    (void)uc;
-    return memset_op(dstDevice, N, NULL, 0, 1);
+    ACT(cuMemsetD8_v2, memset_op(dstDevice, uc, N, NULL, 0, 1));
 }
 CW_DEF(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
 {
     CW_COUNT(cuMemsetD8_v2_ptds);
-    (void)uc;
-    return memset_op(dstDevice, N, NULL, 1, 1);
+    ACT(cuMemsetD8_v2_ptds, memset_op(dstDevice, uc, N, NULL, 1, 1));
 }
 CW_DEF(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
 {
     CW_COUNT(cuMemsetD8Async);
-    (void)uc;
-    return memset_op(dstDevice, N, hStream, 0, 0);
+    ACT(cuMemsetD8Async, memset_op(dstDevice, uc, N, hStream, 0, 0));
 }
 CW_DEF(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
 {
     CW_COUNT(cuMemsetD8Async_ptsz);
-    (void)uc;
-    return memset_op(dstDevice, N, hStream, 1, 0);
+    ACT(cuMemsetD8Async_ptsz, memset_op(dstDevice, uc, N, hStream, 1, 0));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2115,13 +2291,13 @@ static CUresult graph_launch(CUgraphExec x, CUstream h, int ptds)
 CW_DEF(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
 {
     CW_COUNT(cuGraphLaunch);
-    return graph_launch(hGraphExec, hStream, 0);
+    ACT(cuGraphLaunch, graph_launch(hGraphExec, hStream, 0));
 }
 
 CW_DEF(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream))
 {
     CW_COUNT(cuGraphLaunch_ptsz);
-    return graph_launch(hGraphExec, hStream, 1);
+    ACT(cuGraphLaunch_ptsz, graph_launch(hGraphExec, hStream, 1));
 }
 
 /* Destroys the graph and its nodes.  The graph of a child graph node belongs
@@ -2217,7 +2393,9 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph g, const CUgraphNode *
                                !(n = graph_add_node_locked(g, CU_GRAPH_NODE_TYPE_KERNEL))))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (n) {
-        n->tmpl = (work){ .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns };
+        n->tmpl = (work){ .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns,
+                          .act = { .name = name, .grid = { gx, gy, gz },
+                                   .block = { bx, by, bz }, .smem = kp.sharedMemBytes } };
         n->kp = kp;
         *out = n;
     }

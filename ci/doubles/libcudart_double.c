@@ -21,11 +21,17 @@
  *
  * No exported function calls another exported function (that would go
  * through the PLT and could be intercepted twice); they share static helpers.
+ *
+ * Launches, copies, memsets and graph launches are bracketed by the driver
+ * double's cwd_runtime_api_enter/exit (looked up with dlsym; absent in a
+ * real driver), so the CUPTI double can report them as runtime API calls
+ * and treat the driver calls they make as internal (see cw_activity.h).
  */
 #define _GNU_SOURCE
 #include "cw_cuda.h"   /* driver prototypes: used only for __typeof__ */
 #include "cw_cudart.h"
 #include "cw_counters.h"
+#include "cw_activity.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -174,6 +180,9 @@ struct drv {
 static struct drv g_drv;    /* legacy default stream variants */
 static struct drv g_drv_pt; /* per-thread default stream variants */
 static PFN_cuGetProcAddress_v12000 g_getproc;
+/* cwd_runtime_api_enter/exit of the driver double (NULL for other drivers). */
+static __typeof__(cwd_runtime_api_enter) *g_act_enter;
+static __typeof__(cwd_runtime_api_exit) *g_act_exit;
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static cudaError_t g_init_err = cudaErrorInitializationError;
@@ -221,6 +230,11 @@ static void init_once(void)
         g_init_err = cudaErrorInsufficientDriver;
         return;
     }
+    g_act_exit = (__typeof__(cwd_runtime_api_exit) *)dlsym(h, "cwd_runtime_api_exit");
+    if (g_act_exit)
+        g_act_enter = (__typeof__(cwd_runtime_api_enter) *)dlsym(h, "cwd_runtime_api_enter");
+    if (!g_act_enter)
+        g_act_exit = NULL;
     PFN_cuGetProcAddress_v12000 bootstrap =
         (PFN_cuGetProcAddress_v12000)dlsym(h, "cuGetProcAddress_v2");
     if (!bootstrap) {
@@ -304,6 +318,29 @@ static cudaError_t ensure_ready(void)
     }
     return cudaSuccess;
 }
+
+/* Bracket a runtime launch/copy/memset/graph launch for the activity hooks
+ * (cbid: CUPTI's runtime callback id, CWD_CBID_<name> in cw_activity.h):
+ * RT_ACT(name, expr) returns expr. */
+static uint32_t rt_enter(int cbid)
+{
+    pthread_once(&g_init_once, init_once);
+    return g_act_enter ? g_act_enter(cbid) : 0;
+}
+
+static void rt_exit(int cbid, uint32_t corr, cudaError_t rc)
+{
+    if (g_act_exit)
+        g_act_exit(cbid, corr, rc);
+}
+
+#define RT_ACT(name, expr)                                                     \
+    do {                                                                       \
+        uint32_t rt_c_ = rt_enter(CWD_CBID_##name);                            \
+        cudaError_t rt_r_ = (expr);                                            \
+        rt_exit(CWD_CBID_##name, rt_c_, rt_r_);                                \
+        return rt_r_;                                                          \
+    } while (0)
 
 #define READY()                                                                \
     do {                                                                       \
@@ -551,14 +588,14 @@ CW_PUBLIC cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3
                                          void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(__cudaLaunchKernel);
-    return launch_kernel_handle(kernel, gridDim, blockDim, args, sharedMem, stream, 0);
+    RT_ACT(__cudaLaunchKernel_v13000, launch_kernel_handle(kernel, gridDim, blockDim, args, sharedMem, stream, 0));
 }
 
 CW_PUBLIC cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                               void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(__cudaLaunchKernel_ptsz);
-    return launch_kernel_handle(kernel, gridDim, blockDim, args, sharedMem, stream, 1);
+    RT_ACT(__cudaLaunchKernel_ptsz_v13000, launch_kernel_handle(kernel, gridDim, blockDim, args, sharedMem, stream, 1));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -774,27 +811,27 @@ static cudaError_t memcpy_common(void *dst, const void *src, size_t n,
 CW_PUBLIC cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     CW_COUNT(cudaMemcpy);
-    return memcpy_common(dst, src, count, kind, NULL, 0, 0);
+    RT_ACT(cudaMemcpy_v3020, memcpy_common(dst, src, count, kind, NULL, 0, 0));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     CW_COUNT(cudaMemcpy_ptds);
-    return memcpy_common(dst, src, count, kind, NULL, 1, 0);
+    RT_ACT(cudaMemcpy_ptds_v7000, memcpy_common(dst, src, count, kind, NULL, 1, 0));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                       enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     CW_COUNT(cudaMemcpyAsync);
-    return memcpy_common(dst, src, count, kind, stream, 0, 1);
+    RT_ACT(cudaMemcpyAsync_v3020, memcpy_common(dst, src, count, kind, stream, 0, 1));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                            enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     CW_COUNT(cudaMemcpyAsync_ptsz);
-    return memcpy_common(dst, src, count, kind, stream, 1, 1);
+    RT_ACT(cudaMemcpyAsync_ptsz_v7000, memcpy_common(dst, src, count, kind, stream, 1, 1));
 }
 
 static cudaError_t memcpy2d_common(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -832,14 +869,14 @@ CW_PUBLIC cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, si
                                    size_t width, size_t height, enum cudaMemcpyKind kind)
 {
     CW_COUNT(cudaMemcpy2D);
-    return memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, NULL, 0, 0);
+    RT_ACT(cudaMemcpy2D_v3020, memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, NULL, 0, 0));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
                                         size_t width, size_t height, enum cudaMemcpyKind kind)
 {
     CW_COUNT(cudaMemcpy2D_ptds);
-    return memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, NULL, 1, 0);
+    RT_ACT(cudaMemcpy2D_ptds_v7000, memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, NULL, 1, 0));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -847,7 +884,7 @@ CW_PUBLIC cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *sr
                                         cudaStream_t stream)
 {
     CW_COUNT(cudaMemcpy2DAsync);
-    return memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, stream, 0, 1);
+    RT_ACT(cudaMemcpy2DAsync_v3020, memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, stream, 0, 1));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -855,7 +892,7 @@ CW_PUBLIC cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const voi
                                              cudaStream_t stream)
 {
     CW_COUNT(cudaMemcpy2DAsync_ptsz);
-    return memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, stream, 1, 1);
+    RT_ACT(cudaMemcpy2DAsync_ptsz_v7000, memcpy2d_common(dst, dpitch, src, spitch, width, height, kind, stream, 1, 1));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
@@ -864,7 +901,7 @@ CW_PUBLIC cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, 
     READY();
     if (dstDevice != 0 || srcDevice != 0)
         return ret(cudaErrorInvalidDevice);
-    return CALL(g_drv.MemcpyPeer(DP(dst), g_ctx, DP(src), g_ctx, count));
+    RT_ACT(cudaMemcpyPeer_v4000, CALL(g_drv.MemcpyPeer(DP(dst), g_ctx, DP(src), g_ctx, count)));
 }
 
 CW_PUBLIC cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
@@ -874,35 +911,35 @@ CW_PUBLIC cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *
     READY();
     if (dstDevice != 0 || srcDevice != 0)
         return ret(cudaErrorInvalidDevice);
-    return CALL(g_drv.MemcpyPeerAsync(DP(dst), g_ctx, DP(src), g_ctx, count, stream));
+    RT_ACT(cudaMemcpyPeerAsync_v4000, CALL(g_drv.MemcpyPeerAsync(DP(dst), g_ctx, DP(src), g_ctx, count, stream)));
 }
 
 CW_PUBLIC cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     CW_COUNT(cudaMemset);
     READY();
-    return CALL(g_drv.MemsetD8(DP(devPtr), (unsigned char)value, count));
+    RT_ACT(cudaMemset_v3020, CALL(g_drv.MemsetD8(DP(devPtr), (unsigned char)value, count)));
 }
 
 CW_PUBLIC cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
     CW_COUNT(cudaMemset_ptds);
     READY();
-    return CALL(g_drv_pt.MemsetD8(DP(devPtr), (unsigned char)value, count));
+    RT_ACT(cudaMemset_ptds_v7000, CALL(g_drv_pt.MemsetD8(DP(devPtr), (unsigned char)value, count)));
 }
 
 CW_PUBLIC cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     CW_COUNT(cudaMemsetAsync);
     READY();
-    return CALL(g_drv.MemsetD8Async(DP(devPtr), (unsigned char)value, count, stream));
+    RT_ACT(cudaMemsetAsync_v3020, CALL(g_drv.MemsetD8Async(DP(devPtr), (unsigned char)value, count, stream)));
 }
 
 CW_PUBLIC cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     CW_COUNT(cudaMemsetAsync_ptsz);
     READY();
-    return CALL(g_drv_pt.MemsetD8Async(DP(devPtr), (unsigned char)value, count, stream));
+    RT_ACT(cudaMemsetAsync_ptsz_v7000, CALL(g_drv_pt.MemsetD8Async(DP(devPtr), (unsigned char)value, count, stream)));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -931,28 +968,28 @@ CW_PUBLIC cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 bloc
                                        void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(cudaLaunchKernel);
-    return launch_common(func, gridDim, blockDim, args, sharedMem, stream, 0, L_PLAIN);
+    RT_ACT(cudaLaunchKernel_v7000, launch_common(func, gridDim, blockDim, args, sharedMem, stream, 0, L_PLAIN));
 }
 
 CW_PUBLIC cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                             void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(cudaLaunchKernel_ptsz);
-    return launch_common(func, gridDim, blockDim, args, sharedMem, stream, 1, L_PLAIN);
+    RT_ACT(cudaLaunchKernel_ptsz_v7000, launch_common(func, gridDim, blockDim, args, sharedMem, stream, 1, L_PLAIN));
 }
 
 CW_PUBLIC cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                                   void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(cudaLaunchCooperativeKernel);
-    return launch_common(func, gridDim, blockDim, args, sharedMem, stream, 0, L_COOP);
+    RT_ACT(cudaLaunchCooperativeKernel_v9000, launch_common(func, gridDim, blockDim, args, sharedMem, stream, 0, L_COOP));
 }
 
 CW_PUBLIC cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                                        void **args, size_t sharedMem, cudaStream_t stream)
 {
     CW_COUNT(cudaLaunchCooperativeKernel_ptsz);
-    return launch_common(func, gridDim, blockDim, args, sharedMem, stream, 1, L_COOP);
+    RT_ACT(cudaLaunchCooperativeKernel_ptsz_v9000, launch_common(func, gridDim, blockDim, args, sharedMem, stream, 1, L_COOP));
 }
 
 /* cudaLaunchConfig_t -> CUlaunchConfig; the attribute arrays have the same
@@ -982,13 +1019,13 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *c, const void *func, void
 CW_PUBLIC cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
 {
     CW_COUNT(cudaLaunchKernelExC);
-    return launch_ex(config, func, args, 0);
+    RT_ACT(cudaLaunchKernelExC_v11060, launch_ex(config, func, args, 0));
 }
 
 CW_PUBLIC cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
 {
     CW_COUNT(cudaLaunchKernelExC_ptsz);
-    return launch_ex(config, func, args, 1);
+    RT_ACT(cudaLaunchKernelExC_ptsz_v11060, launch_ex(config, func, args, 1));
 }
 
 CW_PUBLIC cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
@@ -1209,14 +1246,14 @@ CW_PUBLIC cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t st
 {
     CW_COUNT(cudaGraphLaunch);
     READY();
-    return CALL(g_drv.GraphLaunch(graphExec, stream));
+    RT_ACT(cudaGraphLaunch_v10000, CALL(g_drv.GraphLaunch(graphExec, stream)));
 }
 
 CW_PUBLIC cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     CW_COUNT(cudaGraphLaunch_ptsz);
     READY();
-    return CALL(g_drv_pt.GraphLaunch(graphExec, stream));
+    RT_ACT(cudaGraphLaunch_ptsz_v10000, CALL(g_drv_pt.GraphLaunch(graphExec, stream)));
 }
 
 CW_PUBLIC cudaError_t cudaGraphDestroy(cudaGraph_t graph)

@@ -25,13 +25,14 @@ check_exports() { # lib source list-macro prefix
 }
 check_exports "$B/libcuda.so.1" "$D/libcuda_double.c" CWD_SYMBOLS cwd
 check_exports "$B/libcudart.so.13" "$D/libcudart_double.c" CWR_SYMBOLS cwr
+check_exports "$B/libcupti.so.13" "$D/libcupti_double.c" CWP_SYMBOLS cwp
 
 # Every exported body counts itself first: CW_DEF(name / cudaX(...) { then CW_COUNT(name).
-for src in "$D/libcuda_double.c" "$D/libcudart_double.c"; do
+for src in "$D/libcuda_double.c" "$D/libcudart_double.c" "$D/libcupti_double.c"; do
     bad=$(awk '
         /^CW_DEF\(/ { match($0, /^CW_DEF\([A-Za-z0-9_]+/); name = substr($0, 8, RLENGTH - 7); next }
-        /^CW_PUBLIC [^(]*[ *](cuda|__cuda)[A-Za-z0-9_]*\(/ {
-            match($0, /(cuda|__cuda)[A-Za-z0-9_]*\(/); name = substr($0, RSTART, RLENGTH - 1); next }
+        /^CW_PUBLIC [^(]*[ *](cuda|__cuda|cupti)[A-Za-z0-9_]*\(/ {
+            match($0, /(cuda|__cuda|cupti)[A-Za-z0-9_]*\(/); name = substr($0, RSTART, RLENGTH - 1); next }
         name != "" && /CW_COUNT\(/ {
             match($0, /CW_COUNT\([A-Za-z0-9_]+/); got = substr($0, RSTART + 9, RLENGTH - 9)
             if (got != name) print name " counts " got
@@ -77,6 +78,20 @@ run "graph_tree 5" 0 graph_launches=5 "expect sleep_1us=10" "expect sleep_0us=5"
     "expect sleep_10us=5" cuGraphInstantiateWithParams=1 cuGraphLaunch=5 \
     cuGraphAddKernelNode=1 cuGraphAddKernelNode_v2=3 cuGraphAddChildGraphNode=1
 run "semantics" 0 result=PASS
+# CUPTI double: the consumer checks its records itself (result=PASS); once
+# per test switch.
+run "cupti_consumer 20" 0 result=PASS subscribe#2=39 pop_empty=18 "records=76 .* dropped=0" missing=0 \
+    "ok records delivered + dropped = 3N+16 = 76" "record kernel name=sleep_1us corr=[0-9]* ext=3000 .*"
+export CWC_BUSY=1
+run "cupti_consumer 20" 0 cupti=busy result=PASS "subscribe=39 (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)"
+unset CWC_BUSY
+export CWC_DROP_EVERY=3
+run "cupti_consumer 20" 0 result=PASS "records=51 .* dropped=25" "ok records delivered + dropped = 3N+16 = 76"
+unset CWC_DROP_EVERY
+export CWC_LATE_CORRELATION=1
+run "cupti_consumer 20" 0 result=PASS missing=0 \
+    "ok external correlation records came in later buffers (CWC_LATE_CORRELATION)"
+unset CWC_LATE_CORRELATION
 if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
 
 # Output must be stable from run to run (what shim tests diff).

@@ -1,17 +1,27 @@
 /*
- * cupti_count.c: the CUPTI reference for causeway's kernel launch counts.
+ * cupti_count.c: the CUPTI reference for causeway's kernel launch counts and
+ * device durations.
  *
  * A CUPTI injection library: the CUDA driver loads it into any program
  * (torch or nvcc-built) when CUDA_INJECTION64_PATH names it, and calls
  * InitializeInjection() from cuInit. It enables the activity kind
  * CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (one record per kernel execution,
  * graph kernel nodes included), counts records per kernel name (record->name,
- * the mangled name, the same string cuFuncGetName returns) and at process exit
- * writes
- *     {"kernels": {"<name>": <count>, ...}, "dropped": N, "records": N, ...}
+ * the mangled name, the same string cuFuncGetName returns), keeps each
+ * record's device duration (end - start, ns) and at process exit writes
+ *     {"kernels": {"<name>": <count>, ...}, "dropped": N, "records": N, ...,
+ *      "durations": {"<name>": {"count": n, "p50_ns": x, "mean_ns": x,
+ *                               "min_ns": x, "max_ns": x}, ...},
+ *      "memcpy": N, "memset": N, "copies": 0|1, "bad_times": N}
  * to the path in the environment variable CUPTI_COUNT_OUT (stderr if unset).
+ * p50_ns is the lower median (sorted[(n-1)/2]); records whose end is not after
+ * their start are counted in "kernels" but left out of "durations" (and
+ * counted in "bad_times").
+ * With CUPTI_COUNT_COPIES=1 it also enables CUPTI_ACTIVITY_KIND_MEMCPY and
+ * CUPTI_ACTIVITY_KIND_MEMSET and counts their records ("memcpy", "memset";
+ * both 0 and "copies": 0 otherwise).
  *
- * Build (control-experiments/device/spine.sh does this):
+ * Build (control-experiments/device/spine.sh and level3.sh do this):
  *   gcc -O2 -shared -fPIC -o cupti_count.so cupti_count.c \
  *       -I$CUDA/include -I$CUDA/extras/CUPTI/include \
  *       -L<dir of libcupti.so> -lcupti -Wl,-rpath,<that dir> -lpthread
@@ -25,8 +35,9 @@
 #include <string.h>
 
 /* The kernel record struct changes name between CUDA releases (9 was dropped
- * in 13.0, 10 in 13.2). Only `kind` and `name` are read here, and `name` sits
- * at the same offset in 9, 10 and 11, but use the toolkit's own newest one. */
+ * in 13.0, 10 in 13.2). Only `kind`, `start`, `end` and `name` are read here,
+ * and they sit at the same offsets in 9, 10 and 11, but use the toolkit's own
+ * newest one. */
 #ifndef CUPTI_KERNEL_RECORD
 #if CUPTI_API_VERSION >= 130200
 #define CUPTI_KERNEL_RECORD CUpti_ActivityKernel11
@@ -46,6 +57,8 @@
 struct slot {
   char *name;
   uint64_t count;
+  uint64_t *durs; /* device durations (ns) of the records with end > start */
+  size_t n_durs, cap_durs;
 };
 
 static struct slot table[TABLE_SLOTS];
@@ -54,6 +67,9 @@ static uint64_t n_overflow; /* names that did not fit in the table */
 static uint64_t n_dropped;  /* cuptiActivityGetNumDroppedRecords, summed */
 static uint64_t n_buffers;
 static int n_errors;
+static uint64_t n_memcpy, n_memset; /* records, with CUPTI_COUNT_COPIES=1 */
+static uint64_t n_bad_times;        /* kernel records with end <= start */
+static int copies_enabled;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 
@@ -76,8 +92,26 @@ static uint64_t hash_name(const char *s) { /* FNV-1a */
   return h;
 }
 
-/* Called with `lock` held. */
-static void count_name(const char *name) {
+static void add_duration(struct slot *s, uint64_t start, uint64_t end) {
+  if (end <= start) {
+    n_bad_times++;
+    return;
+  }
+  if (s->n_durs == s->cap_durs) {
+    size_t cap = s->cap_durs ? 2 * s->cap_durs : 64;
+    uint64_t *p = (uint64_t *)realloc(s->durs, cap * sizeof *p);
+    if (!p) {
+      n_bad_times++;
+      return;
+    }
+    s->durs = p;
+    s->cap_durs = cap;
+  }
+  s->durs[s->n_durs++] = end - start;
+}
+
+/* One kernel execution. Called with `lock` held. */
+static void count_kernel(const char *name, uint64_t start, uint64_t end) {
   if (!name) name = "<null>";
   uint64_t h = hash_name(name);
   for (uint32_t i = 0; i < TABLE_SLOTS; i++) {
@@ -86,10 +120,12 @@ static void count_name(const char *name) {
       s->name = strdup(name);
       if (!s->name) break;
       s->count = 1;
+      add_duration(s, start, end);
       return;
     }
     if (strcmp(s->name, name) == 0) {
       s->count++;
+      add_duration(s, start, end);
       return;
     }
   }
@@ -120,8 +156,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
     if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
         rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const CUPTI_KERNEL_RECORD *k = (const CUPTI_KERNEL_RECORD *)rec;
-      count_name(k->name);
+      count_kernel(k->name, (uint64_t)k->start, (uint64_t)k->end);
       n_records++;
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      n_memcpy++;
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      n_memset++;
     }
   }
   size_t dropped = 0;
@@ -143,6 +183,34 @@ static void json_string(FILE *f, const char *s) {
       fputc(c, f);
   }
   fputc('"', f);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ,\n "durations": {name: {count, p50_ns, mean_ns, min_ns, max_ns}, ...}
+ * Called with `lock` held; sorts each slot's durations in place. */
+static void write_durations(FILE *f) {
+  fputs(",\n \"durations\": {", f);
+  int first = 1;
+  for (uint32_t i = 0; i < TABLE_SLOTS; i++) {
+    struct slot *s = &table[i];
+    if (!s->name || !s->n_durs) continue;
+    qsort(s->durs, s->n_durs, sizeof *s->durs, cmp_u64);
+    long double sum = 0;
+    for (size_t j = 0; j < s->n_durs; j++) sum += (long double)s->durs[j];
+    fputs(first ? "\n  " : ",\n  ", f);
+    first = 0;
+    json_string(f, s->name);
+    fprintf(f, ": {\"count\": %zu, \"p50_ns\": %llu, \"mean_ns\": %.1f, \"min_ns\": %llu, "
+               "\"max_ns\": %llu}",
+            s->n_durs, (unsigned long long)s->durs[(s->n_durs - 1) / 2],
+            (double)(sum / (long double)s->n_durs), (unsigned long long)s->durs[0],
+            (unsigned long long)s->durs[s->n_durs - 1]);
+  }
+  fputs(first ? "}" : "\n }", f);
 }
 
 static void write_json(void) {
@@ -167,7 +235,12 @@ static void write_json(void) {
     json_string(f, table[i].name);
     fprintf(f, ": %llu", (unsigned long long)table[i].count);
   }
-  fputs(first ? "}}\n" : "\n }}\n", f);
+  fputs(first ? "}" : "\n }", f);
+  fprintf(f, ",\n \"memcpy\": %llu, \"memset\": %llu, \"copies\": %d, \"bad_times\": %llu",
+          (unsigned long long)n_memcpy, (unsigned long long)n_memset, copies_enabled,
+          (unsigned long long)n_bad_times);
+  write_durations(f);
+  fputs("}\n", f);
   pthread_mutex_unlock(&lock);
   if (f != stderr) fclose(f);
 }
@@ -189,6 +262,12 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (__atomic_exchange_n(&initialized, 1, __ATOMIC_SEQ_CST)) return 1;
   CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  const char *copies = getenv("CUPTI_COUNT_COPIES");
+  if (copies && *copies && strcmp(copies, "0") != 0) {
+    copies_enabled = 1;
+    CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+  }
   /* Registered last so it runs before any exit handler CUPTI set up above. */
   atexit(at_exit);
   return 1;

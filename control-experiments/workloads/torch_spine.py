@@ -27,6 +27,13 @@ Modes:
       which are demangled). The counts are comparable with a CUPTI or causeway
       run of the plain mode, because the profiler is on from before the first
       CUDA call to after the final synchronize.
+  torch_spine.py --profile-durations DUR.json [--profile OUT.json] [same options]
+      the same profiled run; writes each kernel's device durations as JSON
+      {name: {"count": n, "p50_ns": x, "mean_ns": x, "min_ns": x, "max_ns": x}}
+      (from the same trace events as the counts: "dur" of the "kernel"
+      events, microseconds in the trace, nanoseconds here; p50 is the lower
+      median sorted[(n-1)//2], as in cupti_count.c). --profile, if given too,
+      gets exactly the counts it gets alone.
 
 If Triton is missing or fails on its first launch, the Triton kernel is left
 out (the checksum line says triton=off), the same way on every run.
@@ -186,6 +193,29 @@ def kernel_counts_from_trace(path):
     return counts
 
 
+def kernel_durations_from_trace(path):
+    """{kernel name: {count, p50_ns, mean_ns, min_ns, max_ns}} from a chrome trace.
+
+    The same events kernel_counts_from_trace counts; an event without a usable
+    "dur" is left out of the durations (so count here can be lower)."""
+    with open(path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    durs = collections.defaultdict(list)
+    for ev in events:
+        if isinstance(ev, dict) and ev.get("cat") == "kernel" and ev.get("ph", "X") == "X":
+            d = ev.get("dur")
+            if isinstance(d, (int, float)) and not isinstance(d, bool) and d >= 0:
+                durs[ev.get("name", "<unnamed>")].append(d * 1000.0)  # us -> ns
+    out = {}
+    for name, v in sorted(durs.items()):
+        v.sort()
+        out[name] = {"count": len(v), "p50_ns": round(v[(len(v) - 1) // 2], 1),
+                     "mean_ns": round(sum(v) / len(v), 1), "min_ns": round(v[0], 1),
+                     "max_ns": round(v[-1], 1)}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=20)
@@ -193,6 +223,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--profile", metavar="OUT.json",
                     help="run under torch.profiler and write {kernel name: count}")
+    ap.add_argument("--profile-durations", metavar="DUR.json",
+                    help="run under torch.profiler and write each kernel's device durations")
     args = ap.parse_args()
 
     if not torch.cuda.is_available():
@@ -200,7 +232,7 @@ def main():
         return 1
 
     w = Workload(args.steps, args.replays, args.warmup)
-    if args.profile:
+    if args.profile or args.profile_durations:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -210,12 +242,19 @@ def main():
         try:
             prof.export_chrome_trace(trace_path)
             counts = kernel_counts_from_trace(trace_path)
+            durations = kernel_durations_from_trace(trace_path) if args.profile_durations else None
         finally:
             os.unlink(trace_path)
-        with open(args.profile, "w") as f:
-            json.dump(dict(sorted(counts.items())), f, indent=1)
+        if args.profile:
+            with open(args.profile, "w") as f:
+                json.dump(dict(sorted(counts.items())), f, indent=1)
+        if durations is not None:
+            with open(args.profile_durations, "w") as f:
+                json.dump(durations, f, indent=1)
         print(f"torch_spine: profiler saw {sum(counts.values())} kernel launches "
-              f"of {len(counts)} kernels -> {args.profile}", file=sys.stderr)
+              f"of {len(counts)} kernels -> {args.profile or '-'}"
+              f"{f', durations -> {args.profile_durations}' if durations is not None else ''}",
+              file=sys.stderr)
     else:
         checksum = w.run()
 
