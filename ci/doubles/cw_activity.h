@@ -22,6 +22,10 @@
  *       DRIVER records for the launch/copy they make, and the device records
  *       carry the RUNTIME record's correlation id.
  *
+ *   CUcontext cwd_current_context(void);
+ *       The calling thread's current context (NULL if none), without
+ *       counting a cuCtxGetCurrent call: the CUPTI double's callback data.
+ *
  * The hooks, called by the driver double:
  *   api_enter(domain, cbid) on the calling thread at the start of every
  *       launch, copy, memset and graph-launch entry point (domain
@@ -84,6 +88,8 @@ struct cwd_activity_hooks {
 
 void cwd_set_activity_hooks(const struct cwd_activity_hooks *h);
 uint32_t cwd_runtime_api_enter(int cbid);
+/* cwd_current_context: looked up with dlsym (its type is the driver's
+ * CUcontext, which this header does not define). */
 void cwd_runtime_api_exit(int cbid, uint32_t correlation, int result);
 
 /* CUPTI callback ids of the reported entry points (cupti_driver_cbid.h,

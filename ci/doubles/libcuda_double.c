@@ -347,6 +347,10 @@ static void act_exit(int cbid, uint32_t corr, CUresult rc)
         return act_r_;                                                         \
     } while (0)
 
+/* The calling thread's current context, for the CUPTI double's callback
+ * data (not a CUDA API: not counted; see cw_activity.h). */
+CW_PUBLIC CUcontext cwd_current_context(void) { return t_ctx; }
+
 CW_PUBLIC uint32_t cwd_runtime_api_enter(int cbid)
 {
     if (t_act_rt++)

@@ -391,9 +391,8 @@ static void reg_lock(void) { pthread_mutex_lock(&g_reg_mu); }
 static void reg_unlock(void) { pthread_mutex_unlock(&g_reg_mu); }
 static void reg_reinit(void) { pthread_mutex_init(&g_reg_mu, NULL); }
 
-CW_PUBLIC void **__cudaRegisterFatBinary(void *fatCubin)
+static void **impl___cudaRegisterFatBinary(void *fatCubin)
 {
-    CW_COUNT(__cudaRegisterFatBinary);
     fatbin *fb = calloc(1, sizeof *fb);
     if (!fb)
         abort(); /* the real runtime cannot report failure here either */
@@ -407,18 +406,16 @@ CW_PUBLIC void **__cudaRegisterFatBinary(void *fatCubin)
     return (void **)fb;
 }
 
-CW_PUBLIC void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+static void impl___cudaRegisterFatBinaryEnd(void **fatCubinHandle)
 {
-    CW_COUNT(__cudaRegisterFatBinaryEnd);
     (void)fatCubinHandle;
 }
 
-CW_PUBLIC void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+static void impl___cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
                                       char *deviceFun, const char *deviceName,
                                       int thread_limit, uint3 *tid, uint3 *bid,
                                       dim3 *bDim, dim3 *gDim, int *wSize)
 {
-    CW_COUNT(__cudaRegisterFunction);
     (void)deviceFun; (void)thread_limit; (void)tid; (void)bid;
     (void)bDim; (void)gDim; (void)wSize;
     kreg *k = calloc(1, sizeof *k);
@@ -432,9 +429,8 @@ CW_PUBLIC void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun
     pthread_mutex_unlock(&g_reg_mu);
 }
 
-CW_PUBLIC void __cudaUnregisterFatBinary(void **fatCubinHandle)
+static void impl___cudaUnregisterFatBinary(void **fatCubinHandle)
 {
-    CW_COUNT(__cudaUnregisterFatBinary);
     fatbin *fb = (fatbin *)fatCubinHandle;
     pthread_mutex_lock(&g_reg_mu);
     for (kreg **pk = &g_kernels; *pk;) {
@@ -679,9 +675,8 @@ CW_PUBLIC cudaError_t cudaDeviceSynchronize(void)
 
 #define DP(p) ((CUdeviceptr)(uintptr_t)(p))
 
-CW_PUBLIC cudaError_t cudaMalloc(void **devPtr, size_t size)
+static cudaError_t impl_cudaMalloc(void **devPtr, size_t size)
 {
-    CW_COUNT(cudaMalloc);
     if (!devPtr)
         return ret(cudaErrorInvalidValue);
     READY();
@@ -696,9 +691,8 @@ CW_PUBLIC cudaError_t cudaMalloc(void **devPtr, size_t size)
     return e;
 }
 
-CW_PUBLIC cudaError_t cudaFree(void *devPtr)
+static cudaError_t impl_cudaFree(void *devPtr)
 {
-    CW_COUNT(cudaFree);
     READY();
     if (!devPtr)
         return cudaSuccess;
@@ -820,10 +814,9 @@ CW_PUBLIC cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, 
     RT_ACT(cudaMemcpy_ptds_v7000, memcpy_common(dst, src, count, kind, NULL, 1, 0));
 }
 
-CW_PUBLIC cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+static cudaError_t impl_cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                       enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    CW_COUNT(cudaMemcpyAsync);
     RT_ACT(cudaMemcpyAsync_v3020, memcpy_common(dst, src, count, kind, stream, 0, 1));
 }
 
@@ -964,10 +957,9 @@ static cudaError_t launch_common(const void *func, dim3 g, dim3 b, void **args,
     return CALL(d->LaunchKernel(f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)smem, s, args, NULL));
 }
 
-CW_PUBLIC cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+static cudaError_t impl_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                        void **args, size_t sharedMem, cudaStream_t stream)
 {
-    CW_COUNT(cudaLaunchKernel);
     RT_ACT(cudaLaunchKernel_v7000, launch_common(func, gridDim, blockDim, args, sharedMem, stream, 0, L_PLAIN));
 }
 
@@ -1084,9 +1076,8 @@ CW_PUBLIC cudaError_t cudaStreamDestroy(cudaStream_t stream)
     return CALL(g_drv.StreamDestroy(stream));
 }
 
-CW_PUBLIC cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+static cudaError_t impl_cudaStreamSynchronize(cudaStream_t stream)
 {
-    CW_COUNT(cudaStreamSynchronize);
     READY();
     return CALL(g_drv.StreamSynchronize(stream));
 }
@@ -1268,4 +1259,121 @@ CW_PUBLIC cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     CW_COUNT(cudaGraphExecDestroy);
     READY();
     return CALL(g_drv.GraphExecDestroy(graphExec));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Static-cudart entry points                                               */
+/* ------------------------------------------------------------------------ */
+/* cwr_static_<name>: the same implementation as <name> (same activity
+ * reporting, CUPTI callbacks and records, under the real API's callback id
+ * and name) under a name no tracer knows, as the runtime statically linked
+ * into a program (nvcc's default -cudart static) is invisible to LD_PRELOAD.
+ * Not counted: a static runtime has no counters either.  Used by
+ * progs/static_launch.c. */
+
+CW_PUBLIC void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    CW_COUNT(__cudaRegisterFatBinary);
+    return impl___cudaRegisterFatBinary(fatCubin);
+}
+
+CW_PUBLIC void **cwr_static___cudaRegisterFatBinary(void *fatCubin)
+{
+    return impl___cudaRegisterFatBinary(fatCubin);
+}
+
+CW_PUBLIC void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+    CW_COUNT(__cudaRegisterFatBinaryEnd);
+    impl___cudaRegisterFatBinaryEnd(fatCubinHandle);
+}
+
+CW_PUBLIC void cwr_static___cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+    impl___cudaRegisterFatBinaryEnd(fatCubinHandle);
+}
+
+CW_PUBLIC void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+    char *deviceFun, const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+    dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    CW_COUNT(__cudaRegisterFunction);
+    impl___cudaRegisterFunction(fatCubinHandle, hostFun, deviceFun, deviceName, thread_limit, tid, bid, bDim, gDim, wSize);
+}
+
+CW_PUBLIC void cwr_static___cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+    char *deviceFun, const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+    dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    impl___cudaRegisterFunction(fatCubinHandle, hostFun, deviceFun, deviceName, thread_limit, tid, bid, bDim, gDim, wSize);
+}
+
+CW_PUBLIC void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+    CW_COUNT(__cudaUnregisterFatBinary);
+    impl___cudaUnregisterFatBinary(fatCubinHandle);
+}
+
+CW_PUBLIC void cwr_static___cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+    impl___cudaUnregisterFatBinary(fatCubinHandle);
+}
+
+CW_PUBLIC cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    CW_COUNT(cudaMalloc);
+    return impl_cudaMalloc(devPtr, size);
+}
+
+CW_PUBLIC cudaError_t cwr_static_cudaMalloc(void **devPtr, size_t size)
+{
+    return impl_cudaMalloc(devPtr, size);
+}
+
+CW_PUBLIC cudaError_t cudaFree(void *devPtr)
+{
+    CW_COUNT(cudaFree);
+    return impl_cudaFree(devPtr);
+}
+
+CW_PUBLIC cudaError_t cwr_static_cudaFree(void *devPtr)
+{
+    return impl_cudaFree(devPtr);
+}
+
+CW_PUBLIC cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    CW_COUNT(cudaMemcpyAsync);
+    return impl_cudaMemcpyAsync(dst, src, count, kind, stream);
+}
+
+CW_PUBLIC cudaError_t cwr_static_cudaMemcpyAsync(void *dst, const void *src, size_t count,
+    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    return impl_cudaMemcpyAsync(dst, src, count, kind, stream);
+}
+
+CW_PUBLIC cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+    void **args, size_t sharedMem, cudaStream_t stream)
+{
+    CW_COUNT(cudaLaunchKernel);
+    return impl_cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
+}
+
+CW_PUBLIC cudaError_t cwr_static_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+    void **args, size_t sharedMem, cudaStream_t stream)
+{
+    return impl_cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
+}
+
+CW_PUBLIC cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    CW_COUNT(cudaStreamSynchronize);
+    return impl_cudaStreamSynchronize(stream);
+}
+
+CW_PUBLIC cudaError_t cwr_static_cudaStreamSynchronize(cudaStream_t stream)
+{
+    return impl_cudaStreamSynchronize(stream);
 }

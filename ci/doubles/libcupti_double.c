@@ -26,6 +26,13 @@
  *     buffer is handed to bufferCompleted by a delivery thread of the double
  *     ("cwc-deliver"), and cuptiActivityFlushAll hands over the current one
  *     and waits until every buffer handed over so far has been delivered.
+ *   - callback API, runtime domain only: the subscriber's callback is called
+ *     at API_ENTER and API_EXIT of each enabled runtime call the doubles
+ *     report (the CWD_CBID_RUNTIME entry points), on the calling thread.
+ *     ENTER comes after the call's correlation id is taken and before the
+ *     external correlation records are decided (an id pushed in the ENTER
+ *     callback applies to the call); EXIT after the call returned, before
+ *     its RUNTIME record.
  *
  * Test switches (environment, read once at load):
  *   CWC_BUSY=1              every cuptiSubscribe fails with
@@ -63,6 +70,7 @@
 #define CWP_SYMBOLS(X)                                                        \
     X(cuptiGetVersion) X(cuptiGetResultString)                               \
     X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiGetTimestamp)               \
+    X(cuptiEnableCallback) X(cuptiEnableDomain)                              \
     X(cuptiActivityEnable) X(cuptiActivityDisable)                           \
     X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityGetNextRecord)       \
     X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll)               \
@@ -125,6 +133,26 @@ static int g_late;
 struct CUpti_Subscriber_st { int unused; };
 static struct CUpti_Subscriber_st g_sub_obj;
 static int g_subscribed;
+
+/* callback API (runtime domain): the subscriber's callback, and one bit per
+ * runtime callback id enabled (written under g_mu, read lock-free) */
+#define RT_CBID_N CUPTI_RUNTIME_TRACE_CBID_SIZE
+static _Atomic(CUpti_CallbackFunc) g_cb_func;
+static void *_Atomic g_cb_user;
+static atomic_uint_fast64_t g_cb_bits[(RT_CBID_N + 63) / 64];
+static atomic_int g_cb_count; /* number of bits set */
+static CUcontext (*g_cur_ctx)(void); /* driver double's cwd_current_context */
+/* per thread: the reported runtime call in progress got an ENTER callback,
+ * and its correlationData slot (runtime calls are reported unnested) */
+static __thread int t_cb_entered;
+static __thread uint64_t t_cb_slot;
+/* functionName of each reported runtime callback id (the CWD_CBID_RUNTIME
+ * name without its _vNNNN suffix), filled at load */
+static struct { int cbid; char name[48]; } g_rt_names[] = {
+#define X(n, id) { id, #n },
+    CWD_CBID_RUNTIME(X)
+#undef X
+};
 
 /* activity */
 static CUpti_BuffersCallbackRequestFunc g_req;
@@ -414,12 +442,56 @@ static void emit_locked(const void *rec, size_t size, uint32_t dev_corr)
 /* Hooks called by the driver double                                        */
 /* ------------------------------------------------------------------------ */
 
+static int cb_enabled(int domain, int cbid)
+{
+    if (domain != CWD_API_RUNTIME || cbid <= 0 || cbid >= RT_CBID_N ||
+        !atomic_load_explicit(&g_cb_count, memory_order_acquire))
+        return 0;
+    return (atomic_load_explicit(&g_cb_bits[cbid / 64], memory_order_acquire) >>
+            (cbid % 64)) & 1;
+}
+
+static const char *rt_name(int cbid)
+{
+    for (size_t i = 0; i < sizeof g_rt_names / sizeof g_rt_names[0]; i++)
+        if (g_rt_names[i].cbid == cbid)
+            return g_rt_names[i].name;
+    return NULL;
+}
+
+/* One runtime API callback (site ENTER or EXIT) on the calling thread. */
+static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *result)
+{
+    CUpti_CallbackFunc f = atomic_load_explicit(&g_cb_func, memory_order_acquire);
+    if (!f)
+        return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = site;
+    d.functionName = rt_name(cbid);
+    d.functionParams = NULL; /* not simulated */
+    d.functionReturnValue = site == CUPTI_API_EXIT ? result : NULL;
+    d.symbolName = NULL;     /* not simulated */
+    d.context = g_cur_ctx ? g_cur_ctx() : NULL;
+    d.contextUid = d.context ? 1 : 0; /* the activity records' contextId */
+    d.correlationData = &t_cb_slot;
+    d.correlationId = corr;
+    f(atomic_load_explicit(&g_cb_user, memory_order_acquire), CUPTI_CB_DOMAIN_RUNTIME_API,
+      (CUpti_CallbackId)cbid, &d);
+}
+
 static uint32_t hook_api_enter(int domain, int cbid)
 {
-    (void)cbid;
     uint32_t corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
     if (corr == 0) /* wrapped: 0 means "no correlation" */
         corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
+    if (domain == CWD_API_RUNTIME) {
+        t_cb_entered = cb_enabled(domain, cbid);
+        if (t_cb_entered) { /* before the external correlation decision */
+            t_cb_slot = 0;
+            cb_call(CUPTI_API_ENTER, cbid, corr, NULL);
+        }
+    }
     uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
     int api = domain == CWD_API_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     if (!enabled(en, api))
@@ -451,6 +523,11 @@ static uint32_t hook_api_enter(int domain, int cbid)
 
 static void hook_api_exit(int domain, int cbid, uint32_t corr, int result)
 {
+    if (domain == CWD_API_RUNTIME && t_cb_entered) {
+        t_cb_entered = 0;
+        int rv = result; /* cudaError_t */
+        cb_call(CUPTI_API_EXIT, cbid, corr, &rv);
+    }
     uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
     int api = domain == CWD_API_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     if (!enabled(en, api) || domain < 1 || domain > 2)
@@ -581,7 +658,29 @@ static int install_hooks_locked(void)
     }
     set(&g_hooks); /* h stays open while hooks are installed */
     g_set_hooks = set;
+    g_cur_ctx = (CUcontext(*)(void))dlsym(h, "cwd_current_context");
     return 0;
+}
+
+/* Remove the hooks when neither an activity kind nor a callback is left. */
+static void maybe_remove_hooks_locked(void)
+{
+    if (g_set_hooks && !atomic_load(&g_enabled) && !atomic_load(&g_cb_count)) {
+        g_set_hooks(NULL);
+        g_set_hooks = NULL;
+    }
+}
+
+/* Set or clear runtime callback id cbid (1..RT_CBID_N-1). */
+static void cb_set_locked(int cbid, int on)
+{
+    uint64_t bit = (uint64_t)1 << (cbid % 64);
+    uint64_t old = on ? atomic_fetch_or(&g_cb_bits[cbid / 64], bit)
+                      : atomic_fetch_and(&g_cb_bits[cbid / 64], ~bit);
+    if (on && !(old & bit))
+        atomic_fetch_add(&g_cb_count, 1);
+    else if (!on && (old & bit))
+        atomic_fetch_sub(&g_cb_count, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -617,6 +716,11 @@ __attribute__((constructor)) static void cwp_init(void)
     if (d && *d)
         g_drop_every = strtoull(d, NULL, 10);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    for (size_t i = 0; i < sizeof g_rt_names / sizeof g_rt_names[0]; i++) {
+        char *v = strrchr(g_rt_names[i].name, '_'); /* drop "_v7000" */
+        if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9')
+            *v = 0;
+    }
 }
 
 static void ext_free(void *p)
@@ -685,14 +789,12 @@ CW_PUBLIC CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
     return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
-/* One subscriber at a time; callbacks are never invoked (the callback API
- * is not simulated: cuptiEnableCallback/Domain are not exported). */
+/* One subscriber at a time; its callback is called for the runtime
+ * callback ids enabled with cuptiEnableCallback/cuptiEnableDomain. */
 CW_PUBLIC CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
                                      CUpti_CallbackFunc callback, void *userdata)
 {
     CW_COUNT(cuptiSubscribe);
-    (void)callback;
-    (void)userdata;
     if (!subscriber)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (g_busy)
@@ -703,6 +805,8 @@ CW_PUBLIC CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
         rc = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     } else {
         g_subscribed = 1;
+        atomic_store(&g_cb_user, userdata);
+        atomic_store(&g_cb_func, callback);
         *subscriber = &g_sub_obj;
     }
     pthread_mutex_unlock(&g_mu);
@@ -716,10 +820,58 @@ CW_PUBLIC CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
     pthread_mutex_lock(&g_mu);
     if (!subscriber || subscriber != &g_sub_obj || !g_subscribed)
         rc = CUPTI_ERROR_INVALID_PARAMETER;
-    else
-        g_subscribed = 0;
+    else {
+        g_subscribed = 0; /* its callbacks are disabled */
+        for (int id = 1; id < RT_CBID_N; id++)
+            cb_set_locked(id, 0);
+        atomic_store(&g_cb_func, NULL);
+        maybe_remove_hooks_locked();
+    }
     pthread_mutex_unlock(&g_mu);
     return rc;
+}
+
+/* Enable (cbid >= 1) or disable one runtime callback id, or all of them
+ * (cbid -1), for the subscriber. */
+static CUptiResult enable_cb(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                             CUpti_CallbackDomain domain, long cbid)
+{
+    if (!subscriber || subscriber != &g_sub_obj)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if ((int)domain <= CUPTI_CB_DOMAIN_INVALID || (int)domain >= CUPTI_CB_DOMAIN_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid != -1 && (cbid <= 0 || cbid >= RT_CBID_N))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    CUptiResult rc = CUPTI_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!g_subscribed) {
+        rc = CUPTI_ERROR_INVALID_PARAMETER;
+    } else if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) {
+        /* other domains are not simulated: the real one would succeed */
+        rc = enable ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS;
+    } else if (enable && install_hooks_locked() != 0) {
+        rc = CUPTI_ERROR_NOT_INITIALIZED;
+    } else {
+        for (long id = cbid == -1 ? 1 : cbid; id < (cbid == -1 ? RT_CBID_N : cbid + 1); id++)
+            cb_set_locked((int)id, enable != 0);
+        maybe_remove_hooks_locked();
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_PUBLIC CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    CW_COUNT(cuptiEnableCallback);
+    return enable_cb(enable, subscriber, domain, (long)cbid);
+}
+
+CW_PUBLIC CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                        CUpti_CallbackDomain domain)
+{
+    CW_COUNT(cuptiEnableDomain);
+    return enable_cb(enable, subscriber, domain, -1);
 }
 
 CW_PUBLIC CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
@@ -758,12 +910,8 @@ CW_PUBLIC CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT || kind == CUPTI_ACTIVITY_KIND_INVALID)
         return CUPTI_ERROR_INVALID_KIND;
     pthread_mutex_lock(&g_mu);
-    uint64_t left = atomic_fetch_and_explicit(&g_enabled, ~KBIT(kind), memory_order_acq_rel) &
-                    ~KBIT(kind);
-    if (!left && g_set_hooks) {
-        g_set_hooks(NULL);
-        g_set_hooks = NULL;
-    }
+    atomic_fetch_and_explicit(&g_enabled, ~KBIT(kind), memory_order_acq_rel);
+    maybe_remove_hooks_locked();
     pthread_mutex_unlock(&g_mu);
     return CUPTI_SUCCESS;
 }

@@ -92,6 +92,14 @@ export CWC_LATE_CORRELATION=1
 run "cupti_consumer 20" 0 result=PASS missing=0 \
     "ok external correlation records came in later buffers (CWC_LATE_CORRELATION)"
 unset CWC_LATE_CORRELATION
+run "cupti_consumer callbacks 5" 0 result=PASS enable_errors=1,1,1,1,1,1 enable_domain=0 \
+    "callbacks=12 after_disable=0" enable_after_unsubscribe=1 \
+    "callback cudaLaunchKernel cbid=211 corr=[0-9]* enter=1 exit=1 ret=0 device=sleep_10us ext=[0-9]*" \
+    "callback cudaMemcpyAsync cbid=41 corr=[0-9]* enter=1 exit=1 ret=0 device=memcpy ext=[0-9]*"
+run "static_launch 5" 0 launches=5 memcpy_async=1 cuLaunchKernel=5 cuMemcpyHtoDAsync_v2=1
+if nm -D "$B/static_launch" | grep -E ' U (cudaLaunchKernel|cudaMemcpyAsync|cudaStreamSynchronize|__cudaRegister)' >/dev/null
+then fail "static_launch imports a public runtime launch/copy/sync/registration symbol"
+else pass "static_launch calls the runtime only through cwr_static_*"; fi
 if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
 
 # Output must be stable from run to run (what shim tests diff).

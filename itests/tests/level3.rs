@@ -158,3 +158,26 @@ fn level_3_output_is_the_programs_own() {
     assert_eq!(facts(&stdout(&b)), facts(&stdout(&t)));
     assert_eq!(b.status.code(), t.status.code());
 }
+
+#[test]
+fn work_issued_through_a_static_cudart_is_tied_to_its_call() {
+    // `static_launch` reaches the runtime through entry points the shim does not hook, as a program with
+    // cudart linked statically does; CUPTI's runtime callback opens the call, the first launch included.
+    let (o, r) = level3("static_launch", &["10"], &[]);
+    assert_eq!(value_of(&stdout(&o), "launches"), 10);
+    let d = &r["device"];
+    assert_eq!(device_kernel(&r, "sleep_10us")["count"], 10, "{d}");
+    assert_eq!(d["unassociated"]["total"], 0, "{d}");
+    assert_eq!(d["associated"], d["intervals"]);
+    // The runtime calls are in the capture, recorded through CUPTI's callback.
+    assert_eq!(calls(&r, "cudaLaunchKernel"), 10, "{}", r["apis"]);
+    assert_eq!(d["clock"]["before_call"], 0);
+}
+
+fn value_of(out: &str, key: &str) -> u64 {
+    let prefix = format!("{key}=");
+    out.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in {out}"))
+}

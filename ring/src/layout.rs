@@ -159,6 +159,9 @@ pub mod entry_flags {
     pub const PER_THREAD: u8 = 1;
     /// Device interval times are already on the ring's tick clock (CUPTI with our timestamp callback).
     pub const HOST_CLOCK: u8 = 2;
+    /// A call recorded through CUPTI's runtime-API callback, not a hook (a cudart the shim cannot
+    /// hook, e.g. linked statically); its a0/a1/a2 are 0.
+    pub const VIA_CUPTI_CALLBACK: u8 = 4;
 }
 
 /// What an entry records.

@@ -8,9 +8,10 @@
 //! `lib64/../extras/CUPTI/lib64/`), `/usr/local/cuda/lib64`, `/usr/local/cuda/extras/CUPTI/lib64`,
 //! then `libcupti.so.13` and `libcupti.so` through the loader's search. In order:
 //!
-//! 1. `cuptiSubscribe` with a no-op callback claims CUPTI. When another tool holds it
-//!    (torch.profiler, Nsight: `CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`), or CUPTI cannot be
-//!    loaded, the capture degrades to host calls only and says so (stderr and the ring's notice).
+//! 1. `cuptiSubscribe` claims CUPTI (its callback: see **Static cudart** below). When another tool
+//!    holds it (torch.profiler, Nsight: `CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`), or CUPTI
+//!    cannot be loaded, the capture degrades to host calls only and says so (stderr and the ring's
+//!    notice).
 //! 2. `cuptiActivityRegisterTimestampCallback` before any kind is enabled, so that CUPTI's times are
 //!    on the ring's clock and the intervals carry `HOST_CLOCK`. CUPTI wants nanoseconds, so the
 //!    callback returns the ring's ticks scaled to nanoseconds (`Scale`; the identity when the ring's
@@ -31,16 +32,29 @@
 //! correlation is not known yet waits (`Collector`) and is resolved by a later buffer or, at the final
 //! flush, written with `a0 = NO_CALL`.
 //!
+//! **Static cudart.** A cudart linked statically (nvcc's default) exports nothing the shim can hook:
+//! the first recorded call would be the driver call inside the runtime call, after CUPTI opened the
+//! runtime call's API record, whose correlation id the device work carries. So the subscriber's
+//! callback is enabled (`cuptiEnableCallback`) on the runtime domain for the correlating entry points
+//! our runtime table knows (`RUNTIME_CBIDS`). At `API_ENTER`, when the thread has no recorded call open
+//! (depth 0: with a shared cudart the shim's own hook is open and has pushed already), it begins an
+//! entry for the runtime function (flag `VIA_CUPTI_CALLBACK`, a0–a2 = 0) and pushes its sequence
+//! number; at `API_EXIT` (the same CUPTI correlation id) it finishes the entry with the call's result
+//! and pops. The entry waits in a per-thread slot (no allocation). If CUPTI will not enable the
+//! callback, the capture goes on without it and says so: static-cudart work is then left unassociated.
+//!
 //! **End.** `cuptiActivityFlushAll(FORCED)` runs from an `atexit` handler registered when CUPTI starts
 //! (so it runs before the loader finalises libcupti) and again, as a no-op, from the shim's exit path
 //! before `ProcessExit` is written. Errors are ignored: CUDA may already be torn down. Records still in
 //! CUPTI when a process is killed are lost. A `fork` child gets no CUPTI (its threads and buffers stay
 //! in the parent): the backend is off there, with a notice.
 
+use crate::hooks::{self, Hook};
 use crate::{record, resolve, state, text};
 use causeway_ring::layout::{counter, entry_flags, Backend, DeviceKind, Kind, Layer, NO_CALL};
 use causeway_ring::{clock, Fields, Writer};
 use std::alloc::Layout;
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, c_void, CStr, OsStr};
 use std::path::PathBuf;
@@ -181,6 +195,8 @@ struct Api {
     push: unsafe extern "C" fn(u32, u64) -> i32,
     pop: unsafe extern "C" fn(u32, *mut u64) -> i32,
     result_string: Option<unsafe extern "C" fn(i32, *mut *const c_char) -> i32>,
+    /// `cuptiEnableCallback(enable, subscriber, domain, cbid)`.
+    enable_callback: Option<unsafe extern "C" fn(u32, *mut c_void, u32, u32) -> i32>,
 }
 
 impl Api {
@@ -278,6 +294,7 @@ fn symbols(lib: &libloading::Library) -> Result<Api, libloading::Error> {
             push: *lib.get(b"cuptiActivityPushExternalCorrelationId\0")?,
             pop: *lib.get(b"cuptiActivityPopExternalCorrelationId\0")?,
             result_string: lib.get(b"cuptiGetResultString\0").ok().map(|s| *s),
+            enable_callback: lib.get(b"cuptiEnableCallback\0").ok().map(|s| *s),
         })
     }
 }
@@ -381,7 +398,7 @@ fn init() -> bool {
     let api = API.get_or_init(|| loaded);
     let mut subscriber: *mut c_void = std::ptr::null_mut();
     // SAFETY: a valid out-pointer, a callback with CUPTI's signature, no user data.
-    let r = unsafe { (api.subscribe)(&mut subscriber, Some(no_callback), std::ptr::null_mut()) };
+    let r = unsafe { (api.subscribe)(&mut subscriber, Some(api_callback), std::ptr::null_mut()) };
     if r != SUCCESS {
         unavailable(&format!(
             "cuptiSubscribe: {}; another profiler may hold it",
@@ -467,6 +484,12 @@ fn init() -> bool {
     // Peer copies, when this CUPTI has them; their absence costs nothing else.
     // SAFETY: as above.
     unsafe { (api.enable)(KIND_MEMCPY2) };
+    if let Some(why) = enable_runtime_callbacks(api, subscriber) {
+        caveats.push(format!(
+            "runtime callback not enabled ({why}): work issued through a statically linked cudart \
+             will not be tied to calls"
+        ));
+    }
 
     w.set_backend(Backend::Cupti);
     ACTIVE.store(true, Ordering::Release);
@@ -479,7 +502,206 @@ fn init() -> bool {
     true
 }
 
-unsafe extern "C" fn no_callback(_: *mut c_void, _: u32, _: u32, _: *const c_void) {}
+// ---- the runtime-API callback (static cudart) ----
+
+/// `CUPTI_CB_DOMAIN_RUNTIME_API`, `CUPTI_API_ENTER`, `CUPTI_API_EXIT` (`cupti_callbacks.h`).
+const DOMAIN_RUNTIME: u32 = 2;
+const API_ENTER: u32 = 0;
+const API_EXIT: u32 = 1;
+
+/// The runtime callback ids (`cupti_runtime_cbid.h`, CUDA 13.0) of the launch, copy, memset and
+/// graph-launch entry points of our runtime table, sorted by id. Entry points the table lacks
+/// (`cudaMemset3D*`, `cudaMemcpy3DPeer*`, the array and batch copies) are left out: their calls would
+/// have no API id to be recorded under.
+const RUNTIME_CBIDS: &[(u32, &str)] = &[
+    (31, "cudaMemcpy"),
+    (32, "cudaMemcpy2D"),
+    (39, "cudaMemcpyToSymbol"),
+    (40, "cudaMemcpyFromSymbol"),
+    (41, "cudaMemcpyAsync"),
+    (44, "cudaMemcpy2DAsync"),
+    (47, "cudaMemcpyToSymbolAsync"),
+    (48, "cudaMemcpyFromSymbolAsync"),
+    (49, "cudaMemset"),
+    (50, "cudaMemset2D"),
+    (51, "cudaMemsetAsync"),
+    (52, "cudaMemset2DAsync"),
+    (144, "cudaMemcpy3D"),
+    (145, "cudaMemcpy3DAsync"),
+    (160, "cudaMemcpyPeer"),
+    (161, "cudaMemcpyPeerAsync"),
+    (211, "cudaLaunchKernel"),
+    (214, "cudaLaunchKernel_ptsz"),
+    (215, "cudaMemcpy_ptds"),
+    (216, "cudaMemcpy2D_ptds"),
+    (223, "cudaMemcpyToSymbol_ptds"),
+    (224, "cudaMemcpyFromSymbol_ptds"),
+    (225, "cudaMemcpyAsync_ptsz"),
+    (228, "cudaMemcpy2DAsync_ptsz"),
+    (231, "cudaMemcpyToSymbolAsync_ptsz"),
+    (232, "cudaMemcpyFromSymbolAsync_ptsz"),
+    (233, "cudaMemset_ptds"),
+    (234, "cudaMemset2D_ptds"),
+    (235, "cudaMemsetAsync_ptsz"),
+    (236, "cudaMemset2DAsync_ptsz"),
+    (245, "cudaMemcpy3D_ptds"),
+    (246, "cudaMemcpy3DAsync_ptsz"),
+    (269, "cudaLaunchCooperativeKernel"),
+    (270, "cudaLaunchCooperativeKernel_ptsz"),
+    (311, "cudaGraphLaunch"),
+    (312, "cudaGraphLaunch_ptsz"),
+    (430, "cudaLaunchKernelExC"),
+    (431, "cudaLaunchKernelExC_ptsz"),
+    (505, "__cudaLaunchKernel"),
+    (506, "__cudaLaunchKernel_ptsz"),
+];
+
+/// `CUpti_CallbackData` (CUDA 13.0, LP64): the fields up to `correlationId`.
+#[repr(C)]
+struct CallbackData {
+    callback_site: u32,
+    function_name: *const c_char,
+    function_params: *const c_void,
+    function_return_value: *mut c_void,
+    symbol_name: *const c_char,
+    context: *mut c_void,
+    context_uid: u32,
+    correlation_data: *mut u64,
+    correlation_id: u32,
+}
+
+/// A call recorded at `API_ENTER`, waiting for its `API_EXIT`.
+struct Pending {
+    corr: u32,
+    pushed: bool,
+    open: record::Open,
+}
+
+thread_local! {
+    /// At most one per thread: only a call at depth 0 is recorded, and it keeps the depth at 1 until
+    /// its exit.
+    static PENDING: Cell<Option<Pending>> = const { Cell::new(None) };
+}
+
+/// Enables the runtime callback for `RUNTIME_CBIDS`; `Some(why)` when CUPTI enabled none.
+fn enable_runtime_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String> {
+    let Some(enable) = api.enable_callback else {
+        return Some("this CUPTI has no cuptiEnableCallback".into());
+    };
+    let (mut on, mut refused) = (0usize, None);
+    for &(cbid, _) in RUNTIME_CBIDS {
+        // SAFETY: our subscriber, a CUPTI domain and a callback id of that domain.
+        let r = unsafe { enable(1, subscriber, DOMAIN_RUNTIME, cbid) };
+        if r == SUCCESS {
+            on += 1;
+        } else if refused.is_none() {
+            refused = Some(format!(
+                "cuptiEnableCallback(RUNTIME, {cbid}): {}",
+                api.describe(r)
+            ));
+        }
+    }
+    if on == 0 {
+        refused
+    } else {
+        None
+    }
+}
+
+/// The runtime hook a callback id stands for (its name as a fallback); `None` for ids and names our
+/// tables do not know.
+fn runtime_hook(cbid: u32, name: Option<&CStr>) -> Option<&'static Hook> {
+    let by_id = RUNTIME_CBIDS
+        .binary_search_by_key(&cbid, |&(id, _)| id)
+        .ok()
+        .and_then(|i| {
+            let n = RUNTIME_CBIDS[i].1.as_bytes();
+            hooks::all().find(|h| h.name.to_bytes() == n)
+        });
+    let h = by_id.or_else(|| name.and_then(hooks::find))?;
+    (h.info.layer == Layer::Runtime && correlates(h.info.class)).then_some(h)
+}
+
+/// Whether a runtime call's `API_ENTER` records it: CUPTI is collecting, the shim is not the caller,
+/// and no recorded call is open on the thread (a hooked call has pushed its own id already).
+fn records_at_enter(active: bool, internal: bool, depth: u16, pending: bool) -> bool {
+    active && !internal && depth == 0 && !pending
+}
+
+/// Whether an `API_EXIT` is the one of the pending call: CUPTI's correlation id (one per API call)
+/// is the pending call's, and no recorded call is open inside it (`depth` counts the pending one).
+fn is_pending_exit(pending_corr: u32, corr: u32, depth: u16) -> bool {
+    pending_corr == corr && depth == 1
+}
+
+unsafe extern "C" fn api_callback(_: *mut c_void, domain: u32, cbid: u32, data: *const c_void) {
+    if domain != DOMAIN_RUNTIME || data.is_null() {
+        return;
+    }
+    // SAFETY: CUPTI passes a `CUpti_CallbackData` for the runtime domain, valid during the callback.
+    let d = unsafe { &*(data as *const CallbackData) };
+    match d.callback_site {
+        API_ENTER => runtime_enter(cbid, d),
+        API_EXIT => runtime_exit(d),
+        _ => {}
+    }
+}
+
+fn runtime_enter(cbid: u32, d: &CallbackData) {
+    let pending = PENDING.with(|p| {
+        let v = p.take();
+        let busy = v.is_some();
+        p.set(v);
+        busy
+    });
+    if !records_at_enter(
+        ACTIVE.load(Ordering::Relaxed),
+        record::is_internal(),
+        record::depth(),
+        pending,
+    ) {
+        return;
+    }
+    let name = (!d.function_name.is_null())
+        // SAFETY: CUPTI's NUL-terminated function name, valid during the callback.
+        .then(|| unsafe { CStr::from_ptr(d.function_name) });
+    let Some(h) = runtime_hook(cbid, name) else {
+        return;
+    };
+    let flags = hooks::per_thread(h.name.to_str().unwrap_or("")) | entry_flags::VIA_CUPTI_CALLBACK;
+    let Some(open) = record::begin(h.id, h.info.level, flags, 0, 0, 0) else {
+        return;
+    };
+    let pushed = push_seq(open.depth(), open.seq());
+    PENDING.with(|p| {
+        p.set(Some(Pending {
+            corr: d.correlation_id,
+            pushed,
+            open,
+        }))
+    });
+}
+
+fn runtime_exit(d: &CallbackData) {
+    let Some(p) = PENDING.with(|p| p.take()) else {
+        return;
+    };
+    if !is_pending_exit(p.corr, d.correlation_id, record::depth()) {
+        // A nested runtime call's exit: ours is still open.
+        PENDING.with(|c| c.set(Some(p)));
+        return;
+    }
+    let result = if d.function_return_value.is_null() {
+        0
+    } else {
+        // SAFETY: for the runtime domain at API_EXIT, the call's `cudaError_t`.
+        unsafe { *(d.function_return_value as *const i32) }
+    };
+    p.open.finish(result);
+    if p.pushed {
+        pop();
+    }
+}
 
 /// CUPTI's clock: the ring's ticks in nanoseconds (CUPTI requires nanoseconds).
 unsafe extern "C" fn timestamp() -> u64 {
@@ -926,6 +1148,71 @@ mod tests {
     use super::*;
     use crate::text::tests::TestRing;
     use causeway_ring::{Entry, RingView, Slot};
+
+    #[test]
+    fn runtime_cbids_are_sorted_and_name_correlating_runtime_hooks() {
+        assert!(RUNTIME_CBIDS.windows(2).all(|w| w[0].0 < w[1].0));
+        for &(cbid, name) in RUNTIME_CBIDS {
+            let h = runtime_hook(cbid, None).unwrap_or_else(|| panic!("{name} ({cbid})"));
+            assert_eq!(h.name.to_bytes(), name.as_bytes());
+            assert_eq!(h.info.layer, Layer::Runtime);
+            assert!(correlates(h.info.class), "{name}");
+        }
+        // Every correlating runtime hook has its callback id.
+        for h in crate::runtime::TABLE
+            .iter()
+            .filter(|h| correlates(h.info.class))
+        {
+            assert!(
+                RUNTIME_CBIDS
+                    .iter()
+                    .any(|&(_, n)| n.as_bytes() == h.name.to_bytes()),
+                "{:?} has no callback id",
+                h.name
+            );
+        }
+    }
+
+    #[test]
+    fn runtime_hook_skips_unknown_and_uncorrelated_calls() {
+        // cudaMemset3D (142): not in our tables.
+        assert!(runtime_hook(142, None).is_none());
+        assert!(runtime_hook(142, Some(c"cudaMemset3D")).is_none());
+        // An unknown id falls back on the name, but only for correlating runtime calls.
+        assert_eq!(
+            runtime_hook(9999, Some(c"cudaLaunchKernel")).map(|h| h.name),
+            Some(c"cudaLaunchKernel")
+        );
+        assert!(runtime_hook(9999, Some(c"cudaStreamSynchronize")).is_none());
+        assert!(runtime_hook(9999, Some(c"cuLaunchKernel")).is_none());
+        assert!(runtime_hook(9999, Some(c"cudaLaunchKernel_v7000")).is_none());
+        assert!(runtime_hook(9999, None).is_none());
+        // The id wins over the name.
+        assert_eq!(
+            runtime_hook(505, Some(c"whatever")).map(|h| h.name),
+            Some(c"__cudaLaunchKernel")
+        );
+    }
+
+    #[test]
+    fn runtime_enter_records_only_outermost_external_calls() {
+        assert!(records_at_enter(true, false, 0, false));
+        // Shared cudart: the shim's hook is open and pushed already.
+        assert!(!records_at_enter(true, false, 1, false));
+        assert!(!records_at_enter(true, false, 3, false));
+        // The shim's own calls, a backend that is off, a call already pending.
+        assert!(!records_at_enter(true, true, 0, false));
+        assert!(!records_at_enter(false, false, 0, false));
+        assert!(!records_at_enter(true, false, 0, true));
+    }
+
+    #[test]
+    fn runtime_exit_matches_only_its_own_call() {
+        assert!(is_pending_exit(7, 7, 1));
+        // A nested runtime call (another correlation id), or a recorded call still open inside.
+        assert!(!is_pending_exit(7, 8, 1));
+        assert!(!is_pending_exit(7, 7, 2));
+    }
 
     /// A record of `size` bytes with `kind` at 0 and the given fields at their offsets.
     fn record(size: usize, kind: u32, fields: &[(usize, &[u8])]) -> Vec<u8> {

@@ -70,6 +70,7 @@ pub struct Open {
 #[inline(always)]
 pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Option<Open> {
     if level > state::level() {
+        state::start_device_timing_early();
         return None;
     }
     let w = state::writer()?;
@@ -149,6 +150,18 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
         ..Fields::default()
     };
     w.instant(&f, 0);
+}
+
+/// Recorded calls open on this thread now (0 = none).
+#[inline(always)]
+pub fn depth() -> u16 {
+    TLS.with(|t| t.depth.get())
+}
+
+/// Whether this thread is inside `internal` (the shim's own calls into CUDA).
+#[inline(always)]
+pub fn is_internal() -> bool {
+    TLS.with(|t| t.internal.get())
 }
 
 /// Runs `f` with recording suppressed on this thread: for the shim's own calls into CUDA.

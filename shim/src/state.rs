@@ -104,6 +104,24 @@ pub fn ensure_started() {
     }
 }
 
+/// Device timing must run before the first call that issues device work. Under a statically linked
+/// cudart the first hooked calls are driver calls of a higher level than the capture's (`cuMemAlloc`
+/// inside `cudaMalloc`), so at level 3 any hooked call starts it, recorded or not. One relaxed load
+/// otherwise.
+#[inline(always)]
+pub fn start_device_timing_early() {
+    if CUPTI.load(Ordering::Relaxed) && !STARTED.load(Ordering::Relaxed) {
+        start_early_cold();
+    }
+}
+
+#[cold]
+fn start_early_cold() {
+    if writer().is_some() && !crate::record::is_internal() {
+        first_recorded_call();
+    }
+}
+
 #[cold]
 fn first_recorded_call() {
     ensure_reserved();

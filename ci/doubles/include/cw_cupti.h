@@ -118,6 +118,35 @@ typedef enum {
 typedef uint32_t CWC(CUpti_CallbackId);
 typedef struct CUpti_Subscriber_st *CWC(CUpti_SubscriberHandle);
 
+typedef enum {
+    CWC(CUPTI_API_ENTER) = 0,
+    CWC(CUPTI_API_EXIT) = 1,
+    CWC(CUPTI_API_CBSITE_FORCE_INT) = 0x7fffffff
+} CWC(CUpti_ApiCallbackSite);
+
+/* cbdata of CUPTI_CB_DOMAIN_DRIVER_API / RUNTIME_API callbacks: 72 bytes (LP64). */
+typedef struct {
+    CWC(CUpti_ApiCallbackSite) callbackSite;
+    const char *functionName;
+    const void *functionParams;
+    void *functionReturnValue;
+    const char *symbolName;
+    CWC(CUcontext) context;
+    uint32_t contextUid;
+    uint64_t *correlationData;
+    uint32_t correlationId;
+} CWC(CUpti_CallbackData);
+
+/* ---- cupti_runtime_cbid.h (the ids this subset names; the full list of the
+ * ids the doubles report is CWD_CBID_RUNTIME in cw_activity.h) ------------- */
+typedef enum {
+    CWC(CUPTI_RUNTIME_TRACE_CBID_INVALID) = 0,
+    CWC(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020) = 41,
+    CWC(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) = 211,
+    CWC(CUPTI_RUNTIME_TRACE_CBID_SIZE) = 523,
+    CWC(CUPTI_RUNTIME_TRACE_CBID_FORCE_INT) = 0x7fffffff
+} CWC(CUpti_runtime_api_trace_cbid);
+
 /* ---- cupti_activity.h: enums --------------------------------------------- */
 /* Only the kinds the double knows by name; every value 0..COUNT-1 is a
  * valid kind of the real API. */
@@ -377,6 +406,11 @@ CWC(CUptiResult) CWC(cuptiGetResultString)(CWC(CUptiResult) result, const char *
 CWC(CUptiResult) CWC(cuptiSubscribe)(CWC(CUpti_SubscriberHandle) *subscriber,
                                      CWC(CUpti_CallbackFunc) callback, void *userdata);
 CWC(CUptiResult) CWC(cuptiUnsubscribe)(CWC(CUpti_SubscriberHandle) subscriber);
+CWC(CUptiResult) CWC(cuptiEnableCallback)(uint32_t enable, CWC(CUpti_SubscriberHandle) subscriber,
+                                          CWC(CUpti_CallbackDomain) domain,
+                                          CWC(CUpti_CallbackId) cbid);
+CWC(CUptiResult) CWC(cuptiEnableDomain)(uint32_t enable, CWC(CUpti_SubscriberHandle) subscriber,
+                                        CWC(CUpti_CallbackDomain) domain);
 CWC(CUptiResult) CWC(cuptiGetTimestamp)(uint64_t *timestamp);
 CWC(CUptiResult) CWC(cuptiActivityEnable)(CWC(CUpti_ActivityKind) kind);
 CWC(CUptiResult) CWC(cuptiActivityDisable)(CWC(CUpti_ActivityKind) kind);

@@ -31,6 +31,19 @@
  * but no mapping may be wrong.  Prints result=PASS or FAIL.
  * With CWC_BUSY=1, cuptiSubscribe fails with 39: it prints cupti=busy, runs
  * the work without CUPTI (as a tracer falls back) and passes.
+ *
+ * cupti_consumer callbacks N: the callback API, runtime domain, with the
+ * runtime called as a statically linked one (cwr_static_* entry points, see
+ * static_launch.c).  Checks cuptiEnableCallback/Domain's errors, enables the
+ * runtime domain and CONCURRENT_KERNEL, MEMCPY, RUNTIME and
+ * EXTERNAL_CORRELATION, makes N launches of sleep_10us and one async copy;
+ * its callback pushes external id 5000+correlationId at API_ENTER (and pops
+ * it at API_EXIT), and stores a value in *correlationData at ENTER that it
+ * must find at EXIT.  Prints one line per ENTER/EXIT pair and checks each
+ * pair: functionName, cbid, one correlation id for ENTER, EXIT, the RUNTIME
+ * record and the kernel/copy record, the id pushed in ENTER mapped to it,
+ * functionReturnValue NULL at ENTER and cudaSuccess at EXIT, a context.
+ * After cuptiEnableDomain(0) a launch makes no callback.
  */
 #include "cw_prog.h"
 #include "cw_kernels.h"
@@ -50,7 +63,8 @@
     X(cuptiActivityDisable) X(cuptiActivityFlushAll)                           \
     X(cuptiActivityGetNextRecord) X(cuptiActivityGetNumDroppedRecords)         \
     X(cuptiActivityPushExternalCorrelationId)                                  \
-    X(cuptiActivityPopExternalCorrelationId)
+    X(cuptiActivityPopExternalCorrelationId)                                   \
+    X(cuptiEnableCallback) X(cuptiEnableDomain)
 
 static struct {
 #define X(n) __typeof__(n) *n;
@@ -275,9 +289,161 @@ static void work(long n, int on)
     printf("launches=%ld\n", n);
 }
 
+/* ---- callbacks mode ------------------------------------------------------ */
+
+cudaError_t cwr_static_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                                        void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t cwr_static_cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                       enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cwr_static_cudaStreamSynchronize(cudaStream_t stream);
+
+enum { MAX_CB = 4096, CB_EXT_BASE = 5000 };
+typedef struct {
+    int site;
+    uint32_t cbid, corr, ret, has_ret, ctx, slot_ok, tid_ok;
+    char name[48];
+} cbrec;
+static cbrec g_cb[MAX_CB];
+static int g_ncb;
+
+static void cb_record(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+    (void)u;
+    const CUpti_CallbackData *cd = data;
+    if (d != CUPTI_CB_DOMAIN_RUNTIME_API || g_ncb >= MAX_CB)
+        return;
+    cbrec *r = &g_cb[g_ncb++];
+    r->site = cd->callbackSite;
+    r->cbid = id;
+    r->corr = cd->correlationId;
+    snprintf(r->name, sizeof r->name, "%s", cd->functionName ? cd->functionName : "(null)");
+    r->has_ret = cd->functionReturnValue != NULL;
+    r->ret = r->has_ret ? (uint32_t) * (const cudaError_t *)cd->functionReturnValue : 0;
+    r->ctx = cd->context != NULL && cd->contextUid != 0;
+    r->tid_ok = (pid_t)syscall(SYS_gettid) == g_main_tid;
+    uint64_t mark = 0xC0DE000000000000ull | cd->correlationId;
+    if (cd->callbackSite == CUPTI_API_ENTER) {
+        r->slot_ok = cd->correlationData != NULL;
+        if (cd->correlationData)
+            *cd->correlationData = mark;
+        C.cuptiActivityPushExternalCorrelationId(EXT, CB_EXT_BASE + (uint64_t)cd->correlationId);
+    } else {
+        r->slot_ok = cd->correlationData && *cd->correlationData == mark;
+        uint64_t got = 0;
+        C.cuptiActivityPopExternalCorrelationId(EXT, &got);
+        r->slot_ok &= got == CB_EXT_BASE + (uint64_t)cd->correlationId;
+    }
+}
+
+static void check(int ok, const char *what);
+static uint64_t ext_of(uint32_t corr);
+static int g_fail;
+
+static int cb_main(long n)
+{
+    CUpti_SubscriberHandle sub = NULL;
+    if (C.cuptiSubscribe(&sub, cb_record, NULL) != CUPTI_SUCCESS)
+        CW_DIE("cuptiSubscribe failed");
+    /* errors, as the real one: bad subscriber, domain or callback id */
+    printf("enable_errors=%d,%d,%d,%d,%d,%d\n",
+           (int)C.cuptiEnableCallback(1, NULL, CUPTI_CB_DOMAIN_RUNTIME_API, 211),
+           (int)C.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_INVALID, 211),
+           (int)C.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, 0),
+           (int)C.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      CUPTI_RUNTIME_TRACE_CBID_SIZE),
+           (int)C.cuptiEnableDomain(1, NULL, CUPTI_CB_DOMAIN_RUNTIME_API),
+           (int)C.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_SIZE));
+    int fail = 0;
+    fail |= C.cuptiActivityRegisterTimestampCallback(ts_callback) != CUPTI_SUCCESS;
+    fail |= C.cuptiActivityRegisterCallbacks(buf_requested, buf_completed) != CUPTI_SUCCESS;
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        fail |= C.cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS;
+    int en = (int)C.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+    printf("enable_domain=%d\n", en);
+    if (fail || en != CUPTI_SUCCESS)
+        CW_DIE("enabling failed");
+
+    enum { COPY = 1 << 16 };
+    void *dbuf = NULL;
+    CHECK(cudaMalloc(&dbuf, COPY));
+    void *hbuf = calloc(1, COPY);
+    static int dummy;
+    void *args[] = { &dummy };
+    dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
+    for (long i = 0; i < n; i++)
+        CHECK(cwr_static_cudaLaunchKernel(CW_KERNEL(sleep_10us), grid, block, args, 0, NULL));
+    CHECK(cwr_static_cudaMemcpyAsync(dbuf, hbuf, COPY, cudaMemcpyHostToDevice, NULL));
+    CHECK(cwr_static_cudaStreamSynchronize(NULL));
+    int ncb = g_ncb;
+    printf("disable_domain=%d\n", (int)C.cuptiEnableDomain(0, sub, CUPTI_CB_DOMAIN_RUNTIME_API));
+    CHECK(cwr_static_cudaLaunchKernel(CW_KERNEL(sleep_1us), grid, block, args, 0, NULL));
+    CHECK(cwr_static_cudaStreamSynchronize(NULL));
+    C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+
+    pthread_mutex_lock(&g_mu);
+    printf("callbacks=%d after_disable=%d\n", ncb, g_ncb - ncb);
+    int pairs = 0, bad = 0, launches = 0, copies = 0;
+    for (int i = 0; i + 1 < ncb; i += 2) {
+        const cbrec *a = &g_cb[i], *b = &g_cb[i + 1];
+        const char *dev = "-";
+        size_t ndev = 0, nrt = 0;
+        for (size_t j = 0; j < g_nrecs; j++) {
+            if (g_recs[j].corr != a->corr)
+                continue;
+            if (g_recs[j].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+                ndev++;
+                dev = g_recs[j].name;
+            } else if (g_recs[j].kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+                ndev++;
+                dev = "memcpy";
+            } else if (g_recs[j].kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+                nrt += g_recs[j].cbid == a->cbid;
+            }
+        }
+        uint64_t e = ext_of(a->corr);
+        printf("callback %s cbid=%u corr=%u enter=%d exit=%d ret=%u device=%s ext=%llu\n",
+               a->name, a->cbid, a->corr, a->site == CUPTI_API_ENTER, b->site == CUPTI_API_EXIT,
+               b->ret, dev, (unsigned long long)e);
+        int is_launch = a->cbid == 211 && !strcmp(a->name, "cudaLaunchKernel") &&
+                        dev && !strcmp(dev, "sleep_10us");
+        int is_copy = a->cbid == 41 && !strcmp(a->name, "cudaMemcpyAsync") &&
+                      !strcmp(dev, "memcpy");
+        launches += is_launch;
+        copies += is_copy;
+        int ok = a->site == CUPTI_API_ENTER && b->site == CUPTI_API_EXIT && a->cbid == b->cbid &&
+                 !strcmp(a->name, b->name) && a->corr == b->corr && a->corr != 0 &&
+                 !a->has_ret && b->has_ret && b->ret == cudaSuccess && a->slot_ok &&
+                 b->slot_ok && b->ctx && a->tid_ok && b->tid_ok && ndev == 1 && nrt == 1 &&
+                 e == CB_EXT_BASE + (uint64_t)a->corr && (is_launch || is_copy);
+        bad += !ok;
+        pairs++;
+    }
+    pthread_mutex_unlock(&g_mu);
+    char line[128];
+    snprintf(line, sizeof line, "ENTER/EXIT pairs = N+1 = %ld", n + 1);
+    check(ncb == 2 * (n + 1) && pairs == n + 1, line);
+    check(launches == n && copies == 1, "pairs: N cudaLaunchKernel (211) and 1 cudaMemcpyAsync (41)");
+    check(bad == 0, "every pair: one correlation id for ENTER, EXIT, RUNTIME and device record; "
+                    "id pushed in ENTER mapped; correlationData kept; return value at EXIT");
+    check(g_ncb == ncb, "no callback after cuptiEnableDomain(0)");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        C.cuptiActivityDisable(kinds[i]);
+    printf("unsubscribe=%d\n", (int)C.cuptiUnsubscribe(sub));
+    printf("enable_after_unsubscribe=%d\n",
+           (int)C.cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API));
+    CHECK(cudaFree(dbuf));
+    free(hbuf);
+    printf("result=%s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail ? 1 : 0;
+}
+
 /* ---- checks -------------------------------------------------------------- */
 
-static int g_fail, g_missing;
+static int g_missing;
 static size_t g_ext_late;
 
 static void check(int ok, const char *what)
@@ -536,9 +702,10 @@ static void run_checks(long n, uint64_t t0, uint64_t t1)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        CW_DIE("usage: cupti_consumer N");
-    long n = cw_arg(argc, argv, 1, 0);
+    int cb_mode = argc == 3 && !strcmp(argv[1], "callbacks");
+    if (argc != 2 && !cb_mode)
+        CW_DIE("usage: cupti_consumer N | cupti_consumer callbacks N");
+    long n = cw_arg(argc, argv, cb_mode ? 2 : 1, 0);
     g_main_tid = (pid_t)syscall(SYS_gettid);
 
     void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
@@ -552,6 +719,8 @@ int main(int argc, char **argv)
     uint32_t version = 0;
     C.cuptiGetVersion(&version);
     printf("cupti_version=%u\n", version);
+    if (cb_mode)
+        return cb_main(n);
 
     CUpti_SubscriberHandle sub = NULL, sub2 = NULL;
     CUptiResult r = C.cuptiSubscribe(&sub, cb, NULL);
