@@ -602,15 +602,33 @@ fn kernel_stats(
         Some(Kind::Call) => names.class(&d.entries[i]),
         _ => None,
     };
-    // The first launch-class child of each launch-class call, to borrow its kernel name.
+    // The first same-class child of each launch or graph-launch call: the same operation one layer
+    // down, whose arguments fill in what the outer entry lacks (its kernel name; or, for a call recorded
+    // through CUPTI's runtime callback, which carries no arguments, its stream and handles).
     let mut child: HashMap<usize, usize> = HashMap::new();
     for (i, p) in parent.iter().enumerate() {
         if let Some(p) = *p {
-            if class_of(i) == Some(Class::Launch) && class_of(p) == Some(Class::Launch) {
+            let c = class_of(i);
+            if matches!(c, Some(Class::Launch | Class::GraphLaunch)) && class_of(p) == c {
                 child.entry(p).or_insert(i);
             }
         }
     }
+    let args_of = |i: usize| -> Entry {
+        let e = d.entries[i];
+        match child.get(&i) {
+            Some(&c) if e.flags & entry_flags::VIA_CUPTI_CALLBACK != 0 => {
+                let k = &d.entries[c];
+                Entry {
+                    a0: k.a0,
+                    a1: k.a1,
+                    a2: k.a2,
+                    ..e
+                }
+            }
+            _ => e,
+        }
+    };
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::new();
     let mut out = Kernels {
@@ -625,6 +643,7 @@ fn kernel_stats(
         let Some(class) = class_of(i) else {
             continue;
         };
+        let e = &args_of(i);
         // Nested in a call of its own class: the same operation one layer down, already counted.
         let outermost = p.and_then(class_of) != Some(class);
         match class {

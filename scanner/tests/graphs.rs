@@ -150,6 +150,25 @@ impl Prog {
         self.b.w.end(r, t + 500, result);
     }
 
+    /// A runtime call recorded through CUPTI's runtime callback (a statically linked cudart): the entry
+    /// carries no arguments; the driver call inside it (hooked) does.
+    fn via_callback(&mut self, rt: u16, drv: u16, a: [u64; 3], result: i32) {
+        let t = self.next();
+        let f = Fields {
+            t_begin: t,
+            tid: TID,
+            api: rt,
+            kind: Kind::Call as u8,
+            flags: entry_flags::VIA_CUPTI_CALLBACK,
+            ..Fields::default()
+        };
+        let r = self.b.w.begin(&f).unwrap();
+        self.b
+            .call_args(TID, drv, 1, t + 100, t + 400, result, a)
+            .unwrap();
+        self.b.w.end(r, t + 500, result);
+    }
+
     /// cudaLaunchKernel of `f` on `stream`, containing its cuLaunchKernel.
     fn launch(&mut self, stream: u64, f: u64, result: i32) {
         self.nested(CUDA_LAUNCH, CU_LAUNCH, [stream, f, 1], result);
@@ -537,4 +556,26 @@ fn graphs_and_captures_are_per_process() {
     let r = Report::from_path(dir.path()).unwrap();
     assert_eq!(counts(&r, "kA"), (2, 1, 1, 0, 0, 0));
     assert_eq!(totals(&r.totals), (2, 0, 2, 1, 0));
+}
+
+#[test]
+fn calls_recorded_through_cuptis_callback_take_their_arguments_from_the_driver_call() {
+    // Static cudart at level 3: the runtime entries come from CUPTI's callback without arguments; the
+    // stream, kernel and exec handle are those of the driver call nested in each.
+    let mut p = Prog::new();
+    let e = 0xe000;
+    p.via_callback(CUDA_LAUNCH, CU_LAUNCH, [S, KA, 1], 0); // direct
+    p.begin(S, 0);
+    p.via_callback(CUDA_LAUNCH, CU_LAUNCH, [S, KA, 1], 0); // captured on S
+    p.via_callback(CUDA_LAUNCH, CU_LAUNCH, [S, KB, 1], 0);
+    p.end(S, 0);
+    p.instantiate(e, &[KA, KB]);
+    for _ in 0..5 {
+        p.via_callback(CUDA_GRAPH_LAUNCH, CU_GRAPH_LAUNCH, [S, e, 0], 0);
+    }
+    let r = p.report();
+    assert_eq!(counts(&r, "kA"), (6, 1, 5, 1, 0, 0));
+    assert_eq!(counts(&r, "kB"), (5, 0, 5, 1, 0, 0));
+    assert_eq!(r.totals.graph_launches, 5);
+    assert_eq!(r.totals.graph_launches_unresolved, 0);
 }
