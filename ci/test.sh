@@ -30,6 +30,14 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace 2>&1 | tee "$root/ci/build/cargo-test.log"
 fuzz/run.sh "${CAUSEWAY_FUZZ_SECONDS:-30}"
+# The GPU proof scripts' own tests, on the CPU (fake nvcc, torch, CUPTI library and CLI): a script that
+# can only run on the H200 must not break unnoticed.
+export CUPTI_INC="$NVTX_INC" CUDA_INC="$NVTX_INC" CUPTI_LIBDIR="$deps/py/nvidia/cu13/lib"
+python3 control-experiments/device/test_compare_counts.py
+python3 control-experiments/device/test_level3_check.py
+bash control-experiments/device/test_spine_fake.sh > "$root/ci/build/test_spine_fake.log"
+bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level3_fake.log"
+
 # The main job on the shipped capture must keep working.
 bash demo/run.sh > "$root/ci/build/demo-report.txt"
 grep -q "KERNELS" "$root/ci/build/demo-report.txt"

@@ -371,6 +371,7 @@ class Perf(unittest.TestCase):
         self.assertEqual((rc, s["result"]), (2, "INCOMPLETE"))
 
 
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CUPTI_INC = os.environ.get("CUPTI_INC", "/tmp/wheels/cupti/nvidia/cu13/include")
 CUDA_INC = os.environ.get("CUDA_INC", "/tmp/cu/nvidia/cu13/include")
 CUPTI_LIBDIR = os.environ.get("CUPTI_LIBDIR", "/tmp/wheels/cupti/nvidia/cu13/lib")
@@ -418,7 +419,10 @@ class CuptiCount(unittest.TestCase):
             exe = os.path.join(d, "h")
             lib = os.path.join(CUPTI_LIBDIR, "libcupti.so.13")
             subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, src,
-                            "-I" + os.path.abspath(WL), "-I" + CUPTI_INC, "-I" + CUDA_INC, lib,
+                            "-I" + os.path.abspath(WL), "-I" + CUPTI_INC, "-I" + CUDA_INC,
+                            # nvcc's crt/host_defines.h, which the runtime wheel's headers include but
+                            # do not ship: the doubles' stand-in (used only if the real one is missing).
+                            "-idirafter", os.path.join(REPO_ROOT, "ci/doubles/abi/stub"), lib,
                             "-Wl,-rpath," + CUPTI_LIBDIR, "-lpthread"], check=True)
             out = os.path.join(d, "o.json")
             subprocess.run([exe, out], check=True)
