@@ -2,8 +2,9 @@
 //! process) and summarizes them; also launches programs under the shim (`causeway record`).
 //!
 //! The pipeline is `capture` (find and map ring files) → `decode` (read slots into entries) → `pair`
-//! (nest calls per thread) → `device` (level 3 device intervals, tied to their calls) → `report` (the
-//! numbers) → `render` (the text form). `record` is the other
+//! (nest calls per thread) → `device` (level 3 device intervals, tied to their calls) → `waits` (the
+//! device work each host sync waited for) → `report` (the numbers) → `render` (the text form).
+//! `record` is the other
 //! half of the CLI. The ring format itself lives in `causeway-ring` and is not redefined here.
 
 pub mod capture;
@@ -13,6 +14,7 @@ pub mod pair;
 pub mod record;
 pub mod render;
 pub mod report;
+pub mod waits;
 
 pub use capture::{Capture, CaptureError};
 pub use report::Report;

@@ -324,6 +324,10 @@ pub fn render(r: &Report) -> String {
         device(r, &mut out);
     }
 
+    if !r.waits.is_empty() {
+        waits(r, &mut out);
+    }
+
     if !r.ranges.is_empty() {
         out.push_str("\nNVTX RANGES (by total time)\n");
         let mut g = Table::new(&[
@@ -497,4 +501,69 @@ pub fn causality_line(r: &Report) -> String {
             s
         }
     }
+}
+
+/// Host waits: per sync API, how long the host blocked and for what device work; then the longest
+/// individual waits with the kernels they waited for.
+fn waits(r: &Report, out: &mut String) {
+    use Align::*;
+    out.push_str("\nHOST WAITS (by total blocked time; waited = last device end − sync begin, tail = sync end − last device end)\n");
+    let mut t = Table::new(&[
+        ("wait", Left),
+        ("count", Right),
+        ("empty", Right),
+        ("blocked", Right),
+        ("p50", Right),
+        ("p99", Right),
+        ("items", Right),
+        ("dev-timed", Right),
+        ("waited p50", Right),
+        ("tail p50", Right),
+    ]);
+    for w in &r.waits {
+        t.row(vec![
+            clip(&w.name),
+            w.count.to_string(),
+            w.empty.to_string(),
+            fmt_ns(w.blocked_total_ns),
+            fmt_ns(w.blocked_p50_ns),
+            fmt_ns(w.blocked_p99_ns),
+            w.work_items.to_string(),
+            w.with_device_times.to_string(),
+            w.waited_p50_ns.map_or_else(|| "-".into(), fmt_ns),
+            opt_ns(w.tail_p50_ns),
+        ]);
+    }
+    t.write(out);
+    if r.longest_waits.is_empty() {
+        return;
+    }
+    out.push_str("\nLONGEST WAITS\n");
+    let mut l = Table::new(&[
+        ("blocked", Right),
+        ("items", Right),
+        ("waited", Right),
+        ("tail", Right),
+        ("pid", Right),
+        ("tid", Right),
+        ("wait", Left),
+        ("kernels", Left),
+    ]);
+    for w in &r.longest_waits {
+        l.row(vec![
+            fmt_ns(w.blocked_ns),
+            w.work_items.to_string(),
+            w.waited_on_device_ns.map_or_else(|| "-".into(), fmt_ns),
+            opt_ns(w.tail_ns),
+            w.pid.to_string(),
+            w.tid.to_string(),
+            clip(&w.name),
+            if w.kernels.is_empty() {
+                "-".into()
+            } else {
+                clip(&w.kernels.join(", "))
+            },
+        ]);
+    }
+    l.write(out);
 }

@@ -16,6 +16,8 @@ pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
 use crate::pair::parents;
+use crate::waits::{self, WaitsPartial};
+pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
 use causeway_ring::{ApiInfo, Class, Entry, Header, Kind, Layer, StrKind};
 use rayon::prelude::*;
@@ -39,6 +41,11 @@ pub struct Report {
     pub unmatched_lookups: Vec<Unmatched>,
     /// Level 3: what the device observed (all zero and empty without device intervals).
     pub device: DeviceReport,
+    /// Host waits (stream, device/context and event syncs) per API name, with the device work each
+    /// waited for (`crate::waits`); sorted by total blocked time, largest first.
+    pub waits: Vec<WaitStats>,
+    /// The longest individual waits (at most `waits::LONGEST`), longest first.
+    pub longest_waits: Vec<Wait>,
     pub totals: Totals,
     /// One line each, for the user: lost or unfinished entries, shims that disabled themselves.
     pub warnings: Vec<String>,
@@ -316,6 +323,7 @@ struct Partial {
     marks: HashMap<(String, Option<String>), u64>,
     unmatched: HashMap<String, u64>,
     device: DevicePartial,
+    waits: WaitsPartial,
 }
 
 fn analyze(ring: &Ring) -> Partial {
@@ -343,6 +351,21 @@ fn analyze(ring: &Ring) -> Partial {
         *unmatched.entry(names.text(e.a0)).or_default() += 1;
     }
     let device = device::analyze(h, &d.entries, |e| names.class(e), |id| names.text(id));
+    let waits = waits::analyze(
+        h,
+        &d.entries,
+        &parent,
+        &waits::Lookup {
+            class: &|e| names.class(e),
+            api_name: &|id| {
+                names
+                    .api(id)
+                    .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
+            },
+            kernel: &|h| names.kernel(h).map(str::to_string),
+            text: &|id| names.text(id),
+        },
+    );
     Partial {
         process: process(ring, &d, &device),
         decoded_totals: totals,
@@ -352,6 +375,7 @@ fn analyze(ring: &Ring) -> Partial {
         marks,
         unmatched,
         device,
+        waits,
     }
 }
 
@@ -472,9 +496,9 @@ const CAPTURE_INVALIDATED: i32 = 901;
 
 /// A stream as capture tracking sees it: the handle, and for the per-thread default stream (which
 /// each thread has its own of) the thread.
-type StreamKey = (u64, u32);
+pub(crate) type StreamKey = (u64, u32);
 
-fn stream_key(e: &Entry) -> StreamKey {
+pub(crate) fn stream_key(e: &Entry) -> StreamKey {
     if e.a0 == PER_THREAD_STREAM || (e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0) {
         (PER_THREAD_STREAM, e.tid)
     } else {
@@ -484,7 +508,7 @@ fn stream_key(e: &Entry) -> StreamKey {
 
 /// Which streams of one process are being captured, followed in sequence order.
 #[derive(Default)]
-struct Captures {
+pub(crate) struct Captures {
     /// Capturing streams → their capture (the sequence number of the call that began it).
     streams: HashMap<StreamKey, u64>,
     /// Events last recorded into a capturing stream → that capture. A stream that waits on one joins
@@ -493,13 +517,13 @@ struct Captures {
 }
 
 impl Captures {
-    fn capturing(&self, e: &Entry) -> bool {
+    pub(crate) fn capturing(&self, e: &Entry) -> bool {
         self.streams.contains_key(&stream_key(e))
     }
 
     /// Applies a completed call of class `class`. A runtime call and the driver call inside it both
     /// arrive here; each step is idempotent, so the pair acts once.
-    fn apply(&mut self, class: Class, e: &Entry) {
+    pub(crate) fn apply(&mut self, class: Class, e: &Entry) {
         let ok = e.done && e.result == 0;
         match class {
             Class::Capture if ok && e.a2 == capture_phase::BEGIN => {
@@ -790,9 +814,11 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut marks: HashMap<RangeKey, u64> = HashMap::new();
     let mut unmatched: HashMap<String, u64> = HashMap::new();
     let mut devices = Vec::new();
+    let mut wait_partials = Vec::new();
     let mut device_dropped = 0u64;
     for p in partials {
         devices.push(p.device);
+        wait_partials.push(p.waits);
         device_dropped = device_dropped.saturating_add(p.process.device_dropped);
         for (name, n) in p.unmatched {
             *unmatched.entry(name).or_default() += n;
@@ -858,6 +884,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         .collect();
     apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
     let device = device::merge(devices, device_dropped);
+    let (waits, longest_waits) = waits::merge(wait_partials);
     if device.intervals > 0 {
         // Executions requested (launches) next to executions observed, by kernel name; a kernel the
         // device ran but no traced launch asked for gets a row of its own.
@@ -925,6 +952,8 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         marks,
         unmatched_lookups,
         device,
+        waits,
+        longest_waits,
         totals,
         warnings,
     }
