@@ -146,55 +146,8 @@ fi
 # ---------------------------------------------------------------------------
 say ""
 say "== build"
-CUPTI_INC=""
-for d in "$CUDA_HOME/extras/CUPTI/include" "$CUDA_HOME/include" "$CUDA_HOME/targets/x86_64-linux/include"; do
-  if [[ -f $d/cupti.h ]]; then
-    CUPTI_INC=$d
-    break
-  fi
-done
-CUPTI_LIB=""
-for d in "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/lib64" "$CUDA_HOME/targets/x86_64-linux/lib"; do
-  for f in "$d/libcupti.so" "$d"/libcupti.so.[0-9]*; do
-    if [[ -e $f ]]; then
-      CUPTI_LIB=$f
-      break 2
-    fi
-  done
-done
-say "CUPTI headers: ${CUPTI_INC:-NOT FOUND}, library: ${CUPTI_LIB:-NOT FOUND}"
-CUPTI_SO="$WORK/cupti_count.so"
-if [[ -n $CUPTI_INC && -n $CUPTI_LIB ]]; then
-  INC=(-I"$CUPTI_INC")
-  for d in "$CUDA_HOME/include" "$CUDA_HOME/targets/x86_64-linux/include"; do
-    if [[ -d $d ]]; then INC+=(-I"$d"); fi
-  done
-  # The default picks the record struct from CUPTI_API_VERSION; the others
-  # are fallbacks in case that guess does not compile.
-  for rec in "" CUpti_ActivityKernel11 CUpti_ActivityKernel10 CUpti_ActivityKernel9; do
-    step build-cupti-count 120 gcc -O2 -Wall -shared -fPIC ${rec:+-DCUPTI_KERNEL_RECORD=$rec} \
-      -o "$CUPTI_SO" "$WL/cupti_count.c" "${INC[@]}" "$CUPTI_LIB" \
-      -Wl,-rpath,"$(dirname "$CUPTI_LIB")" -lpthread
-    if ((RC == 0)); then break; fi
-  done
-  check_rc "build cupti_count.so"
-else
-  fail "CUPTI not found under $CUDA_HOME"
-fi
-[[ -f $CUPTI_SO ]] || CUPTI_SO=""
+build_cupti_count
 
-NVFLAGS=(-O2 -arch=sm_90 -cudart=static)
-build_nvcc() { # build_nvcc NAME OUTPUT SOURCE [extra flags...]
-  local name=$1 out=$2 src=$3
-  shift 3
-  if [[ -z $NVCC ]]; then
-    fail "$name: no nvcc"
-    return 0
-  fi
-  step "$name" 240 "$NVCC" "${NVFLAGS[@]}" "$@" -o "$out" "$src"
-  check_rc "$name"
-  return 0
-}
 build_nvcc build-spine-static "$WORK/spine_static" "$WL/spine_prog.cu"
 build_nvcc build-spine-perthread "$WORK/spine_perthread" "$WL/spine_prog.cu" --default-stream per-thread
 

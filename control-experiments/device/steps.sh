@@ -1,6 +1,7 @@
 # Step runner shared by spine.sh and level3.sh (sourced, not run). Expects LOG (the log file), WORK (a
 # scratch folder), BUDGET (seconds for all steps, measured with $SECONDS) and the arrays FAILED and the
-# variable RC to exist; defines say, note, fail, step, check_rc, checksum_line, field and capture_dir_from.
+# variable RC to exist; defines say, note, fail, step, check_rc, checksum_line, field, capture_dir_from,
+# and the builds both scripts share: build_cupti_count and build_nvcc.
 # shellcheck shell=bash
 say() { printf '%s\n' "$*" | tee -a "$LOG"; }
 note() { printf '%s\n' "$*" >> "$LOG"; }
@@ -81,3 +82,58 @@ capture_dir_from() { # stderr file of `causeway record` -> capture directory
   sed -n 's/^causeway: capture written to //p' "$1" 2> /dev/null | tail -n 1
 }
 
+# build_cupti_count: finds CUPTI under $CUDA_HOME and builds the counting injection library
+# (workloads/cupti_count.c) into $WORK; sets CUPTI_INC, CUPTI_LIB and CUPTI_SO ("" when it could not).
+# Expects WL (the workloads folder) and CUDA_HOME.
+build_cupti_count() {
+  CUPTI_INC=""
+  for d in "$CUDA_HOME/extras/CUPTI/include" "$CUDA_HOME/include" "$CUDA_HOME/targets/x86_64-linux/include"; do
+    if [[ -f $d/cupti.h ]]; then
+      CUPTI_INC=$d
+      break
+    fi
+  done
+  CUPTI_LIB=""
+  for d in "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/lib64" "$CUDA_HOME/targets/x86_64-linux/lib"; do
+    for f in "$d/libcupti.so" "$d"/libcupti.so.[0-9]*; do
+      if [[ -e $f ]]; then
+        CUPTI_LIB=$f
+        break 2
+      fi
+    done
+  done
+  say "CUPTI headers: ${CUPTI_INC:-NOT FOUND}, library: ${CUPTI_LIB:-NOT FOUND}"
+  CUPTI_SO="$WORK/cupti_count.so"
+  if [[ -n $CUPTI_INC && -n $CUPTI_LIB ]]; then
+    INC=(-I"$CUPTI_INC")
+    for d in "$CUDA_HOME/include" "$CUDA_HOME/targets/x86_64-linux/include"; do
+      if [[ -d $d ]]; then INC+=(-I"$d"); fi
+    done
+    # The default picks the record struct from CUPTI_API_VERSION; the others
+    # are fallbacks in case that guess does not compile.
+    for rec in "" CUpti_ActivityKernel11 CUpti_ActivityKernel10 CUpti_ActivityKernel9; do
+      step build-cupti-count 120 gcc -O2 -Wall -shared -fPIC ${rec:+-DCUPTI_KERNEL_RECORD=$rec} \
+        -o "$CUPTI_SO" "$WL/cupti_count.c" "${INC[@]}" "$CUPTI_LIB" \
+        -Wl,-rpath,"$(dirname "$CUPTI_LIB")" -lpthread
+      if ((RC == 0)); then break; fi
+    done
+    check_rc "build cupti_count.so"
+  else
+    fail "CUPTI not found under $CUDA_HOME"
+  fi
+  [[ -f $CUPTI_SO ]] || CUPTI_SO=""
+}
+
+# build_nvcc NAME OUTPUT SOURCE [extra flags...]: nvcc with NVFLAGS as a step. Expects NVCC ("" = none).
+NVFLAGS=(-O2 -arch=sm_90 -cudart=static)
+build_nvcc() {
+  local name=$1 out=$2 src=$3
+  shift 3
+  if [[ -z $NVCC ]]; then
+    fail "$name: no nvcc"
+    return 0
+  fi
+  step "$name" 240 "$NVCC" "${NVFLAGS[@]}" "$@" -o "$out" "$src"
+  check_rc "$name"
+  return 0
+}
