@@ -17,10 +17,10 @@ thread_local! {
 }
 
 #[cold]
-fn first_call_on_thread() -> u32 {
+fn first_call_on_thread(t: &Tls) -> u32 {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
-    TLS.with(|t| t.tid.set(tid));
+    t.tid.set(tid);
     if let Some(w) = state::writer() {
         let f = Fields {
             t_begin: clock::ticks(),
@@ -33,11 +33,12 @@ fn first_call_on_thread() -> u32 {
     tid
 }
 
+/// This thread's kernel id, cached (the first call on a thread records its start).
 #[inline(always)]
-pub fn tid() -> u32 {
-    match TLS.with(|t| t.tid.get()) {
-        0 => first_call_on_thread(),
-        t => t,
+fn tid(t: &Tls) -> u32 {
+    match t.tid.get() {
+        0 => first_call_on_thread(t),
+        id => id,
     }
 }
 
@@ -79,10 +80,7 @@ pub fn begin(api: u16, level: u8, flags: u8, a0: u64, a1: u64, a2: u64) -> Optio
         return None;
     }
     state::ensure_started();
-    let tid = match t.tid.get() {
-        0 => first_call_on_thread(),
-        id => id,
-    };
+    let tid = tid(t);
     let depth = t.depth.get();
     t.depth.set(depth.wrapping_add(1));
     let f = Fields {
@@ -133,7 +131,8 @@ impl Open {
 #[inline(always)]
 pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
     let Some(w) = state::writer() else { return };
-    if TLS.with(|t| t.internal.get()) {
+    let t = tls();
+    if t.internal.get() {
         return;
     }
     if !matches!(kind, Kind::ProcessStart | Kind::ProcessExit) {
@@ -141,7 +140,7 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
     }
     let f = Fields {
         t_begin: clock::ticks(),
-        tid: tid(),
+        tid: tid(t),
         api,
         kind: kind as u8,
         a0,
