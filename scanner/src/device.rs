@@ -300,14 +300,9 @@ pub(crate) fn analyze(
     p
 }
 
-/// The nearest-rank percentile of sorted signed values (as `percentile`); `None` for no values.
+/// The nearest-rank percentile of sorted signed values (latencies); `None` for no values.
 pub fn percentile_i64(sorted: &[i64], p: u64) -> Option<i64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let n = sorted.len() as u64;
-    let rank = (p * n).div_ceil(100).clamp(1, n);
-    Some(sorted[(rank - 1) as usize])
+    crate::report::nearest_rank(sorted, p)
 }
 
 fn sum(v: &[u64]) -> u64 {

@@ -3,7 +3,9 @@
 //! `cuLaunchKernel` (depth 1) the runtime made for it; the report needs the pairing to count that launch
 //! once and to borrow the driver call's kernel name when the runtime entry has none.
 
-use causeway_ring::{Entry, Kind};
+use causeway_ring::layout::entry_flags;
+use causeway_ring::{Class, Entry, Kind};
+use std::collections::HashMap;
 
 /// `parents(entries)[i]` is the index of the innermost call enclosing call `i` on the same thread, with
 /// depth one less and a time span that contains it; `None` for depth-0 calls, non-call entries, and
@@ -49,4 +51,44 @@ fn contains(p: &Entry, c: &Entry) -> bool {
         return true;
     }
     c.t_begin <= p.t_end && (!c.done || c.t_end <= p.t_end)
+}
+
+/// The first child of each call that is the same operation one layer down: a call of the same class
+/// nested directly in it (the driver launch a runtime launch made). `class_of(i)` is call `i`'s class,
+/// `None` for entries that are not calls.
+pub fn same_class_children(
+    parent: &[Option<usize>],
+    class_of: impl Fn(usize) -> Option<Class>,
+) -> HashMap<usize, usize> {
+    let mut child = HashMap::new();
+    for (i, p) in parent.iter().enumerate() {
+        if let Some(p) = *p {
+            let c = class_of(i);
+            if c.is_some() && class_of(p) == c {
+                child.entry(p).or_insert(i);
+            }
+        }
+    }
+    child
+}
+
+/// Entry `i` with the arguments it was recorded with — or, for a call recorded through CUPTI's runtime
+/// callback (which carries none), those of its same-class child: stream, handles and the per-thread
+/// stream flag.
+pub fn args_of(entries: &[Entry], child: &HashMap<usize, usize>, i: usize) -> Entry {
+    let e = entries[i];
+    match child.get(&i) {
+        Some(&c) if e.flags & entry_flags::VIA_CUPTI_CALLBACK != 0 => {
+            let k = &entries[c];
+            let per_thread = k.flags & entry_flags::PER_THREAD;
+            Entry {
+                a0: k.a0,
+                a1: k.a1,
+                a2: k.a2,
+                flags: e.flags | per_thread,
+                ..e
+            }
+        }
+        _ => e,
+    }
 }

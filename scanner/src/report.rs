@@ -15,7 +15,7 @@ use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
-use crate::pair::parents;
+use crate::pair::{args_of, parents, same_class_children};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
@@ -626,33 +626,10 @@ fn kernel_stats(
         Some(Kind::Call) => names.class(&d.entries[i]),
         _ => None,
     };
-    // The first same-class child of each launch or graph-launch call: the same operation one layer
-    // down, whose arguments fill in what the outer entry lacks (its kernel name; or, for a call recorded
-    // through CUPTI's runtime callback, which carries no arguments, its stream and handles).
-    let mut child: HashMap<usize, usize> = HashMap::new();
-    for (i, p) in parent.iter().enumerate() {
-        if let Some(p) = *p {
-            let c = class_of(i);
-            if matches!(c, Some(Class::Launch | Class::GraphLaunch)) && class_of(p) == c {
-                child.entry(p).or_insert(i);
-            }
-        }
-    }
-    let args_of = |i: usize| -> Entry {
-        let e = d.entries[i];
-        match child.get(&i) {
-            Some(&c) if e.flags & entry_flags::VIA_CUPTI_CALLBACK != 0 => {
-                let k = &d.entries[c];
-                Entry {
-                    a0: k.a0,
-                    a1: k.a1,
-                    a2: k.a2,
-                    ..e
-                }
-            }
-            _ => e,
-        }
-    };
+    // The same operation one layer down: its kernel name names a runtime launch whose own handle has
+    // none, and its arguments stand in for those of a call recorded through CUPTI's runtime callback.
+    let child = same_class_children(parent, class_of);
+    let args_of = |i: usize| args_of(&d.entries, &child, i);
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::new();
     let mut out = Kernels {
@@ -795,14 +772,19 @@ fn nvtx_stats(
 }
 
 /// The nearest-rank percentile `p` (1..=100) of sorted `v`: the smallest value with at least p% of
-/// the values at or below it. 0 for no values.
-pub fn percentile(sorted: &[u64], p: u64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
+/// the values at or below it; `None` for no values.
+pub fn nearest_rank<T: Copy>(sorted: &[T], p: u64) -> Option<T> {
     let n = sorted.len() as u64;
+    if n == 0 {
+        return None;
+    }
     let rank = (p * n).div_ceil(100).clamp(1, n);
-    sorted[(rank - 1) as usize]
+    Some(sorted[(rank - 1) as usize])
+}
+
+/// `nearest_rank` of durations, 0 for no values.
+pub fn percentile(sorted: &[u64], p: u64) -> u64 {
+    nearest_rank(sorted, p).unwrap_or(0)
 }
 
 fn merge(capture: &str, partials: Vec<Partial>) -> Report {

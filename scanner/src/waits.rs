@@ -28,6 +28,7 @@
 //! max(last device end, sync begin), so waited + tail = the time blocked. Without them both are unknown
 //! (null), never guessed.
 
+use crate::pair::{args_of, same_class_children};
 use crate::report::{percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -163,32 +164,9 @@ pub(crate) fn analyze(
         Some(Kind::Call) => (look.class)(&entries[i]),
         _ => None,
     };
-    // The first same-class child of each call: its arguments stand in for those of a call recorded
-    // through CUPTI's runtime callback (which carries none).
-    let mut child: HashMap<usize, usize> = HashMap::new();
-    for (i, p) in parent.iter().enumerate() {
-        if let Some(p) = *p {
-            if class_of(i).is_some() && class_of(p) == class_of(i) {
-                child.entry(p).or_insert(i);
-            }
-        }
-    }
-    let args_of = |i: usize| -> Entry {
-        let e = entries[i];
-        match child.get(&i) {
-            Some(&c) if e.flags & entry_flags::VIA_CUPTI_CALLBACK != 0 => {
-                let k = &entries[c];
-                Entry {
-                    a0: k.a0,
-                    a1: k.a1,
-                    a2: k.a2,
-                    flags: e.flags | (k.flags & entry_flags::PER_THREAD),
-                    ..e
-                }
-            }
-            _ => e,
-        }
-    };
+    // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
+    let child = same_class_children(parent, class_of);
+    let args_of = |i: usize| args_of(entries, &child, i);
     // Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
     let mut device: HashMap<u64, CallDevice> = HashMap::new();
     for e in entries
