@@ -8,6 +8,10 @@ pub const MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION: u32 = 2;
 pub const HEADER_SIZE: usize = 4096;
 pub const ENTRY_SIZE: usize = 64;
+/// Ring size per process in MiB (`CAUSEWAY_RING_MB`, `causeway record --ring-mb`): default and the
+/// largest the shim accepts. One definition for the CLI and the shim.
+pub const DEFAULT_RING_MB: u64 = 64;
+pub const MAX_RING_MB: u64 = 1 << 16;
 /// Ring files end with this suffix; the scanner picks them out of a capture directory by it.
 pub const RING_SUFFIX: &str = ".cwring";
 

@@ -12,9 +12,7 @@ use std::process::Command;
 /// The shim's file name, looked up beside the `causeway` executable.
 pub const SHIM_NAME: &str = "libcauseway.so";
 pub const DEFAULT_LEVEL: u32 = 2;
-pub const DEFAULT_RING_MB: u64 = 64;
-/// Rings beyond this are almost certainly a typo (the shim maps one per process).
-pub const MAX_RING_MB: u64 = 1 << 16;
+pub use causeway_ring::layout::{DEFAULT_RING_MB, MAX_RING_MB};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyArg {

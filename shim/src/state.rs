@@ -66,7 +66,6 @@ static CFG: Cfg = Cfg(UnsafeCell::new(None));
 pub fn strings_size(capacity: u64) -> u64 {
     (capacity * layout::ENTRY_SIZE as u64 / 4).clamp(256 << 10, 4 << 20)
 }
-pub const DEFAULT_RING_MB: u64 = 64;
 
 #[inline(always)]
 pub fn level() -> u8 {
@@ -252,12 +251,15 @@ fn read_config() -> Result<(FixedBuf, u8, Device, u64, Policy), String> {
         level = 2;
     }
     let mb = match env("CAUSEWAY_RING_MB") {
-        None => DEFAULT_RING_MB,
+        None => layout::DEFAULT_RING_MB,
         Some(v) => v
             .parse::<u64>()
             .ok()
-            .filter(|&m| (1..=65536).contains(&m))
-            .ok_or(format!("CAUSEWAY_RING_MB={v} is not 1..=65536"))?,
+            .filter(|&m| (1..=layout::MAX_RING_MB).contains(&m))
+            .ok_or(format!(
+                "CAUSEWAY_RING_MB={v} is not 1..={}",
+                layout::MAX_RING_MB
+            ))?,
     };
     let policy = match env("CAUSEWAY_POLICY").as_deref() {
         None | Some("drop") => Policy::Drop,
