@@ -15,7 +15,11 @@
  *   - a kernel is a timed sleep on its stream's worker ("sleep_<N>us" sleeps
  *     N microseconds, "hang" never finishes, anything else takes 2 us);
  *     copies and memsets sleep bytes / (10 GB/s) and move no data;
- *   - events complete when the worker passes their record position;
+ *   - events complete when the worker passes their record position and are
+ *     timestamped on a simulated device clock (CWD_DEVICE_CLOCK_OFFSET_NS,
+ *     CWD_DEVICE_CLOCK_DRIFT_PPM) that differs from the host clock;
+ *   - CWD_TRUTH=<path> logs every executed kernel, copy and memset with its
+ *     true host start and end (ground truth for tracer tests);
  *   - the legacy default stream implicitly synchronises with blocking streams;
  *   - stream capture diverts work into a graph instead of running it;
  *   - with activity hooks installed (cwd_set_activity_hooks, used by the CUPTI
@@ -32,6 +36,8 @@
 #include "cw_counters.h"
 #include "cw_activity.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,6 +47,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CW_PUBLIC __attribute__((visibility("default")))
 #define DRIVER_VERSION 13000
@@ -52,6 +59,7 @@
 #define CWD_SYMBOLS(X)                                                        \
     X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount)        \
     X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent)        \
+    X(cuCtxGetDevice) X(cuCtxGetDevice_v2)                                   \
     X(cuCtxSynchronize) X(cuCtxSynchronize_v2)                               \
     X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload)             \
     X(cuLibraryLoadData) X(cuLibraryGetKernel) X(cuLibraryUnload)            \
@@ -78,6 +86,8 @@
     X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz)                       \
     X(cuStreamQuery) X(cuStreamQuery_ptsz)                                   \
     X(cuStreamWaitEvent) X(cuStreamWaitEvent_ptsz)                           \
+    X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz)                       \
+    X(cuThreadExchangeStreamCaptureMode)                                     \
     X(cuEventCreate) X(cuEventRecord) X(cuEventRecord_ptsz)                  \
     X(cuEventSynchronize) X(cuEventQuery)                                    \
     X(cuEventDestroy) X(cuEventDestroy_v2)                                   \
@@ -217,7 +227,7 @@ struct CUevent_st {
     unsigned flags;
     uint64_t rec_gen;  /* number of cuEventRecord calls that enqueued work */
     uint64_t done_gen; /* highest record number the workers have passed */
-    uint64_t t_ns;     /* CLOCK_MONOTONIC time of that completion */
+    int64_t t_ns;      /* device-clock time of that completion (dev_time) */
     struct CUstream_st *rec_stream; /* stream of the latest record */
 };
 
@@ -430,6 +440,98 @@ static void sleep_ns(uint64_t ns)
         ;
 }
 
+/* ---- simulated device clock and ground-truth log ------------------------- */
+
+/* Read once when the library is loaded (cwd_load_init).  The device clock of
+ * host CLOCK_MONOTONIC instant h is
+ *     dev(h) = h + offset + (h - h0) * drift_ppm * 1e-6
+ * with h0 the monotonic time at load: it starts `offset` ns away from the host
+ * clock and runs (1 + drift) times as fast.  Event timestamps are device
+ * time, so cuEventElapsedTime measures in device-clock units. */
+static int64_t g_dev_offset;  /* CWD_DEVICE_CLOCK_OFFSET_NS */
+static double g_dev_drift;    /* CWD_DEVICE_CLOCK_DRIFT_PPM * 1e-6 */
+static uint64_t g_dev_h0;
+static int g_truth_fd = -1;   /* CWD_TRUTH: O_APPEND log of executed work */
+
+static int64_t dev_time(uint64_t h)
+{
+    int64_t since = (int64_t)(h - g_dev_h0);
+    int64_t skew = g_dev_drift != 0.0 ? (int64_t)((double)since * g_dev_drift) : 0;
+    return (int64_t)h + g_dev_offset + skew;
+}
+
+__attribute__((constructor)) static void cwd_load_init(void)
+{
+    g_dev_h0 = now_ns();
+    const char *v = getenv("CWD_DEVICE_CLOCK_OFFSET_NS");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long long off = strtoll(v, &end, 10);
+        if (*end || errno)
+            fprintf(stderr, "cwd: ignoring bad CWD_DEVICE_CLOCK_OFFSET_NS=%s\n", v);
+        else
+            g_dev_offset = off;
+    }
+    v = getenv("CWD_DEVICE_CLOCK_DRIFT_PPM");
+    if (v && *v) {
+        char *end;
+        double ppm = strtod(v, &end);
+        if (*end || !(ppm > -1e6 && ppm < 1e9))
+            fprintf(stderr, "cwd: ignoring bad CWD_DEVICE_CLOCK_DRIFT_PPM=%s\n", v);
+        else
+            g_dev_drift = ppm * 1e-6;
+    }
+    v = getenv("CWD_TRUTH");
+    if (v && *v) {
+        g_truth_fd = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (g_truth_fd < 0)
+            fprintf(stderr, "cwd: cannot open CWD_TRUTH=%s: %s\n", v, strerror(errno));
+    }
+}
+
+/* One ground-truth line for an executed kernel/copy/memset, written with a
+ * single write(2) on the O_APPEND descriptor so that lines from concurrent
+ * workers and processes never interleave:
+ *     <kernel|memcpy|memset> <stream id> <start ns> <end ns> <name or ->
+ * Control characters in a kernel name are written as '?'. */
+static void truth_log(const char *kind, uint32_t stream_id, uint64_t t0, uint64_t t1,
+                      const char *name)
+{
+    if (!name || !*name)
+        name = "-";
+    char head[96], stack_buf[512];
+    int hn = snprintf(head, sizeof head, "%s %u %llu %llu ", kind, stream_id,
+                      (unsigned long long)t0, (unsigned long long)t1);
+    size_t nn = strlen(name), len = (size_t)hn + nn + 1;
+    char *buf = len <= sizeof stack_buf ? stack_buf : malloc(len);
+    if (!buf)
+        return;
+    memcpy(buf, head, (size_t)hn);
+    for (size_t i = 0; i < nn; i++)
+        buf[hn + i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+    buf[len - 1] = '\n';
+    ssize_t w;
+    do
+        w = write(g_truth_fd, buf, len);
+    while (w < 0 && errno == EINTR);
+    if (buf != stack_buf)
+        free(buf);
+}
+
+/* The truth-log kind of a work item: kernels, copies and memsets only. */
+static const char *truth_kind(const work *w)
+{
+    if (w->kind != W_SLEEP)
+        return NULL;
+    switch (w->ntype) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: return "kernel";
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return "memcpy";
+    case CU_GRAPH_NODE_TYPE_MEMSET: return "memset";
+    default: return NULL;
+    }
+}
+
 /* 10 GB/s == 10 bytes per nanosecond. */
 static uint64_t xfer_ns(size_t bytes) { return (uint64_t)(bytes / 10); }
 
@@ -493,11 +595,23 @@ static void *worker_main(void *arg)
         case W_FREE:
             pthread_mutex_unlock(&g_mu);
             if (w->kind == W_SLEEP) {
+                /* The truth times bracket the sleep tightly, on the clock
+                 * (CLOCK_MONOTONIC) that event markers are stamped with:
+                 * a marker before the item is passed before tt0, one after
+                 * it after tt1.  Logged before the item counts as complete,
+                 * so a synchronize that returns has been logged. */
                 const struct cwd_activity_hooks *h = act_reported(w) ? act_hooks() : NULL;
+                const char *tk = g_truth_fd >= 0 ? truth_kind(w) : NULL;
                 uint64_t t0 = h ? h->now() : 0;
+                uint64_t tt0 = tk ? now_ns() : 0;
                 sleep_ns(w->ns);
+                uint64_t tt1 = tk ? now_ns() : 0;
+                uint64_t t1 = h ? h->now() : 0;
+                if (tk)
+                    truth_log(tk, s->id, tt0, tt1,
+                              w->ntype == CU_GRAPH_NODE_TYPE_KERNEL ? w->act.name : "-");
                 if (h)
-                    act_work_done(h, s, w, t0, h->now());
+                    act_work_done(h, s, w, t0, t1);
             } else if (w->kind == W_HOSTFN)
                 w->fn(w->arg);
             else
@@ -507,7 +621,7 @@ static void *worker_main(void *arg)
         case W_EVENT_RECORD:
             if (w->ev->done_gen < w->gen) {
                 w->ev->done_gen = w->gen;
-                w->ev->t_ns = now_ns();
+                w->ev->t_ns = dev_time(now_ns()); /* as the worker passes it */
             }
             break;
         case W_WAIT_EVENT:
@@ -1050,6 +1164,30 @@ CW_DEF(cuCtxGetCurrent, (CUcontext *pctx))
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     *pctx = t_ctx;
+    return CUDA_SUCCESS;
+}
+
+/* The one device; no current context is needed (as everywhere here). */
+CW_DEF(cuCtxGetDevice, (CUdevice *device))
+{
+    CW_COUNT(cuCtxGetDevice);
+    CHECK_INIT();
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+
+/* CUDA 13's variant naming the context explicitly (NULL = current). */
+CW_DEF(cuCtxGetDevice_v2, (CUdevice *device, CUcontext ctx))
+{
+    CW_COUNT(cuCtxGetDevice_v2);
+    CHECK_INIT();
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ctx && ctx->magic != MAGIC_CTX)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *device = 0;
     return CUDA_SUCCESS;
 }
 
@@ -2105,7 +2243,7 @@ static CUresult elapsed(float *ms, CUevent a, CUevent b)
     else if (a->done_gen < a->rec_gen || b->done_gen < b->rec_gen)
         rc = CUDA_ERROR_NOT_READY;
     else
-        *ms = (float)(((double)b->t_ns - (double)a->t_ns) / 1e6);
+        *ms = (float)((double)(b->t_ns - a->t_ns) / 1e6); /* device-clock units */
     pthread_mutex_unlock(&g_mu);
     return rc;
 }
@@ -2192,6 +2330,59 @@ CW_DEF(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph))
 {
     CW_COUNT(cuStreamEndCapture_ptsz);
     return end_capture(hStream, phGraph, 1);
+}
+
+/* NONE, ACTIVE or INVALIDATED (a capture broken by a synchronize or query,
+ * not yet ended).  The legacy stream while a blocking stream (a per-thread
+ * default stream included) captures gives CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+ * (906), *status untouched, the capture not invalidated, as documented. */
+static CUresult is_capturing(CUstream h, CUstreamCaptureStatus *status, int ptds)
+{
+    CHECK_INIT();
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    RESOLVE(s, h, ptds);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (s->kind == STREAM_LEGACY) {
+        for (struct CUstream_st *t = g_streams; t; t = t->reg_next)
+            if (t != s && t->capture && !(t->flags & CU_STREAM_NON_BLOCKING))
+                rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    }
+    if (rc == CUDA_SUCCESS)
+        *status = !s->capture                ? CU_STREAM_CAPTURE_STATUS_NONE
+                  : s->capture->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                            : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
+{
+    CW_COUNT(cuStreamIsCapturing);
+    return is_capturing(hStream, captureStatus, 0);
+}
+
+CW_DEF(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
+{
+    CW_COUNT(cuStreamIsCapturing_ptsz);
+    return is_capturing(hStream, captureStatus, 1);
+}
+
+/* Swaps *mode with the calling thread's capture mode (initially GLOBAL).
+ * The mode is only stored: capture-mode rules are not simulated. */
+static __thread CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+CW_DEF(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode))
+{
+    CW_COUNT(cuThreadExchangeStreamCaptureMode);
+    CHECK_INIT();
+    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = t_capture_mode;
+    t_capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
 }
 
 static int graph_ok(const struct CUgraph_st *g) { return g && g->magic == MAGIC_GRAPH; }
@@ -2572,6 +2763,7 @@ static const struct { CUresult code; const char *name, *text; } g_errors[] = {
     { 801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
     { 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing" },
     { 901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture" },
+    { 906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "operation would make the legacy stream depend on a capturing blocking stream" },
     { 908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "attempted to end capture from a different thread" },
     { 999, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
@@ -2634,6 +2826,8 @@ static const proc_row g_procs[] = {
     R("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
     R("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     R("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    R("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    R("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
     R("cuCtxSynchronize", 2000, cuCtxSynchronize),
     R("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
     R("cuModuleLoadData", 2000, cuModuleLoadData),
@@ -2708,6 +2902,9 @@ static const proc_row g_procs[] = {
     RP("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2_ptsz),
     R("cuStreamEndCapture", 10000, cuStreamEndCapture),
     RP("cuStreamEndCapture", 10000, cuStreamEndCapture_ptsz),
+    R("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+    RP("cuStreamIsCapturing", 10000, cuStreamIsCapturing_ptsz),
+    R("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
     R("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags),
     R("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
     R("cuGraphInstantiateWithParams", 12000, cuGraphInstantiateWithParams),

@@ -8,7 +8,8 @@ D=$(dirname "$0")
 export LD_LIBRARY_PATH="$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fails=0
 out=$(mktemp)
-trap 'rm -f "$out" "$out.2"' EXIT
+truth=$(mktemp)
+trap 'rm -f "$out" "$out.2" "$truth"' EXIT
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1"; fails=$((fails + 1)); }
@@ -101,6 +102,70 @@ if nm -D "$B/static_launch" | grep -E ' U (cudaLaunchKernel|cudaMemcpyAsync|cuda
 then fail "static_launch imports a public runtime launch/copy/sync/registration symbol"
 else pass "static_launch calls the runtime only through cwr_static_*"; fi
 if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
+
+# Device clock, ground-truth log and the capture/context entry points.
+run "multistream 5" 0 "multistream iterations=5 memcpy_h2d=5 sleep_200us=5 sleep_300us=5 sleep_50us=5 graph_launches=2 sleep_20us=2 sleep_40us=2 kernels=19" \
+    cuLaunchKernel=17 cuMemcpyHtoDAsync_v2=5 cuEventRecord=5 cuStreamWaitEvent=5 cuGraphLaunch=2 \
+    cuStreamCreate=2
+run "devclock" 0 result=PASS "ok elapsed time is in device-clock units (drift 0)" \
+    "ok cuStreamIsCapturing(legacy, blocking stream capturing)" \
+    "ok cuGetProcAddress(cuCtxGetDevice,13000,0)=cuCtxGetDevice_v2" \
+    "ok cuGetProcAddress(cuStreamIsCapturing,10000,2)=cuStreamIsCapturing_ptsz"
+# A device clock twice as fast as the host's: elapsed times double (devclock
+# checks elapsed >= 2 ms * 2 around a 2 ms kernel), and the events bracket
+# the kernel's true times from the log.
+export CWD_DEVICE_CLOCK_DRIFT_PPM=1000000 CWD_DEVICE_CLOCK_OFFSET_NS=-123456789012 CWD_TRUTH="$truth"
+: >"$truth"
+run "devclock" 0 result=PASS "ok elapsed time is in device-clock units (drift 1)" \
+    "ok events bracket the kernel's true start and end" "ok truth kernel=1 memcpy=1 memset=1"
+export CWD_DEVICE_CLOCK_DRIFT_PPM=-500000 CWD_DEVICE_CLOCK_OFFSET_NS=987654321
+: >"$truth"
+run "devclock" 0 result=PASS "ok elapsed time is in device-clock units (drift -0.5)" \
+    "ok events bracket the kernel's true start and end"
+export CWD_DEVICE_CLOCK_DRIFT_PPM=abc
+: >"$truth"
+run "devclock" 0 result=PASS "cwd: ignoring bad CWD_DEVICE_CLOCK_DRIFT_PPM=abc"
+# multistream's truth: lines per kind and name, one stream for the copies,
+# sleep_200us and the graph, another for sleep_300us and sleep_50us, minimum
+# durations, and the cross-stream order of each iteration (sleep_200us after
+# the copy; sleep_50us after sleep_300us and, through the event, sleep_200us).
+export CWD_DEVICE_CLOCK_DRIFT_PPM=1000 CWD_DEVICE_CLOCK_OFFSET_NS=-5000000000
+: >"$truth"
+run "multistream 10" 0 "multistream iterations=10 .* kernels=34"
+bad=$(awk '
+    NF != 5 || $3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ || $4 < $3 { print "malformed: " $0; next }
+    { key = $1 " " $5; n[key]++; k = n[key]; s[key, k] = $3; e[key, k] = $4
+      if (!(key in sid)) sid[key] = $2; else if (sid[key] != $2) print key " on two streams" }
+    END {
+        want["memcpy -"] = 10; want["kernel sleep_200us"] = 10; want["kernel sleep_300us"] = 10
+        want["kernel sleep_50us"] = 10; want["kernel sleep_20us"] = 2; want["kernel sleep_40us"] = 2
+        for (key in want) if (n[key] != want[key]) print key ": " n[key] + 0 " lines, want " want[key]
+        for (key in n) if (!(key in want)) print "unexpected " key
+        if (NR != 44) print NR " lines, want 44"
+        a = sid["memcpy -"]; b = sid["kernel sleep_300us"]
+        if (a == b || sid["kernel sleep_200us"] != a || sid["kernel sleep_20us"] != a ||
+            sid["kernel sleep_40us"] != a || sid["kernel sleep_50us"] != b) print "wrong streams"
+        for (k = 1; k <= 10; k++) {
+            if (e["memcpy -", k] - s["memcpy -", k] < 100000) print "copy " k " shorter than 100 us"
+            if (e["kernel sleep_200us", k] - s["kernel sleep_200us", k] < 200000) print "sleep_200us " k " short"
+            if (s["kernel sleep_200us", k] < e["memcpy -", k]) print "sleep_200us " k " before its copy ended"
+            if (s["kernel sleep_50us", k] < e["kernel sleep_200us", k]) print "sleep_50us " k " before the event"
+            if (s["kernel sleep_50us", k] < e["kernel sleep_300us", k]) print "sleep_50us " k " before sleep_300us ended"
+        }
+    }' "$truth")
+if [ -z "$bad" ]; then pass "multistream truth log (44 lines, streams, order)"
+else fail "multistream truth log: $bad"; cat "$truth"; fi
+# Two processes appending to one log: whole lines only.
+: >"$truth"
+"$B"/multistream 3 >/dev/null 2>&1 & p1=$!
+"$B"/multistream 3 >/dev/null 2>&1 & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+lines=$(wc -l <"$truth")
+if [ "$r1$r2" = 00 ] && [ "$lines" -eq 32 ] &&
+   [ -z "$(awk 'NF != 5 || ($1 != "kernel" && $1 != "memcpy")' "$truth")" ]
+then pass "two processes append whole lines to one truth log"
+else fail "two processes appending: exit $r1/$r2, $lines lines, want 32"; cat "$truth"; fi
+unset CWD_DEVICE_CLOCK_DRIFT_PPM CWD_DEVICE_CLOCK_OFFSET_NS CWD_TRUTH
 
 # Output must be stable from run to run (what shim tests diff).
 "$B"/mt_launch 3 30 >"$out" 2>&1; "$B"/mt_launch 3 30 >"$out.2" 2>&1
