@@ -7,21 +7,37 @@
 //!   stream capture; it is pending on its stream (the issuing call's `a0` handle, with the per-thread
 //!   default stream kept apart per thread) in the stream's current generation. Synchronous copies (an
 //!   API name without `Async`) have finished when their call returns and are not pending work;
-//! * a **stream sync** of S covers the work pending on S (current generation) issued before it began;
+//! * every stream (in its generation) has a **frontier**: for each other stream, the sequence number
+//!   below which that stream's work must finish before the stream's next operation runs, learned from
+//!   stream waits. It starts empty;
+//! * an **event record** of E on stream X remembers X's generation, its own sequence number and X's
+//!   frontier at that moment (a shared snapshot, copied only when X's frontier changes later);
+//! * a **stream wait** (`cudaStreamWaitEvent`, `cuStreamWaitEvent`: `a0` stream S, `a1` event E) makes S
+//!   depend on what E captured: the work on X issued before E's latest record (same event generation)
+//!   and, transitively, X's frontier at that record. Both are merged into S's frontier, keeping the
+//!   highest bound per stream. A wait on an event never recorded (in its generation) is a no-op, as in
+//!   CUDA; a wait inside stream capture builds a graph and is no dependency;
+//! * a **stream sync** of S covers the work pending on S (current generation) issued before it began,
+//!   and the work S's frontier names (cross-stream work);
 //! * a **device/context sync** (a sync-class call with stream 0 whose name does not contain `Stream`:
 //!   `cudaDeviceSynchronize`, `cuCtxSynchronize`) covers the work pending on every stream;
-//! * an **event record** of E on stream X remembers X's generation and its own sequence number; an
-//!   **event sync** of E covers the work pending on X issued before the latest such record of E
-//!   (same event generation) that completed before the sync began;
+//! * an **event sync** of E covers the work pending on X issued before the latest such record of E
+//!   (same event generation) that completed before the sync began, and the work the record's frontier
+//!   snapshot names;
 //! * a stream-class call whose name contains `Destroy` ends its handle's generation (likewise an
-//!   event-class `Destroy` for events): CUDA reuses handles, and work or records of an older
-//!   generation are never covered by a wait on the new one (a device sync still covers them).
+//!   event-class `Destroy` for events): CUDA reuses handles, and work, records or frontiers of an older
+//!   generation are never taken for the new one's (a device sync still covers old work, and a frontier
+//!   naming an old stream generation still names that generation's work).
 //!
-//! Covered work is no longer pending, so each item is waited for by at most one wait. Only the
-//! outermost sync counts (a runtime sync and the driver sync inside it are one wait); a sync that
-//! failed or did not return covers nothing. Not modelled: a stream that waits on an event
-//! (`cudaStreamWaitEvent`) does not make a later sync of it cover the other stream's work, and a sync
-//! of the legacy default stream (handle 0) covers only work issued to handle 0.
+//! Covered work is no longer pending, so each item is waited for by at most one wait. A frontier bound
+//! below which its stream has no pending work left can never name work again (items are appended in
+//! sequence order), so such bounds are dropped when a frontier changes, a stream sync clears its
+//! stream's frontier and a device sync all of them: a frontier holds at most one bound per stream
+//! generation that still has uncovered work, and each wait or sync costs that much plus the items it
+//! covers, never a walk over earlier history. Only the outermost sync counts (a runtime sync and the
+//! driver sync inside it are one wait); a sync that failed or did not return covers nothing. Not
+//! modelled: the legacy default stream's implicit synchronisation with blocking streams — a sync of
+//! handle 0 covers only work issued to handle 0 (and what its frontier names).
 //!
 //! With device intervals (level 3, on the host clock) for every covered item, the last device end is
 //! known: `waited_on_device_ns` = max(0, last device end − sync begin) and `tail_ns` = sync end −
@@ -34,11 +50,16 @@ use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// How many of the longest individual waits the report lists.
 pub const LONGEST: usize = 10;
 /// How many kernel names a listed wait shows.
 pub const KERNELS_MAX: usize = 5;
+/// How many streams a listed wait shows.
+pub const STREAMS_MAX: usize = 8;
+/// `cudaStreamPerThread`: the handle `report::stream_key` keys per thread.
+const PER_THREAD_STREAM: u64 = 2;
 
 /// The waits of one API (by name), over all processes.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -78,6 +99,33 @@ pub struct Wait {
     pub tail_ns: Option<i64>,
     /// Names of the kernels waited for, in issue order, deduplicated, at most `KERNELS_MAX`.
     pub kernels: Vec<String>,
+    /// Of `work_items`, those on streams other than the synced stream (for an event sync, the event's
+    /// recorded stream): work the sync waited for only through stream waits on events
+    /// (`cudaStreamWaitEvent`), followed transitively. Always 0 for a device/context sync, which
+    /// covers every stream directly.
+    pub cross_stream_items: u64,
+    /// The streams whose work the wait covered, at most `STREAMS_MAX`: the synced (or event's recorded)
+    /// stream first, then the others in the order of their first covered item. Empty when the wait
+    /// covered nothing.
+    pub streams: Vec<WaitStream>,
+}
+
+/// One stream whose work a listed wait covered.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct WaitStream {
+    /// The stream handle as the calls passed it (0 the legacy default stream, 2 a per-thread default
+    /// stream).
+    pub stream: u64,
+    /// The thread whose per-thread default stream this is; null for every other stream.
+    pub tid: Option<u32>,
+    /// The handle's generation: how many times the handle had been destroyed before the work was
+    /// issued (0 for the first stream with this handle).
+    pub generation: u64,
+    /// Covered work items on this stream.
+    pub work_items: u64,
+    /// Whether the wait reached this stream's work only through stream waits on events (false for the
+    /// synced stream itself, an event sync's recorded stream, and every stream of a device sync).
+    pub cross: bool,
 }
 
 /// How one ring's calls are named and classed (the report's `Names`, behind closures).
@@ -119,15 +167,32 @@ pub(crate) struct WaitsPartial {
     pub longest: Vec<Wait>,
 }
 
-/// A pending work item: the index of its call entry and its sequence number.
+/// A pending work item: the index of its call entry, its sequence number and its stream.
 #[derive(Clone, Copy)]
 struct Item {
     idx: usize,
     seq: u64,
+    stream: StreamGen,
 }
 
 /// A stream in one generation.
 type StreamGen = (StreamKey, u64);
+
+/// What a point in one stream's order depends on through stream waits: other streams (each in its
+/// generation) → the sequence number below which their work must have finished (exclusive). Only
+/// bounds that still name pending work are kept (see `owes`), so its size is bounded by the streams
+/// with uncovered work, whatever the capture's length.
+type Frontier = HashMap<StreamGen, u64>;
+
+/// The latest completed record of one event (in one generation).
+struct Record {
+    /// The stream it was recorded on, in its generation.
+    stream: StreamGen,
+    /// The record call's sequence number: it captured the stream's work issued before it.
+    seq: u64,
+    /// The recorded stream's frontier at the record, shared with the stream until it changes.
+    deps: Option<Rc<Frontier>>,
+}
 
 /// The device intervals of one issuing call.
 #[derive(Default)]
@@ -149,6 +214,62 @@ fn work_class(c: Option<Class>) -> bool {
 fn drain_before(q: &mut VecDeque<Item>, bound: u64, out: &mut Vec<Item>) {
     while q.front().is_some_and(|i| i.seq < bound) {
         out.extend(q.pop_front());
+    }
+}
+
+/// Takes the items of `sg` issued before `bound`, if any are pending.
+fn drain(
+    pending: &mut HashMap<StreamGen, VecDeque<Item>>,
+    sg: &StreamGen,
+    bound: u64,
+    out: &mut Vec<Item>,
+) {
+    if let Some(q) = pending.get_mut(sg) {
+        drain_before(q, bound, out);
+    }
+}
+
+/// Takes the work a frontier names.
+fn drain_frontier(
+    pending: &mut HashMap<StreamGen, VecDeque<Item>>,
+    deps: Option<&Frontier>,
+    out: &mut Vec<Item>,
+) {
+    for (sg, &bound) in deps.into_iter().flatten() {
+        drain(pending, sg, bound, out);
+    }
+}
+
+/// Whether stream `sg` still has pending work issued before `bound`. When it has not, the bound can
+/// never name work again: items are appended in sequence order, after every bound already taken.
+fn owes(pending: &HashMap<StreamGen, VecDeque<Item>>, sg: &StreamGen, bound: u64) -> bool {
+    pending
+        .get(sg)
+        .and_then(VecDeque::front)
+        .is_some_and(|i| i.seq < bound)
+}
+
+/// Merges what `rec` captured (its stream's work before it and that stream's frontier then) into the
+/// frontier of stream `into`, dropping bounds that name no pending work. Bounds on `into` itself are
+/// left out: its own earlier work precedes any later operation of it anyway.
+fn merge_wait(
+    frontiers: &mut HashMap<StreamGen, Rc<Frontier>>,
+    pending: &HashMap<StreamGen, VecDeque<Item>>,
+    into: StreamGen,
+    rec: &Record,
+) {
+    let captured = std::iter::once((&rec.stream, &rec.seq))
+        .chain(rec.deps.as_deref().into_iter().flatten())
+        .filter(|&(sg, &b)| *sg != into && owes(pending, sg, b));
+    let mut captured = captured.peekable();
+    if captured.peek().is_none() {
+        return;
+    }
+    let f = Rc::make_mut(frontiers.entry(into).or_default());
+    f.retain(|sg, b| owes(pending, sg, *b));
+    for (sg, &b) in captured {
+        let e = f.entry(*sg).or_insert(b);
+        *e = (*e).max(b);
     }
 }
 
@@ -194,8 +315,10 @@ pub(crate) fn analyze(
     let mut stream_gen: HashMap<StreamKey, u64> = HashMap::new();
     let mut event_gen: HashMap<u64, u64> = HashMap::new();
     let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::new();
-    // (event, generation) → (stream in its generation, the record's sequence number).
-    let mut records: HashMap<(u64, u64), (StreamGen, u64)> = HashMap::new();
+    // Streams with a non-empty frontier (cross-stream dependencies from stream waits).
+    let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::new();
+    // (event, generation) → its latest completed record.
+    let mut records: HashMap<(u64, u64), Record> = HashMap::new();
     let mut out = WaitsPartial::default();
 
     for (i, p) in parent.iter().enumerate() {
@@ -219,34 +342,52 @@ pub(crate) fn analyze(
                 if class == Class::Copy && !name_of(e.api).contains("Async") {
                     continue;
                 }
-                let key = stream_key(&e);
-                let g = stream_gen.get(&key).copied().unwrap_or(0);
-                pending
-                    .entry((key, g))
-                    .or_default()
-                    .push_back(Item { idx: i, seq: e.seq });
+                let sg = stream_of(&stream_gen, &e);
+                pending.entry(sg).or_default().push_back(Item {
+                    idx: i,
+                    seq: e.seq,
+                    stream: sg,
+                });
             }
             Class::Stream if name_of(e.api).contains("Destroy") => {
-                *stream_gen.entry(stream_key(&e)).or_default() += 1;
+                let key = stream_key(&e);
+                let g = stream_gen.entry(key).or_default();
+                frontiers.remove(&(key, *g));
+                *g += 1;
             }
             Class::Event if name_of(e.api).contains("Destroy") => {
                 *event_gen.entry(e.a1).or_default() += 1;
             }
             Class::EventRecord if !captures.capturing(&e) => {
-                let key = stream_key(&e);
-                let g = stream_gen.get(&key).copied().unwrap_or(0);
+                let sg = stream_of(&stream_gen, &e);
                 let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
-                records.insert((e.a1, eg), ((key, g), e.seq));
+                let rec = Record {
+                    stream: sg,
+                    seq: e.seq,
+                    deps: frontiers.get(&sg).cloned(),
+                };
+                records.insert((e.a1, eg), rec);
+            }
+            // A wait in a capturing stream (or one that joins a capture through it) builds a graph.
+            Class::StreamWait if !captures.capturing(&e) => {
+                let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
+                // An event never recorded (in this generation): the wait is a no-op.
+                if let Some(rec) = records.get(&(e.a1, eg)) {
+                    let sg = stream_of(&stream_gen, &e);
+                    merge_wait(&mut frontiers, &pending, sg, rec);
+                }
             }
             Class::Sync | Class::EventSync => {
                 let name = name_of(e.api);
                 let mut covered = Vec::new();
+                // The stream covered directly; None: all of them (a device sync).
+                let mut direct = None;
                 if class == Class::EventSync {
                     let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
-                    if let Some(&(sg, bound)) = records.get(&(e.a1, eg)) {
-                        if let Some(q) = pending.get_mut(&sg) {
-                            drain_before(q, bound, &mut covered);
-                        }
+                    if let Some(rec) = records.get(&(e.a1, eg)) {
+                        direct = Some(rec.stream);
+                        drain(&mut pending, &rec.stream, rec.seq, &mut covered);
+                        drain_frontier(&mut pending, rec.deps.as_deref(), &mut covered);
                     }
                 } else if e.a0 == 0
                     && e.flags & entry_flags::PER_THREAD == 0
@@ -255,21 +396,72 @@ pub(crate) fn analyze(
                     for q in pending.values_mut() {
                         drain_before(q, e.seq, &mut covered);
                     }
-                    covered.sort_unstable_by_key(|it| it.seq);
+                    // Every bound was taken before this sync began: none names pending work now.
+                    frontiers.clear();
                 } else {
-                    let key = stream_key(&e);
-                    let g = stream_gen.get(&key).copied().unwrap_or(0);
-                    if let Some(q) = pending.get_mut(&(key, g)) {
-                        drain_before(q, e.seq, &mut covered);
-                    }
+                    let sg = stream_of(&stream_gen, &e);
+                    direct = Some(sg);
+                    drain(&mut pending, &sg, e.seq, &mut covered);
+                    // The sync waited for the stream's waits too; its frontier has no work left.
+                    let deps = frontiers.remove(&sg);
+                    drain_frontier(&mut pending, deps.as_deref(), &mut covered);
                 }
+                covered.sort_unstable_by_key(|it| it.seq);
                 pending.retain(|_, q| !q.is_empty());
-                record_wait(h, &e, name, &covered, entries, &device, look, &mut out);
+                record_wait(
+                    h, &e, name, &covered, direct, entries, &device, look, &mut out,
+                );
             }
             _ => {}
         }
     }
     out
+}
+
+/// The stream a call names, in its current generation.
+fn stream_of(stream_gen: &HashMap<StreamKey, u64>, e: &Entry) -> StreamGen {
+    let key = stream_key(e);
+    (key, stream_gen.get(&key).copied().unwrap_or(0))
+}
+
+/// The streams of `covered` (in sequence order), `direct` first (all direct when it is `None`), at
+/// most `STREAMS_MAX`; and how many items are not on `direct`.
+fn streams_of(covered: &[Item], direct: Option<StreamGen>) -> (Vec<WaitStream>, u64) {
+    let mut order: Vec<StreamGen> = Vec::new();
+    let mut counts: HashMap<StreamGen, u64> = HashMap::new();
+    if let Some(d) = direct {
+        if covered.iter().any(|it| it.stream == d) {
+            order.push(d);
+        }
+    }
+    for it in covered {
+        let c = counts.entry(it.stream).or_default();
+        if *c == 0 && Some(it.stream) != direct {
+            order.push(it.stream);
+        }
+        *c += 1;
+    }
+    let cross = |sg: StreamGen| direct.is_some_and(|d| d != sg);
+    let cross_items = order
+        .iter()
+        .filter(|&&sg| cross(sg))
+        .map(|sg| counts[sg])
+        .sum();
+    let streams = order
+        .into_iter()
+        .take(STREAMS_MAX)
+        .map(|sg| {
+            let ((stream, tid), generation) = sg;
+            WaitStream {
+                stream,
+                tid: (stream == PER_THREAD_STREAM).then_some(tid),
+                generation,
+                work_items: counts[&sg],
+                cross: cross(sg),
+            }
+        })
+        .collect();
+    (streams, cross_items)
 }
 
 /// Adds one wait to the ring's accounting.
@@ -279,6 +471,7 @@ fn record_wait(
     e: &Entry,
     name: String,
     covered: &[Item],
+    direct: Option<StreamGen>,
     entries: &[Entry],
     device: &HashMap<u64, CallDevice>,
     look: &Lookup,
@@ -347,6 +540,7 @@ fn record_wait(
             }
         }
     }
+    let (streams, cross_stream_items) = streams_of(covered, direct);
     let w = Wait {
         name,
         pid: h.pid,
@@ -357,6 +551,8 @@ fn record_wait(
         waited_on_device_ns: waited,
         tail_ns: tail,
         kernels,
+        cross_stream_items,
+        streams,
     };
     insert_longest(longest, w);
 }
@@ -408,4 +604,445 @@ pub(crate) fn merge(partials: Vec<WaitsPartial>) -> (Vec<WaitStats>, Vec<Wait>) 
             .then(a.name.cmp(&b.name))
     });
     (stats, longest)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Cross-stream waits on synthetic entry lists, read by `analyze` directly.
+
+    use super::*;
+    use crate::pair::parents;
+    use causeway_ring::clock::Anchor;
+    use causeway_ring::layout::{capture_phase, ClockKind, Policy};
+
+    const LAUNCH: u16 = 1;
+    const STREAM_SYNC: u16 = 2;
+    const EVENT_RECORD: u16 = 3;
+    const EVENT_SYNC: u16 = 4;
+    const STREAM_WAIT: u16 = 5;
+    const CU_STREAM_WAIT: u16 = 6;
+    const EVENT_DESTROY: u16 = 7;
+    const STREAM_DESTROY: u16 = 8;
+    const DEVICE_SYNC: u16 = 9;
+    const BEGIN_CAPTURE: u16 = 10;
+    const END_CAPTURE: u16 = 11;
+
+    const TID: u32 = 1000;
+    const TID2: u32 = 1001;
+    const A: u64 = 0x5a00;
+    const B: u64 = 0x5b00;
+    const C: u64 = 0x5c00;
+    const E: u64 = 0xe100;
+    const F: u64 = 0xe200;
+
+    fn api(id: u16) -> Option<(&'static str, Class)> {
+        Some(match id {
+            LAUNCH => ("cudaLaunchKernel", Class::Launch),
+            STREAM_SYNC => ("cudaStreamSynchronize", Class::Sync),
+            EVENT_RECORD => ("cudaEventRecord", Class::EventRecord),
+            EVENT_SYNC => ("cudaEventSynchronize", Class::EventSync),
+            STREAM_WAIT => ("cudaStreamWaitEvent", Class::StreamWait),
+            CU_STREAM_WAIT => ("cuStreamWaitEvent", Class::StreamWait),
+            EVENT_DESTROY => ("cudaEventDestroy", Class::Event),
+            STREAM_DESTROY => ("cudaStreamDestroy", Class::Stream),
+            DEVICE_SYNC => ("cudaDeviceSynchronize", Class::Sync),
+            BEGIN_CAPTURE => ("cudaStreamBeginCapture", Class::Capture),
+            END_CAPTURE => ("cudaStreamEndCapture", Class::Capture),
+            _ => return None,
+        })
+    }
+
+    /// A process's entries in sequence order: every call takes `[100 s, 100 s + 10]` at sequence `s`.
+    #[derive(Default)]
+    struct Ring {
+        entries: Vec<Entry>,
+    }
+
+    impl Ring {
+        fn push(&mut self, tid: u32, depth: u16, api: u16, flags: u8, a: [u64; 3]) -> u64 {
+            let seq = self.entries.len() as u64;
+            self.entries.push(Entry {
+                seq,
+                done: true,
+                t_begin: 100 * seq + depth as u64,
+                t_end: 100 * seq + 10 - depth as u64,
+                tid,
+                api,
+                kind: Some(Kind::Call),
+                flags,
+                result: 0,
+                depth,
+                a0: a[0],
+                a1: a[1],
+                a2: a[2],
+            });
+            seq
+        }
+        fn call(&mut self, api: u16, a: [u64; 3]) -> u64 {
+            self.push(TID, 0, api, 0, a)
+        }
+        /// A launch of the kernel named `k` (its function handle) on `stream`.
+        fn launch(&mut self, stream: u64, k: &str) -> u64 {
+            self.call(LAUNCH, [stream, handle(k), 1])
+        }
+        fn record(&mut self, event: u64, stream: u64) -> u64 {
+            self.call(EVENT_RECORD, [stream, event, 0])
+        }
+        fn wait(&mut self, stream: u64, event: u64) -> u64 {
+            self.call(STREAM_WAIT, [stream, event, 0])
+        }
+        fn sync(&mut self, stream: u64) -> u64 {
+            self.call(STREAM_SYNC, [stream, 0, 0])
+        }
+        fn event_sync(&mut self, event: u64) -> u64 {
+            self.call(EVENT_SYNC, [0, event, 0])
+        }
+        fn analyze(&self) -> WaitsPartial {
+            let h = Header {
+                version: 1,
+                policy: Policy::Drop,
+                capacity: 1024,
+                strings_offset: 0,
+                strings_size: 0,
+                entries_offset: 0,
+                pid: 42,
+                ppid: 1,
+                level: 2,
+                clock: ClockKind::Monotonic,
+                flags: 0,
+                backend: 0,
+                head: self.entries.len() as u64,
+                dropped: 0,
+                strings_used: 0,
+                strings_dropped: 0,
+                anchor0: Anchor::default(),
+                anchor1: Anchor::default(),
+                ticks_per_sec: 1_000_000_000,
+                rate: 1_000_000_000,
+                exe: "test".into(),
+                host: "host".into(),
+                notice: None,
+                counters: Default::default(),
+            };
+            let parent = parents(&self.entries);
+            let look = Lookup {
+                class: &|e| api(e.api).map(|(_, c)| c),
+                api_name: &|id| api(id).map_or_else(|| format!("<api {id}>"), |(n, _)| n.into()),
+                kernel: &|h| {
+                    KERNELS
+                        .get(h.wrapping_sub(0x100) as usize)
+                        .map(|k| k.to_string())
+                },
+                text: &|id| format!("<text {id}>"),
+            };
+            analyze(&h, &self.entries, &parent, &look)
+        }
+    }
+
+    const KERNELS: [&str; 8] = ["a0", "a1", "b0", "b1", "c0", "c1", "d0", "d1"];
+
+    fn handle(k: &str) -> u64 {
+        0x100 + KERNELS.iter().position(|&x| x == k).unwrap() as u64
+    }
+
+    fn wait_of(p: &WaitsPartial, seq: u64) -> &Wait {
+        p.longest
+            .iter()
+            .find(|w| w.seq == seq)
+            .unwrap_or_else(|| panic!("no wait seq {seq} in {:?}", p.longest))
+    }
+
+    /// (work items, cross-stream items, kernels).
+    fn summary(w: &Wait) -> (u64, u64, Vec<&str>) {
+        let k = w.kernels.iter().map(String::as_str).collect();
+        (w.work_items, w.cross_stream_items, k)
+    }
+
+    /// (handle, generation, items, cross) per listed stream.
+    fn streams(w: &Wait) -> Vec<(u64, u64, u64, bool)> {
+        w.streams
+            .iter()
+            .map(|s| (s.stream, s.generation, s.work_items, s.cross))
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_sync_after_a_wait_covers_the_other_streams_work_before_the_record() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        // After the record: not what E captured.
+        r.launch(A, "a1");
+        r.launch(B, "b0");
+        r.wait(B, E);
+        r.launch(B, "b1");
+        let sb = r.sync(B);
+        let sa = r.sync(A);
+        let p = r.analyze();
+        let w = wait_of(&p, sb);
+        assert_eq!(summary(w), (3, 1, vec!["a0", "b0", "b1"]));
+        assert_eq!(streams(w), [(B, 0, 2, false), (A, 0, 1, true)]);
+        // A's kernel before E was covered by B's sync; the one after it is left for A's own.
+        let w = wait_of(&p, sa);
+        assert_eq!(summary(w), (1, 0, vec!["a1"]));
+        assert_eq!(streams(w), [(A, 0, 1, false)]);
+        let acc = &p.by_name["cudaStreamSynchronize"];
+        assert_eq!((acc.count, acc.empty, acc.work_items), (2, 0, 4));
+    }
+
+    #[test]
+    fn a_wait_with_no_work_after_it_still_makes_the_sync_wait_for_the_other_stream() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        // The driver wait inside the runtime one is the same wait.
+        let rt = r.push(TID, 0, STREAM_WAIT, 0, [B, E, 0]);
+        r.push(TID, 1, CU_STREAM_WAIT, 0, [B, E, 0]);
+        r.entries[rt as usize].t_end += 20;
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let w = wait_of(&p, sb);
+        assert_eq!(summary(w), (1, 1, vec!["a0"]));
+        assert_eq!(streams(w), [(A, 0, 1, true)]);
+    }
+
+    #[test]
+    fn an_event_recorded_after_a_wait_carries_the_cross_stream_work() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.wait(B, E);
+        r.launch(B, "b0");
+        r.record(F, B);
+        r.launch(B, "b1");
+        let ef = r.event_sync(F);
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let w = wait_of(&p, ef);
+        assert_eq!(summary(w), (2, 1, vec!["a0", "b0"]));
+        assert_eq!(streams(w), [(B, 0, 1, false), (A, 0, 1, true)]);
+        let w = wait_of(&p, sb);
+        assert_eq!(summary(w), (1, 0, vec!["b1"]));
+    }
+
+    #[test]
+    fn a_wait_on_a_never_recorded_event_adds_nothing() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.wait(B, E);
+        r.launch(B, "b0");
+        // Recorded only after the wait: the wait did not see it.
+        r.record(E, A);
+        let sb = r.sync(B);
+        let sa = r.sync(A);
+        let p = r.analyze();
+        let w = wait_of(&p, sb);
+        assert_eq!(summary(w), (1, 0, vec!["b0"]));
+        assert_eq!(streams(w), [(B, 0, 1, false)]);
+        assert_eq!(summary(wait_of(&p, sa)), (1, 0, vec!["a0"]));
+    }
+
+    #[test]
+    fn a_reused_event_handle_does_not_carry_the_old_events_work() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.call(EVENT_DESTROY, [0, E, 0]);
+        // The handle comes back from the next create: a new event, never recorded.
+        r.wait(B, E);
+        r.launch(B, "b0");
+        let sb = r.sync(B);
+        let sa = r.sync(A);
+        let p = r.analyze();
+        assert_eq!(summary(wait_of(&p, sb)), (1, 0, vec!["b0"]));
+        assert_eq!(summary(wait_of(&p, sa)), (1, 0, vec!["a0"]));
+    }
+
+    #[test]
+    fn stream_generations_are_kept_apart_across_waits() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.call(STREAM_DESTROY, [A, 0, 0]);
+        // A new stream with A's handle: its work is not what E captured.
+        r.launch(A, "a1");
+        r.wait(B, E);
+        // C waits, then is destroyed: the new C does not inherit the old one's dependencies.
+        r.record(F, A);
+        r.wait(C, F);
+        r.call(STREAM_DESTROY, [C, 0, 0]);
+        r.launch(C, "c0");
+        let sc = r.sync(C);
+        let sb = r.sync(B);
+        let sa = r.sync(A);
+        let p = r.analyze();
+        assert_eq!(summary(wait_of(&p, sc)), (1, 0, vec!["c0"]));
+        let w = wait_of(&p, sb);
+        assert_eq!(summary(w), (1, 1, vec!["a0"]));
+        assert_eq!(streams(w), [(A, 0, 1, true)]);
+        let w = wait_of(&p, sa);
+        assert_eq!(summary(w), (1, 0, vec!["a1"]));
+        assert_eq!(streams(w), [(A, 1, 1, false)]);
+    }
+
+    #[test]
+    fn chained_waits_are_transitive() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.launch(A, "a1");
+        r.wait(B, E);
+        r.launch(B, "b0");
+        r.record(F, B);
+        r.launch(B, "b1");
+        r.wait(C, F);
+        r.launch(C, "c0");
+        let sc = r.sync(C);
+        let sa = r.sync(A);
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let w = wait_of(&p, sc);
+        assert_eq!(summary(w), (3, 2, vec!["a0", "b0", "c0"]));
+        assert_eq!(
+            streams(w),
+            [(C, 0, 1, false), (A, 0, 1, true), (B, 0, 1, true)]
+        );
+        assert_eq!(summary(wait_of(&p, sa)), (1, 0, vec!["a1"]));
+        assert_eq!(summary(wait_of(&p, sb)), (1, 0, vec!["b1"]));
+    }
+
+    #[test]
+    fn a_wait_keeps_the_highest_bound_and_covered_work_is_not_covered_twice() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.launch(A, "a1");
+        r.record(F, A);
+        r.wait(B, F);
+        // An older capture of A's work adds nothing to the later one.
+        r.wait(B, E);
+        let sb = r.sync(B);
+        // The record E captured was covered already.
+        r.wait(C, E);
+        r.launch(C, "c0");
+        let sc = r.sync(C);
+        let p = r.analyze();
+        assert_eq!(summary(wait_of(&p, sb)), (2, 2, vec!["a0", "a1"]));
+        assert_eq!(summary(wait_of(&p, sc)), (1, 0, vec!["c0"]));
+    }
+
+    #[test]
+    fn a_device_sync_covers_everything_directly() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.wait(B, E);
+        r.launch(B, "b0");
+        let dev = r.call(DEVICE_SYNC, [0, 0, 0]);
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let w = wait_of(&p, dev);
+        assert_eq!(summary(w), (2, 0, vec!["a0", "b0"]));
+        assert_eq!(streams(w), [(A, 0, 1, false), (B, 0, 1, false)]);
+        assert_eq!(summary(wait_of(&p, sb)), (0, 0, vec![]));
+        assert!(wait_of(&p, sb).streams.is_empty());
+    }
+
+    #[test]
+    fn per_thread_default_streams_wait_apart_from_the_legacy_stream() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        // Thread 2's per-thread default stream (a `_ptsz` call on handle 0) waits on E.
+        r.push(TID2, 0, STREAM_WAIT, entry_flags::PER_THREAD, [0, E, 0]);
+        r.push(TID2, 0, LAUNCH, 0, [PER_THREAD_STREAM, handle("b0"), 1]);
+        // The legacy stream and thread 1's per-thread stream did not wait.
+        let legacy = r.sync(0);
+        let other = r.sync(PER_THREAD_STREAM);
+        let mine = r.push(TID2, 0, STREAM_SYNC, 0, [PER_THREAD_STREAM, 0, 0]);
+        let p = r.analyze();
+        assert_eq!(summary(wait_of(&p, legacy)), (0, 0, vec![]));
+        assert_eq!(summary(wait_of(&p, other)), (0, 0, vec![]));
+        let w = wait_of(&p, mine);
+        assert_eq!(summary(w), (2, 1, vec!["a0", "b0"]));
+        assert_eq!(
+            streams(w),
+            [(PER_THREAD_STREAM, 0, 1, false), (A, 0, 1, true)]
+        );
+        assert_eq!((w.streams[0].tid, w.streams[1].tid), (Some(TID2), None));
+    }
+
+    #[test]
+    fn a_wait_inside_stream_capture_is_no_dependency() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.call(BEGIN_CAPTURE, [B, 0, capture_phase::BEGIN]);
+        r.wait(B, E);
+        r.call(END_CAPTURE, [B, 0, capture_phase::END]);
+        r.launch(B, "b0");
+        let sb = r.sync(B);
+        let p = r.analyze();
+        assert_eq!(summary(wait_of(&p, sb)), (1, 0, vec!["b0"]));
+    }
+
+    #[test]
+    fn frontiers_stay_bounded_by_the_streams_with_uncovered_work() {
+        // A thousand short-lived streams, each waited on by B and then synced: B's frontier keeps only
+        // the bounds that still name pending work.
+        let item = |seq, stream| Item {
+            idx: 0,
+            seq,
+            stream,
+        };
+        let b: StreamGen = ((B, 0), 0);
+        let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::new();
+        let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::new();
+        let mut snapshots = Vec::new();
+        for g in 0..1000u64 {
+            let t: StreamGen = ((A, 0), g);
+            pending.entry(t).or_default().push_back(item(3 * g, t));
+            let rec = Record {
+                stream: t,
+                seq: 3 * g + 1,
+                deps: None,
+            };
+            merge_wait(&mut frontiers, &pending, b, &rec);
+            // A record on B keeps a snapshot: the next change copies the (small) frontier.
+            snapshots.push(frontiers.get(&b).cloned());
+            assert!(frontiers[&b].len() <= 2, "{}", frontiers[&b].len());
+            let mut out = Vec::new();
+            drain(&mut pending, &t, 3 * g + 2, &mut out);
+            assert_eq!(out.len(), 1);
+            pending.retain(|_, q| !q.is_empty());
+        }
+        // Work covered since it was captured is not merged in at all.
+        let rec = Record {
+            stream: ((A, 0), 0),
+            seq: 1,
+            deps: snapshots[10].clone(),
+        };
+        let before = frontiers[&b].clone();
+        merge_wait(&mut frontiers, &pending, ((C, 0), 0), &rec);
+        assert!(!frontiers.contains_key(&((C, 0), 0)));
+        assert!(Rc::ptr_eq(&before, &frontiers[&b]));
+    }
+
+    #[test]
+    fn the_new_fields_are_in_the_json() {
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.record(E, A);
+        r.wait(B, E);
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let v = serde_json::to_value(wait_of(&p, sb)).unwrap();
+        assert_eq!(v["cross_stream_items"], 1);
+        assert_eq!(
+            v["streams"],
+            serde_json::json!([{
+                "stream": A, "tid": null, "generation": 0, "work_items": 1, "cross": true
+            }])
+        );
+    }
 }
