@@ -83,7 +83,10 @@ pub mod counter {
     pub const LAPPED: usize = 5;
     /// Device records the timing backend reported dropped (CUPTI's own count).
     pub const DEVICE_DROPPED: usize = 6;
-    pub const NAMES: [&str; 7] = [
+    /// Device work a level-3 backend could not time (events backend: no free event pair, no current
+    /// context, an event call failed, or still pending when the process exited).
+    pub const DEVICE_UNTIMED: usize = 7;
+    pub const NAMES: [&str; 8] = [
         "proc_unmatched",
         "names_missed",
         "real_missing",
@@ -91,6 +94,7 @@ pub mod counter {
         "end_lost",
         "lapped",
         "device_dropped",
+        "device_untimed",
     ];
 }
 
@@ -166,6 +170,9 @@ pub mod entry_flags {
     /// A call recorded through CUPTI's runtime-API callback, not a hook (a cudart the shim cannot
     /// hook, e.g. linked statically); its a0/a1/a2 are 0.
     pub const VIA_CUPTI_CALLBACK: u8 = 4;
+    /// Device interval times are signed nanoseconds of the device clock relative to a device anchor
+    /// (events backend): `t_begin`/`t_end` are `i64` offsets from the anchor named in `a2 >> 32`.
+    pub const ANCHORED: u8 = 8;
 }
 
 /// What an entry records.
@@ -193,7 +200,16 @@ pub enum Kind {
     /// (`NO_CALL` if none could be tied), a1 = text id of the kernel name (kernels) or bytes (copies,
     /// memsets), a2 = backend stream id | device << 32.
     DeviceInterval = 12,
+    /// A reference point between host and device time (events backend): a timing event recorded on
+    /// the backend's own idle stream. Its device instant lies between t_begin (host ticks before the
+    /// record call) and t_end (host ticks when it was seen complete). a0 = anchor id (from 1),
+    /// a1 = device ordinal, a2 = device nanoseconds since the previous anchor of the same device
+    /// (`i64`; `NO_ELAPSED` for a device's first anchor).
+    DeviceAnchor = 13,
 }
+
+/// `a2` of a device anchor with no earlier anchor on its device.
+pub const NO_ELAPSED: u64 = u64::MAX;
 
 /// `a0` of a device interval no issuing call could be tied to.
 pub const NO_CALL: u64 = u64::MAX;
@@ -205,6 +221,8 @@ pub enum DeviceKind {
     Kernel = 1,
     Memcpy = 2,
     Memset = 3,
+    /// A whole graph launch, start to end (events backend: it cannot see the graph's nodes).
+    Graph = 4,
 }
 
 impl DeviceKind {
@@ -213,6 +231,7 @@ impl DeviceKind {
             1 => Some(DeviceKind::Kernel),
             2 => Some(DeviceKind::Memcpy),
             3 => Some(DeviceKind::Memset),
+            4 => Some(DeviceKind::Graph),
             _ => None,
         }
     }
@@ -242,6 +261,7 @@ impl Kind {
             10 => Kind::GraphNode,
             11 => Kind::ProcUnmatched,
             12 => Kind::DeviceInterval,
+            13 => Kind::DeviceAnchor,
             _ => return None,
         })
     }

@@ -11,6 +11,7 @@
 //! start before the call that issued it began, so a negative launch→start latency means the conversion
 //! is off by at least that much.
 
+use crate::anchors::{anchored, Anchors};
 use crate::report::percentile;
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -20,9 +21,12 @@ use std::collections::HashMap;
 /// `conversion` when every interval was on the ring's clock: CUPTI's timestamps put on our clock by
 /// the timestamp callback the shim registers (`cuptiActivityRegisterTimestampCallback`).
 pub const CONVERSION_CALLBACK: &str = "cupti-timestamp-callback";
+/// `conversion` when every interval was converted through the events backend's anchors (see
+/// `anchors.rs`), each with a bound.
+pub const CONVERSION_ANCHORS: &str = "event-anchors";
 /// `conversion` when no interval was on the ring's clock: durations only.
 pub const CONVERSION_NONE: &str = "unconverted";
-/// `conversion` when some intervals were on the ring's clock and some were not.
+/// `conversion` when the intervals were converted in more than one way (or some not at all).
 pub const CONVERSION_MIXED: &str = "mixed";
 
 /// The name of a header's device-timing backend (`layout::Backend`).
@@ -83,11 +87,30 @@ impl Unassociated {
 /// How device times were put on the host clock, and how far that can be trusted.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct DeviceClock {
-    /// `cupti-timestamp-callback` (all intervals on the ring's clock), `unconverted` (none: durations
-    /// only), `mixed`, or `none` (no device intervals).
+    /// `cupti-timestamp-callback` (all intervals on the ring's clock), `event-anchors` (all converted
+    /// through the events backend's anchors), `unconverted` (none: durations only), `mixed`, or
+    /// `none` (no device intervals).
     pub conversion: String,
-    /// Intervals on the ring's clock (entry flag `HOST_CLOCK`).
+    /// Intervals on the ring's clock (entry flag `HOST_CLOCK`) or converted through anchors.
     pub converted: u64,
+    /// Of `converted`, those converted through anchors (entry flag `ANCHORED`).
+    pub anchored: u64,
+    /// Anchors read (events backend).
+    pub anchors: u64,
+    /// The conversion bound of anchored intervals (ns, either way; the larger of start's and end's):
+    /// nearest-rank p50 and max. Null without anchored intervals. A converted time printed as
+    /// "t ± bound" contains the true host time of the device event, by construction of the bound.
+    pub bound_ns_p50: Option<u64>,
+    pub bound_ns_max: Option<u64>,
+    /// Narrowest and widest anchor bracket half-width (ns): the floor of every bound.
+    pub anchor_half_width_ns_min: Option<u64>,
+    pub anchor_half_width_ns_max: Option<u64>,
+    /// Device clock rate against the host's, from consecutive anchors: median of (rate − 1) in parts
+    /// per billion (positive: the device clock runs slow). Null when no pair of anchors measured it.
+    pub drift_ppb_median: Option<i64>,
+    /// Anchored intervals whose anchor had no neighbour to measure the rate: converted at rate 1 with
+    /// the assumed drift (`anchors::ASSUMED_DRIFT`) in their bound.
+    pub drift_assumed: u64,
     /// Intervals in the backend's own clock: their durations are reported, never their times.
     pub unconverted: u64,
     /// Associated intervals on the ring's clock: the sample the causality check ran on.
@@ -98,6 +121,16 @@ pub struct DeviceClock {
     /// The smallest launch→start latency over `checked` (device start − issuing call's begin), in ns;
     /// negative when `before_call > 0`. Null when nothing was checked.
     pub min_launch_to_start_ns: Option<i64>,
+    /// Anchored intervals (events backend) tied to a completed call: the sample of the end check. The
+    /// backend records its start event *before* the call's begin is read, so a start check would prove
+    /// nothing; it records the end event *after* the call's end is read, so the converted device end
+    /// can only precede the call's end if the conversion is off by at least the difference.
+    pub end_checked: u64,
+    /// Of `end_checked`, intervals whose converted end precedes their call's end.
+    pub end_before_call_end: u64,
+    /// The smallest (device end − call's end) over `end_checked`, in ns; negative when
+    /// `end_before_call_end > 0`. Null when nothing was checked.
+    pub min_call_end_to_device_end_ns: Option<i64>,
 }
 
 /// Device time of one kernel (by the name in its device intervals), over all processes.
@@ -146,6 +179,10 @@ pub struct DeviceReport {
     pub untimed: u64,
     /// Device records the backend itself dropped (the header counter `device_dropped`, summed).
     pub dropped: u64,
+    /// Device work the backend could not time and wrote no interval for (the header counter
+    /// `device_untimed`, summed; events backend: no free event pair, no current context, an event
+    /// call failed, or still running at exit).
+    pub not_timed: u64,
     /// Intervals whose device kind (`api`) this scanner does not know: counted, not tabulated.
     pub unknown_kind: u64,
     pub clock: DeviceClock,
@@ -176,12 +213,21 @@ pub(crate) struct DevicePartial {
     pub associated: u64,
     pub unassociated: Unassociated,
     pub converted: u64,
+    pub anchored: u64,
+    pub anchors: u64,
+    pub bounds: Vec<u64>,
+    pub half_widths: Vec<f64>,
+    pub rates: Vec<f64>,
+    pub drift_assumed: u64,
     pub unconverted: u64,
     pub untimed: u64,
     pub unknown_kind: u64,
     pub checked: u64,
     pub before_call: u64,
     pub min_latency: Option<i64>,
+    pub end_checked: u64,
+    pub end_before: u64,
+    pub min_end_gap: Option<i64>,
     pub kernels: HashMap<String, KernelAcc>,
     pub copies: HashMap<String, CopyAcc>,
 }
@@ -194,17 +240,38 @@ fn issues_work(c: Option<Class>) -> bool {
     )
 }
 
+/// What names a kernel row: the interval's own name record (CUPTI), the issuing call's function
+/// handle (events backend, which sees the launch, not the kernel), or a whole graph launch.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum KernelKey {
+    Text(u64),
+    Handle(u64),
+    Unknown,
+    Graph,
+}
+
+/// The kernel row of a graph launch timed as a whole (events backend).
+pub const GRAPH_ROW: &str = "[graph launch]";
+/// The kernel row of an anchored kernel interval whose launch call is not in the capture.
+pub const UNKNOWN_KERNEL_ROW: &str = "[unknown kernel]";
+
 /// Reads the device intervals of one ring. `entries` are its live entries in sequence order (as
-/// `decode` returns them); `class_of` gives a call entry's API class; `text` names a text id.
+/// `decode` returns them); `class_of` gives a call entry's API class; `text` names a text id;
+/// `kernel` names a launch's function handle.
 pub(crate) fn analyze(
     h: &Header,
     entries: &[Entry],
     class_of: impl Fn(&Entry) -> Option<Class>,
     text: impl Fn(u64) -> String,
+    kernel: impl Fn(u64) -> Option<String>,
 ) -> DevicePartial {
     let mut p = DevicePartial::default();
-    // Aggregated by text id and copy kind first (no string work per interval), named at the end.
-    let mut kernels: HashMap<u64, KernelAcc> = HashMap::new();
+    let anchors = Anchors::from_entries(h, entries);
+    p.anchors = anchors.half_widths.len() as u64;
+    p.half_widths = anchors.half_widths.clone();
+    p.rates = anchors.rates.clone();
+    // Aggregated by name key and copy kind first (no string work per interval), named at the end.
+    let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::new();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::new();
     // A device interval is written complete; one that is not is a torn write and was counted as open.
     for e in entries
@@ -234,16 +301,40 @@ pub(crate) fn analyze(
             }
         };
         let on_host_clock = e.flags & entry_flags::HOST_CLOCK != 0;
-        // A time of 0 is the backend saying it could not time the work (CUPTI out of device memory).
-        let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
+        let anchor = anchored(e).and_then(|(id, o0, o1)| anchors.get(id).map(|c| (c, o0, o1)));
+        // A time of 0 is the backend saying it could not time the work (CUPTI out of device memory);
+        // anchored offsets are signed and may be 0.
+        let timed = if e.flags & entry_flags::ANCHORED != 0 {
+            (e.t_end as i64) >= (e.t_begin as i64)
+        } else {
+            e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin
+        };
         let (duration, latency) = if !timed {
             p.untimed += 1;
-            if on_host_clock {
+            if on_host_clock || anchor.is_some() {
                 p.converted += 1;
             } else {
                 p.unconverted += 1;
             }
             (None, None)
+        } else if let Some((c, o0, o1)) = anchor {
+            p.converted += 1;
+            p.anchored += 1;
+            if !c.measured {
+                p.drift_assumed += 1;
+            }
+            let (s, t) = (c.convert(o0), c.convert(o1));
+            p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
+            let latency = call.map(|c| (s.ns - h.ticks_to_ns(c.t_begin) as f64).round() as i64);
+            if let Some(c) = call.filter(|c| c.done) {
+                let gap = (t.ns - h.ticks_to_ns(c.t_end) as f64).round() as i64;
+                p.end_checked += 1;
+                if gap < 0 {
+                    p.end_before += 1;
+                }
+                p.min_end_gap = Some(p.min_end_gap.map_or(gap, |m| m.min(gap)));
+            }
+            ((Some((t.ns - s.ns).max(0.0).round() as u64)), latency)
         } else if on_host_clock {
             p.converted += 1;
             let latency = call.map(|c| {
@@ -259,14 +350,24 @@ pub(crate) fn analyze(
             }
             (Some(h.span_ns(e.t_begin, e.t_end)), latency)
         } else {
-            // The backend's own clock: the difference is a duration in its units (CUPTI: ns), but the
-            // times themselves mean nothing on ours.
+            // The backend's own clock: the difference is a duration in its units (CUPTI, events: ns),
+            // but the times themselves mean nothing on ours.
             p.unconverted += 1;
-            (Some(e.t_end - e.t_begin), None)
+            (
+                Some((e.t_end as i64).wrapping_sub(e.t_begin as i64).max(0) as u64),
+                None,
+            )
         };
         match DeviceKind::from_u16(e.api) {
-            Some(DeviceKind::Kernel) => {
-                let k = kernels.entry(e.a1).or_default();
+            Some(kind @ (DeviceKind::Kernel | DeviceKind::Graph)) => {
+                let key = if kind == DeviceKind::Graph {
+                    KernelKey::Graph
+                } else if e.flags & entry_flags::ANCHORED == 0 {
+                    KernelKey::Text(e.a1)
+                } else {
+                    call.map_or(KernelKey::Unknown, |c| KernelKey::Handle(c.a1))
+                };
+                let k = kernels.entry(key).or_default();
                 k.count += 1;
                 k.durations.extend(duration);
                 k.latencies.extend(latency);
@@ -282,8 +383,14 @@ pub(crate) fn analyze(
         }
     }
     // Two ids with one name (a repeated record) still make one row.
-    for (id, k) in kernels {
-        let m = p.kernels.entry(text(id)).or_default();
+    for (key, k) in kernels {
+        let name = match key {
+            KernelKey::Text(id) => text(id),
+            KernelKey::Handle(h) => kernel(h).unwrap_or_else(|| format!("<function {h:#x}>")),
+            KernelKey::Unknown => UNKNOWN_KERNEL_ROW.to_string(),
+            KernelKey::Graph => GRAPH_ROW.to_string(),
+        };
+        let m = p.kernels.entry(name).or_default();
         m.count += k.count;
         m.durations.extend(k.durations);
         m.latencies.extend(k.latencies);
@@ -311,11 +418,15 @@ fn sum(v: &[u64]) -> u64 {
 
 /// Merges the rings' device intervals into the report's `device` section. `dropped` is the sum of the
 /// header counters.
-pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64) -> DeviceReport {
+pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) -> DeviceReport {
     let mut d = DeviceReport {
         dropped,
+        not_timed,
         ..DeviceReport::default()
     };
+    let mut bounds: Vec<u64> = Vec::new();
+    let mut half_widths: Vec<f64> = Vec::new();
+    let mut rates: Vec<f64> = Vec::new();
     let mut kernels: HashMap<String, KernelAcc> = HashMap::new();
     let mut copies: HashMap<String, CopyAcc> = HashMap::new();
     let clock = &mut d.clock;
@@ -327,9 +438,21 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64) -> DeviceReport 
         d.untimed += p.untimed;
         d.unknown_kind += p.unknown_kind;
         clock.converted += p.converted;
+        clock.anchored += p.anchored;
+        clock.anchors += p.anchors;
+        clock.drift_assumed += p.drift_assumed;
+        bounds.extend(p.bounds);
+        half_widths.extend(p.half_widths);
+        rates.extend(p.rates);
         clock.unconverted += p.unconverted;
         clock.checked += p.checked;
         clock.before_call += p.before_call;
+        clock.end_checked += p.end_checked;
+        clock.end_before_call_end += p.end_before;
+        if let Some(g) = p.min_end_gap {
+            clock.min_call_end_to_device_end_ns =
+                Some(clock.min_call_end_to_device_end_ns.map_or(g, |m| m.min(g)));
+        }
         if let Some(l) = p.min_latency {
             clock.min_launch_to_start_ns =
                 Some(clock.min_launch_to_start_ns.map_or(l, |m| m.min(l)));
@@ -347,13 +470,28 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64) -> DeviceReport 
             m.durations.extend(c.durations);
         }
     }
-    clock.conversion = match (clock.converted, clock.unconverted) {
-        (0, 0) => "none",
-        (_, 0) => CONVERSION_CALLBACK,
-        (0, _) => CONVERSION_NONE,
+    let by_callback = clock.converted - clock.anchored;
+    clock.conversion = match (by_callback, clock.anchored, clock.unconverted) {
+        (0, 0, 0) => "none",
+        (_, 0, 0) => CONVERSION_CALLBACK,
+        (0, _, 0) => CONVERSION_ANCHORS,
+        (0, 0, _) => CONVERSION_NONE,
         _ => CONVERSION_MIXED,
     }
     .into();
+    bounds.sort_unstable();
+    if !bounds.is_empty() {
+        clock.bound_ns_p50 = Some(percentile(&bounds, 50));
+        clock.bound_ns_max = bounds.last().copied();
+    }
+    half_widths.sort_by(f64::total_cmp);
+    clock.anchor_half_width_ns_min = half_widths.first().map(|w| w.round() as u64);
+    clock.anchor_half_width_ns_max = half_widths.last().map(|w| w.round() as u64);
+    rates.sort_by(f64::total_cmp);
+    if !rates.is_empty() {
+        let mid = rates[(rates.len() - 1) / 2];
+        clock.drift_ppb_median = Some(((mid - 1.0) * 1e9).round() as i64);
+    }
     d.kernels = kernels
         .into_iter()
         .map(|(name, mut k)| {

@@ -2,11 +2,13 @@
 //! process) and summarizes them; also launches programs under the shim (`causeway record`).
 //!
 //! The pipeline is `capture` (find and map ring files) → `decode` (read slots into entries) → `pair`
-//! (nest calls per thread) → `device` (level 3 device intervals, tied to their calls) → `waits` (the
+//! (nest calls per thread) → `device` (level 3 device intervals, tied to their calls; `anchors` converts
+//! the events backend's device times) → `waits` (the
 //! device work each host sync waited for) → `report` (the numbers) → `render` (the text form).
 //! `record` is the other
 //! half of the CLI. The ring format itself lives in `causeway-ring` and is not redefined here.
 
+pub mod anchors;
 pub mod capture;
 pub mod decode;
 pub mod device;

@@ -46,8 +46,10 @@ enum Cmd {
             DEVICE TIMING (level 3 only; --backend and --cupti with another level are errors):\n  \
             cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
             (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \
-            events  CUDA events around each operation: not available in this build yet; the shim\n          \
-            then records host calls only and says so (a notice in the report)\n\n\
+            events  CUDA timing events recorded around each launch, copy, memset and graph launch on\n          \
+            its stream (never on a capturing stream), anchored to host time by reference events;\n          \
+            the report states the conversion bound. Works where CUPTI is taken (torch.profiler,\n          \
+            Nsight); a graph launch is one interval (its nodes are not seen)\n\n\
             POLICIES (what a full ring does):\n  \
             drop       keep the oldest entries; count each dropped entry exactly (default)\n  \
             overwrite  flight recorder: keep the newest entries, overwriting the oldest\n\n\
@@ -135,7 +137,7 @@ enum Policy {
 enum Backend {
     /// CUPTI activity records on the host clock
     Cupti,
-    /// CUDA events (not available in this build yet)
+    /// CUDA timing events around each operation, anchored to host time
     Events,
 }
 

@@ -34,7 +34,7 @@ impl PolicyArg {
 pub enum BackendArg {
     /// CUPTI activity records, put on the ring's clock by CUPTI's timestamp callback.
     Cupti,
-    /// CUDA events around each operation (not available in this build yet).
+    /// CUDA timing events around each operation, anchored to host time.
     Events,
 }
 
@@ -359,11 +359,6 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         .wait()
         .map_err(|e| RecordError(format!("waiting for the command: {e}")))?;
     let mut notes = Vec::new();
-    if backend == Some(BackendArg::Events) {
-        notes.push(
-            "note: the events backend is not available in this build yet: the shim recorded host calls only (its notice says so in `causeway report`)".into(),
-        );
-    }
     let code = if let Some(c) = status.code() {
         c
     } else if let Some(s) = status.signal() {

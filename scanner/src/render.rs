@@ -1,7 +1,7 @@
 //! The human form of a report: a few aligned plain-text tables. Kept apart from `report` so the model
 //! stays free of presentation choices (widths, units, truncation).
 
-use crate::device::{CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE};
+use crate::device::{CONVERSION_ANCHORS, CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE};
 use crate::report::Report;
 use std::fmt::Write;
 
@@ -388,6 +388,13 @@ fn device(r: &Report, out: &mut String) {
         "intervals: {} ({} tied to their call; {} unassociated: {} no call, {} call not in capture, {} wrong class); {} dropped by the backend",
         d.intervals, d.associated, u.total, u.no_call, u.call_not_in_capture, u.wrong_class, d.dropped
     );
+    if d.not_timed > 0 {
+        let _ = writeln!(
+            out,
+            "{} device operations the backend could not time (no interval; counter device_untimed)",
+            d.not_timed
+        );
+    }
     if d.untimed > 0 {
         let _ = writeln!(
             out,
@@ -470,17 +477,67 @@ pub fn clock_line(r: &Report) -> String {
             "clock: {CONVERSION_NONE}: the {} device intervals are in the backend's own clock (no timestamp callback); durations only, no start times or latencies",
             c.unconverted
         ),
+        CONVERSION_ANCHORS => format!(
+            "clock: all {} device intervals converted from device time through {} anchors ({CONVERSION_ANCHORS}); {}",
+            c.anchored,
+            c.anchors,
+            bound_text(c)
+        ),
         CONVERSION_MIXED => format!(
-            "clock: {CONVERSION_MIXED}: {} device intervals put on the host clock by CUPTI's timestamp callback ({CONVERSION_CALLBACK}), {} {CONVERSION_NONE} (durations only)",
-            c.converted, c.unconverted
+            "clock: {CONVERSION_MIXED}: {} device intervals put on the host clock by CUPTI's timestamp callback ({CONVERSION_CALLBACK}), {} through anchors ({CONVERSION_ANCHORS}), {} {CONVERSION_NONE} (durations only)",
+            c.converted - c.anchored,
+            c.anchored,
+            c.unconverted
         ),
         _ => "clock: no device intervals".to_string(),
     }
 }
 
+/// The stated error of anchored conversions: "bound ±p50 (max ±max)", the anchors' half-widths and
+/// the device clock's drift.
+fn bound_text(c: &crate::device::DeviceClock) -> String {
+    let (Some(p50), Some(max)) = (c.bound_ns_p50, c.bound_ns_max) else {
+        return "no bound (no interval converted)".into();
+    };
+    let mut s = format!("bound ±{} median, ±{} max", fmt_ns(p50), fmt_ns(max));
+    if let (Some(lo), Some(hi)) = (c.anchor_half_width_ns_min, c.anchor_half_width_ns_max) {
+        let _ = write!(s, " (anchor ±{}..±{}", fmt_ns(lo), fmt_ns(hi));
+        match c.drift_ppb_median {
+            Some(ppb) => {
+                let _ = write!(
+                    s,
+                    ", device clock drift {:+.3} ppm measured)",
+                    ppb as f64 / 1000.0
+                );
+            }
+            None => s.push_str(", drift not measured: 100 ppm assumed)"),
+        }
+    }
+    if c.drift_assumed > 0 {
+        let _ = write!(s, "; {} intervals with assumed drift", c.drift_assumed);
+    }
+    s
+}
+
 /// The causality check: the measured lower bound on the clock conversion's error.
 pub fn causality_line(r: &Report) -> String {
     let c = &r.device.clock;
+    if let Some(min) = c.min_call_end_to_device_end_ns {
+        let mut s = format!(
+            "causality: {} of {} intervals end before their call returned (the backend's end event is recorded after it); min call end→device end {}",
+            c.end_before_call_end,
+            c.end_checked,
+            fmt_signed_ns(min)
+        );
+        if min < 0 {
+            let _ = write!(
+                s,
+                ": the clock conversion is off by at least {}",
+                fmt_ns(min.unsigned_abs())
+            );
+        }
+        return s;
+    }
     match c.min_launch_to_start_ns {
         None => "causality: not checked (no device interval both tied to its call and on the host clock)"
             .to_string(),

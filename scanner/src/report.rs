@@ -87,6 +87,8 @@ pub struct Process {
     pub unassociated: Unassociated,
     /// Device records the backend itself dropped (header counter `device_dropped`).
     pub device_dropped: u64,
+    /// Device work the backend could not time (header counter `device_untimed`).
+    pub device_untimed: u64,
     /// Device intervals not on the ring's clock: their durations count, their times do not.
     pub unconverted: u64,
 }
@@ -350,7 +352,13 @@ fn analyze(ring: &Ring) -> Partial {
     {
         *unmatched.entry(names.text(e.a0)).or_default() += 1;
     }
-    let device = device::analyze(h, &d.entries, |e| names.class(e), |id| names.text(id));
+    let device = device::analyze(
+        h,
+        &d.entries,
+        |e| names.class(e),
+        |id| names.text(id),
+        |f| names.kernel(f).map(str::to_string),
+    );
     let waits = waits::analyze(
         h,
         &d.entries,
@@ -385,7 +393,7 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
     let mut tids: Vec<u32> = d
         .entries
         .iter()
-        .filter(|e| e.kind != Some(Kind::DeviceInterval))
+        .filter(|e| !matches!(e.kind, Some(Kind::DeviceInterval | Kind::DeviceAnchor)))
         .map(|e| e.tid)
         .collect();
     tids.sort_unstable();
@@ -423,6 +431,7 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
         associated: dev.associated,
         unassociated: dev.unassociated,
         device_dropped: h.counters[counter::DEVICE_DROPPED],
+        device_untimed: h.counters[counter::DEVICE_UNTIMED],
         unconverted: dev.unconverted,
     }
 }
@@ -798,10 +807,12 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut devices = Vec::new();
     let mut wait_partials = Vec::new();
     let mut device_dropped = 0u64;
+    let mut device_untimed = 0u64;
     for p in partials {
         devices.push(p.device);
         wait_partials.push(p.waits);
         device_dropped = device_dropped.saturating_add(p.process.device_dropped);
+        device_untimed = device_untimed.saturating_add(p.process.device_untimed);
         for (name, n) in p.unmatched {
             *unmatched.entry(name).or_default() += n;
         }
@@ -865,7 +876,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         })
         .collect();
     apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    let device = device::merge(devices, device_dropped);
+    let device = device::merge(devices, device_dropped, device_untimed);
     let (waits, longest_waits) = waits::merge(wait_partials);
     if device.intervals > 0 {
         // Executions requested (launches) next to executions observed, by kernel name; a kernel the

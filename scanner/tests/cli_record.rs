@@ -363,7 +363,7 @@ fn level_3_records_device_timing_with_cupti_by_default() {
         &[],
     );
     assert_eq!(r.stdout.trim_end(), "3|cupti|-");
-    // The events backend is accepted; record says the shim records host calls only with it.
+    // The events backend is passed on, with no note (it is built in).
     let r = device_env(
         &libc,
         out.path(),
@@ -372,13 +372,7 @@ fn level_3_records_device_timing_with_cupti_by_default() {
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.stdout.trim_end(), "3|events|-");
-    assert!(
-        r.stderr.contains(
-            "causeway: note: the events backend is not available in this build yet: the shim recorded host calls only"
-        ),
-        "{}",
-        r.stderr
-    );
+    assert!(!r.stderr.contains("note:"), "{}", r.stderr);
     // --cupti PATH is passed on absolute; a bare library name is left to the dynamic loader.
     let cupti = out.join("libcupti.so.12");
     std::fs::write(&cupti, b"\x7fELF").unwrap();
@@ -527,8 +521,9 @@ fn help_explains_levels_policies_and_env() {
         "DEVICE TIMING (level 3 only",
         "cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback",
         "--cupti PATH names libcupti.so (CAUSEWAY_CUPTI)",
-        "events  CUDA events around each operation: not available in this build yet; the shim",
-        "then records host calls only and says so",
+        "events  CUDA timing events recorded around each launch, copy, memset and graph launch",
+        "never on a capturing stream",
+        "the report states the conversion bound",
         "--backend <BACKEND>",
         "overwrite",
         "64 MiB",

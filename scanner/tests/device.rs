@@ -538,7 +538,11 @@ fn json_has_the_device_fields() {
     assert_eq!(
         d["clock"],
         serde_json::json!({"conversion": "cupti-timestamp-callback", "converted": 6,
-            "unconverted": 0, "checked": 4, "before_call": 0, "min_launch_to_start_ns": 1000})
+            "anchored": 0, "anchors": 0, "bound_ns_p50": null, "bound_ns_max": null,
+            "anchor_half_width_ns_min": null, "anchor_half_width_ns_max": null,
+            "drift_ppb_median": null, "drift_assumed": 0,
+            "unconverted": 0, "checked": 4, "before_call": 0, "min_launch_to_start_ns": 1000,
+            "end_checked": 0, "end_before_call_end": 0, "min_call_end_to_device_end_ns": null})
     );
     // gemm: durations 1000, 1000, 100, 100; latencies 3000 and 4000 (two processes).
     assert_eq!(

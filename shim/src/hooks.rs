@@ -140,11 +140,20 @@ macro_rules! hook_table {
                 // exactly this signature (the table is written from the CUDA headers).
                 let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> i32>(real) };
                 const FLAGS: u8 = $crate::hooks::per_thread(stringify!($name));
-                match $crate::record::begin(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64) {
+                const CLASS: causeway_ring::layout::Class = causeway_ring::layout::Class::$class;
+                // Level 3 with events: the outermost launch, copy, memset or graph launch records a
+                // start event on its stream before its begin time is read (so the event's cost stays
+                // out of the call's duration) and an end event after its end. Other classes compile
+                // this away.
+                const TIMED: bool = $crate::events::times(CLASS);
+                let started = $crate::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
+                    if TIMED && depth == 0 { $crate::events::before(FLAGS, ($a0) as u64) } else { None }
+                });
+                match started {
                     // SAFETY: the caller's own arguments, passed on unchanged.
                     None => unsafe { f($($arg),*) },
-                    Some(open) => {
-                        if matches!(causeway_ring::layout::Class::$class, causeway_ring::layout::Class::Launch) {
+                    Some((open, bracket)) => {
+                        if matches!(CLASS, causeway_ring::layout::Class::Launch) {
                             const HOW: $crate::names::How =
                                 $crate::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
                             $crate::names::note(HOW, ($a1) as u64);
@@ -154,12 +163,15 @@ macro_rules! hook_table {
                         // correlation id, which ties the device work to this entry. The class is
                         // const per hook, so other hooks compile this away; for these, it is one
                         // relaxed load at levels 1, 2 and 4.
-                        const CORRELATE: bool =
-                            $crate::cupti::correlates(causeway_ring::layout::Class::$class);
+                        const CORRELATE: bool = $crate::cupti::correlates(CLASS);
                         let pushed = CORRELATE && $crate::cupti::push(&open);
                         // SAFETY: as above.
                         let r = unsafe { f($($arg),*) };
+                        let seq = open.seq();
                         open.finish(r);
+                        if let Some(b) = bracket {
+                            b.after(seq, r, $crate::events::what(CLASS, ($a1) as u64, ($a2) as u64));
+                        }
                         if pushed {
                             $crate::cupti::pop();
                         }
@@ -228,9 +240,18 @@ pub fn base_name(name: &[u8]) -> &[u8] {
     n
 }
 
-/// Driver hooks whose base name is `symbol`: the variants `cuGetProcAddress` may answer with.
+/// Names `cuGetProcAddress` answers with a function exported under another base name (CUDA 12's
+/// `cuGraphInstantiate` is `cuGraphInstantiateWithFlags`).
+const ALIASES: &[(&[u8], &[u8])] = &[(b"cuGraphInstantiate", b"cuGraphInstantiateWithFlags")];
+
+/// Driver hooks whose base name is `symbol` (or its alias): the variants `cuGetProcAddress` may answer
+/// with.
 pub fn driver_variants(symbol: &[u8]) -> impl Iterator<Item = &'static Hook> + '_ {
-    all().filter(move |h| h.info.layer == Layer::Driver && base_name(h.name.to_bytes()) == symbol)
+    let alias = ALIASES.iter().find(|(s, _)| *s == symbol).map(|&(_, a)| a);
+    all().filter(move |h| {
+        let base = base_name(h.name.to_bytes());
+        h.info.layer == Layer::Driver && (base == symbol || Some(base) == alias)
+    })
 }
 
 #[cfg(test)]
@@ -273,6 +294,10 @@ mod tests {
             .map(|h| h.name.to_str().unwrap())
             .collect();
         assert_eq!(gpa.len(), 2, "{gpa:?}");
+        let inst: Vec<_> = driver_variants(b"cuGraphInstantiate")
+            .map(|h| h.name.to_str().unwrap())
+            .collect();
+        assert!(inst.contains(&"cuGraphInstantiateWithFlags"), "{inst:?}");
         assert_eq!(per_thread("cuLaunchKernel_ptsz"), 1);
         assert_eq!(per_thread("cuLaunchKernel"), 0);
     }

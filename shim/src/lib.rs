@@ -10,6 +10,7 @@
 mod cupti;
 mod dlsym;
 mod driver;
+mod events;
 mod graph;
 mod hooks;
 mod names;

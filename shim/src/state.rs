@@ -27,12 +27,9 @@ enum Device {
     /// Levels 1, 2 and 4: none.
     None,
     Cupti,
-    /// Asked for, but not in this build: the capture falls back to level 2 and says so.
-    EventsUnavailable,
+    /// Timing events around each device-work call (`events.rs`).
+    Events,
 }
-
-const EVENTS_UNAVAILABLE: &[u8] =
-    b"CAUSEWAY_BACKEND=events is not available in this build; recording at level 2 (host calls only)";
 
 /// Settings kept from start-up so a fork child can make its own ring without allocating.
 struct Config {
@@ -230,7 +227,7 @@ fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
     }
     match v.as_deref() {
         None | Some("cupti") => Ok(Device::Cupti),
-        Some("events") => Ok(Device::EventsUnavailable),
+        Some("events") => Ok(Device::Events),
         Some(other) => Err(format!("CAUSEWAY_BACKEND={other} is not cupti or events")),
     }
 }
@@ -245,11 +242,8 @@ pub fn capacity_for_mb(mb: u64) -> u64 {
 fn read_config() -> Result<(FixedBuf, u8, Device, u64, Policy), String> {
     let dir = env("CAUSEWAY_OUT")
         .ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
-    let mut level = parse_level(env("CAUSEWAY_LEVEL"))?;
+    let level = parse_level(env("CAUSEWAY_LEVEL"))?;
     let device = parse_backend(level, env("CAUSEWAY_BACKEND"))?;
-    if device == Device::EventsUnavailable {
-        level = 2;
-    }
     let mb = match env("CAUSEWAY_RING_MB") {
         None => layout::DEFAULT_RING_MB,
         Some(v) => v
@@ -367,8 +361,8 @@ extern "C" fn on_load() {
     unsafe { *CFG.0.get() = Some(cfg) };
     STATE.store(ACTIVE, Ordering::Release);
     crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
-    if device == Device::EventsUnavailable {
-        warn(EVENTS_UNAVAILABLE);
+    if device == Device::Events {
+        crate::events::want();
     }
     nvtx::announce();
     // SAFETY: registering a handler with no preconditions.
@@ -385,6 +379,7 @@ extern "C" fn on_fork_child() {
     crate::text::reset();
     // CUPTI's threads and buffers stay behind in the parent: the child records host calls only.
     let cupti_lost = crate::cupti::on_fork_child();
+    let events_lost = crate::events::on_fork_child();
     // SAFETY: the child is single-threaded here; see `Cfg`.
     let cfg = unsafe { (*CFG.0.get()).as_mut() };
     let Some(cfg) = cfg else { return };
@@ -396,6 +391,9 @@ extern "C" fn on_fork_child() {
             crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
             if cupti_lost {
                 warn(crate::cupti::FORK_NOTICE);
+            }
+            if events_lost {
+                warn(crate::events::FORK_NOTICE);
             }
         }
         Err(m) => {
@@ -410,6 +408,7 @@ extern "C" fn on_unload() {
         // Device records CUPTI still holds go in before the exit entry (usually already done by the
         // backend's own exit handler, which runs before this one; a second call does nothing).
         crate::cupti::flush_at_exit();
+        crate::events::flush_at_exit();
         crate::record::instant(Kind::ProcessExit, 0, 0, 0, 0);
         w.update_anchor();
         w.set_flag(flags::CLOSED);
@@ -454,10 +453,7 @@ mod tests {
     fn backends_parse_at_level_3_only() {
         assert_eq!(parse_backend(3, None), Ok(Device::Cupti));
         assert_eq!(parse_backend(3, Some("cupti".into())), Ok(Device::Cupti));
-        assert_eq!(
-            parse_backend(3, Some("events".into())),
-            Ok(Device::EventsUnavailable)
-        );
+        assert_eq!(parse_backend(3, Some("events".into())), Ok(Device::Events));
         assert!(parse_backend(3, Some("nsys".into()))
             .unwrap_err()
             .contains("not cupti or events"));
