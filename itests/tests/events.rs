@@ -224,6 +224,21 @@ fn every_launch_and_copy_is_timed_tied_and_within_its_bound_of_the_truth() {
         }
     }
     assert_eq!(checked, 4 * n);
+
+    // Host waits use the converted device ends: each iteration's sync of B (which waited, through the
+    // event, for A's kernel too) knows when its last work ended, and no end is after the sync returned
+    // by more than its bound.
+    let w = r["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "cudaStreamSynchronize")
+        .unwrap();
+    assert!(w["with_device_times"].as_u64().unwrap() >= n, "{w}");
+    assert!(
+        w["tail_p50_ns"].as_i64().unwrap() > -(bound_max as i64),
+        "{w}"
+    );
 }
 
 #[test]

@@ -44,6 +44,7 @@
 //! max(last device end, sync begin), so waited + tail = the time blocked. Without them both are unknown
 //! (null), never guessed.
 
+use crate::anchors::{anchored, Anchors};
 use crate::pair::{args_of, same_class_children};
 use crate::report::{percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
@@ -197,7 +198,8 @@ struct Record {
 /// The device intervals of one issuing call.
 #[derive(Default)]
 struct CallDevice {
-    /// Latest device end on the host clock (ticks), over timed intervals on the host clock.
+    /// Latest device end in host CLOCK_MONOTONIC ns, over timed intervals on the host clock or
+    /// converted through the events backend's anchors.
     last_end: Option<u64>,
     /// Kernel name text ids, in order.
     kernels: Vec<u64>,
@@ -290,17 +292,27 @@ pub(crate) fn analyze(
     let args_of = |i: usize| args_of(entries, &child, i);
     // Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
     let mut device: HashMap<u64, CallDevice> = HashMap::new();
+    let anchors = Anchors::from_entries(h, entries);
     for e in entries
         .iter()
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
         let d = device.entry(e.a0).or_default();
-        if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-            d.kernels.push(e.a1);
-        }
-        let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
-        if timed && e.flags & entry_flags::HOST_CLOCK != 0 {
-            d.last_end = Some(d.last_end.map_or(e.t_end, |m| m.max(e.t_end)));
+        let end = if let Some((id, o0, o1)) = anchored(e) {
+            // Events backend: no name of its own (the launch's is used), times through the anchors.
+            anchors
+                .convert(id, o1)
+                .filter(|_| o1 >= o0)
+                .map(|t| t.ns.max(0.0).round() as u64)
+        } else {
+            if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
+                d.kernels.push(e.a1);
+            }
+            let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
+            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
+        };
+        if let Some(end) = end {
+            d.last_end = Some(d.last_end.map_or(end, |m| m.max(end)));
         }
     }
 
@@ -486,7 +498,7 @@ fn record_wait(
             device
                 .get(&it.seq)
                 .and_then(|d| d.last_end)
-                .map(|t| m.max(h.ticks_to_ns(t)))
+                .map(|t| m.max(t))
         })
     };
     let begin = h.ticks_to_ns(e.t_begin);
