@@ -281,3 +281,18 @@ fn the_program_computes_the_same_under_the_events_backend() {
     assert_eq!(b.status.code(), t.status.code());
     assert_eq!(lines(&b), lines(&t));
 }
+
+#[test]
+fn level_4_times_the_device_only_when_a_backend_is_named() {
+    let (_, cap) = traced(command("mt_launch", &["2", "10"]), 4, &[]);
+    let r = report(&cap);
+    assert_eq!(r["device"]["intervals"], 0, "{}", r["device"]);
+    let (_, cap) = traced(
+        command("mt_launch", &["2", "10"]),
+        4,
+        &[("CAUSEWAY_BACKEND", "events")],
+    );
+    let r = report(&cap);
+    assert_eq!(device_row(&r, "sleep_0us")["count"], 20);
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+}

@@ -42,8 +42,8 @@ enum Cmd {
             syncs, events, stream waits, graph launches, allocations)\n  \
             3  full:   + device intervals: when each kernel, copy and memset ran on the device,\n             \
             tied to the call that issued it (the device-timing backend, --backend)\n  \
-            4  edge:   + every intercepted call\n\n\
-            DEVICE TIMING (level 3 only; --backend and --cupti with another level are errors):\n  \
+            4  edge:   + every intercepted call (device intervals only with --backend)\n\n\
+            DEVICE TIMING (level 3, default cupti; level 4 with --backend; an error at levels 1 and 2):\n  \
             cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
             (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \
             events  CUDA timing events recorded around each launch, copy, memset and graph launch on\n          \
@@ -106,7 +106,7 @@ struct RecordArgs {
     /// What a full ring does
     #[arg(long, value_enum, default_value_t = Policy::Drop)]
     policy: Policy,
-    /// Level 3's device-timing backend (default cupti); an error with any other level
+    /// Device-timing backend: level 3 (default cupti) or level 4 (default none); an error at 1 and 2
     #[arg(long, value_enum, value_name = "BACKEND")]
     backend: Option<Backend>,
     /// The CUPTI library for --backend cupti (default: found by the dynamic loader)

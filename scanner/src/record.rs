@@ -87,24 +87,32 @@ pub fn check_level(level: u32) -> Result<(), RecordError> {
     }
 }
 
-/// The backend level `level` records with: at level 3 the one asked for (default CUPTI), at any other
-/// level none, and asking for one there is an error (device timing is what level 3 adds). `--cupti`
-/// only makes sense for level 3 with CUPTI.
+/// The backend level `level` records with: at level 3 the one asked for (default CUPTI); at level 4 the
+/// one asked for, or none (level 4 is for every host call; device timing there is opt-in); at levels 1
+/// and 2 none, and asking for one there is an error. `--cupti` only makes sense with CUPTI.
 pub fn check_device(
     level: u32,
     backend: Option<BackendArg>,
     cupti: Option<&Path>,
 ) -> Result<Option<BackendArg>, RecordError> {
-    if level != DEVICE_LEVEL {
+    if level > DEVICE_LEVEL && backend.is_none() {
+        if cupti.is_some() {
+            return fail(format!(
+                "--cupti at level {level} needs --backend cupti (level {level} records device times only when a backend is given)"
+            ));
+        }
+        return Ok(None);
+    }
+    if level < DEVICE_LEVEL {
         if let Some(b) = backend {
             return fail(format!(
-                "--backend {} needs --level 3: device timing (when each kernel, copy and memset ran) is what level 3 records; level {level} records none",
+                "--backend {} needs --level 3 or 4: device timing (when each kernel, copy and memset ran) is what level 3 adds; level {level} records none",
                 b.name()
             ));
         }
         if cupti.is_some() {
             return fail(format!(
-                "--cupti needs --level 3: CUPTI is level 3's device-timing backend; level {level} does not load it"
+                "--cupti needs --level 3 or 4: CUPTI is a device-timing backend; level {level} does not load it"
             ));
         }
         return Ok(None);
@@ -323,8 +331,8 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         .env("CAUSEWAY_LEVEL", o.level.to_string())
         .env("CAUSEWAY_RING_MB", o.ring_mb.to_string())
         .env("CAUSEWAY_POLICY", o.policy.name());
-    // `record` owns the capture settings: the backend is set at level 3 and cleared otherwise, so one
-    // inherited from the environment never contradicts --level.
+    // `record` owns the capture settings: the backend is set when the level records device times and
+    // cleared otherwise, so one inherited from the environment never contradicts the options.
     match backend {
         Some(b) => cmd.env("CAUSEWAY_BACKEND", b.name()),
         None => cmd.env_remove("CAUSEWAY_BACKEND"),

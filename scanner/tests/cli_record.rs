@@ -420,30 +420,50 @@ fn level_3_records_device_timing_with_cupti_by_default() {
         &[("CAUSEWAY_BACKEND", os("events"))],
     );
     assert_eq!(r.stdout.trim_end(), "3|cupti|-");
+    // Level 4 times the device only when a backend is named; an inherited one is cleared.
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("4")],
+        &[("CAUSEWAY_BACKEND", os("events"))],
+    );
+    assert_eq!(r.stdout.trim_end(), "4|-|-");
+    let r = device_env(
+        &libc,
+        out.path(),
+        &[os("--level"), os("4"), os("--backend"), os("events")],
+        &[],
+    );
+    assert_eq!(r.stdout.trim_end(), "4|events|-");
 }
 
 #[test]
-fn device_options_need_level_3() {
+fn device_options_need_level_3_or_4() {
     let out = TempDir::new("backend");
     let base = |extra: &[&'static str]| -> Run {
         let mut a: Vec<&OsStr> = extra.iter().map(|s| os(s)).collect();
         a.extend([os("--out"), out.path().as_os_str(), os("--"), os("true")]);
         record(&a, &[])
     };
-    for level in ["1", "2", "4"] {
+    for level in ["1", "2"] {
         let r = base(&["--level", level, "--backend", "cupti"]);
         assert_eq!(
             one_error_line(&r),
-            format!("causeway: error: --backend cupti needs --level 3: device timing (when each kernel, copy and memset ran) is what level 3 records; level {level} records none")
+            format!("causeway: error: --backend cupti needs --level 3 or 4: device timing (when each kernel, copy and memset ran) is what level 3 adds; level {level} records none")
         );
     }
     // The default level is 2, so --backend alone is refused too.
     let r = base(&["--backend", "events"]);
-    assert!(one_error_line(&r).contains("--backend events needs --level 3"));
+    assert!(one_error_line(&r).contains("--backend events needs --level 3 or 4"));
     let r = base(&["--level", "2", "--cupti", "/usr/lib/libcupti.so"]);
     assert_eq!(
         one_error_line(&r),
-        "causeway: error: --cupti needs --level 3: CUPTI is level 3's device-timing backend; level 2 does not load it"
+        "causeway: error: --cupti needs --level 3 or 4: CUPTI is a device-timing backend; level 2 does not load it"
+    );
+    let r = base(&["--level", "4", "--cupti", "/usr/lib/libcupti.so"]);
+    assert_eq!(
+        one_error_line(&r),
+        "causeway: error: --cupti at level 4 needs --backend cupti (level 4 records device times only when a backend is given)"
     );
     let r = base(&[
         "--level",
@@ -518,7 +538,7 @@ fn help_explains_levels_policies_and_env() {
         "2  host:",
         "3  full:   + device intervals: when each kernel, copy and memset ran on the device",
         "4  edge:   + every intercepted call",
-        "DEVICE TIMING (level 3 only",
+        "DEVICE TIMING (level 3, default cupti; level 4 with --backend",
         "cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback",
         "--cupti PATH names libcupti.so (CAUSEWAY_CUPTI)",
         "events  CUDA timing events recorded around each launch, copy, memset and graph launch",

@@ -220,13 +220,16 @@ fn parse_level(v: Option<String>) -> Result<u8, String> {
     }
 }
 
-/// The device-timing backend for `level` (`CAUSEWAY_BACKEND`, read at level 3 only).
+/// The device-timing backend for `level` (`CAUSEWAY_BACKEND`): level 3 defaults to CUPTI, level 4
+/// times the device only when a backend is named, levels 1 and 2 never.
 fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
-    if level != 3 {
+    if level < 3 {
         return Ok(Device::None);
     }
     match v.as_deref() {
-        None | Some("cupti") => Ok(Device::Cupti),
+        None if level == 3 => Ok(Device::Cupti),
+        None => Ok(Device::None),
+        Some("cupti") => Ok(Device::Cupti),
         Some("events") => Ok(Device::Events),
         Some(other) => Err(format!("CAUSEWAY_BACKEND={other} is not cupti or events")),
     }
@@ -450,16 +453,19 @@ mod tests {
     }
 
     #[test]
-    fn backends_parse_at_level_3_only() {
+    fn backends_parse_at_levels_3_and_4() {
         assert_eq!(parse_backend(3, None), Ok(Device::Cupti));
         assert_eq!(parse_backend(3, Some("cupti".into())), Ok(Device::Cupti));
         assert_eq!(parse_backend(3, Some("events".into())), Ok(Device::Events));
         assert!(parse_backend(3, Some("nsys".into()))
             .unwrap_err()
             .contains("not cupti or events"));
-        for level in [1, 2, 4] {
+        for level in [1, 2] {
             assert_eq!(parse_backend(level, Some("nsys".into())), Ok(Device::None));
             assert_eq!(parse_backend(level, None), Ok(Device::None));
         }
+        assert_eq!(parse_backend(4, None), Ok(Device::None));
+        assert_eq!(parse_backend(4, Some("events".into())), Ok(Device::Events));
+        assert_eq!(parse_backend(4, Some("cupti".into())), Ok(Device::Cupti));
     }
 }
