@@ -37,6 +37,7 @@ python3 control-experiments/device/test_compare_counts.py
 python3 control-experiments/device/test_level3_check.py
 bash control-experiments/device/test_spine_fake.sh > "$root/ci/build/test_spine_fake.log"
 bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level3_fake.log"
+bash control-experiments/device/test_backends_fake.sh > "$root/ci/build/test_backends_fake.log"
 
 # The main job on the shipped capture must keep working.
 bash demo/run.sh > "$root/ci/build/demo-report.txt"

@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""test_backends_check.py: CPU-only tests of backends_check.py on fake JSON.
+
+  workload   association (counts per name, interval total, associated, unassociated, dropped),
+             durations (ok / ok-abs / FAIL / missing against max(10 %, 2 us), vs torch.profiler),
+             clock (before_call, min latency, the events bound in its shapes), checksums;
+             a report that is missing, and one without device intervals (events not built)
+  perf       ratios per level-3 backend: MET, MISSED, INVALID (the run did not record every op)
+  summary    tables again, verdict lines, FINDINGS
+
+Run: python3 control-experiments/device/test_backends_check.py
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import backends_check as bc  # noqa: E402
+
+# name: (count, CUPTI p50 ns)
+REF = {"_Z9compute_aPKjmjmiPj": (200, 51200), "_Z6long_bjmiPj": (200, 81300),
+       "_Z7short_bPKjS0_jmiPj": (200, 11100), "_Z8tiny_incPj": (400, 1900)}
+COPIES = (202, 203)
+
+
+def cupti_doc(kernels=REF, copies=COPIES, dropped=0):
+    return {"tool": "cupti_count", "record_struct": "CUpti_ActivityKernel10", "records": 0,
+            "dropped": dropped, "overflow": 0, "errors": 0,
+            "kernels": {n: c for n, (c, _) in kernels.items()},
+            "memcpy": copies[0], "memset": copies[1], "copies": 1, "bad_times": 0,
+            "durations": {n: {"count": c, "p50_ns": p, "mean_ns": p, "min_ns": p, "max_ns": p}
+                          for n, (c, p) in kernels.items()}}
+
+
+def report(kernels, copies=COPIES, unassoc=0, associated=None, dropped=0, before=0, min_lat=4000,
+           backend="cupti", clock_extra=None, notice=None):
+    """A report in the scanner's shape; kernels: {name: (count, p50)}."""
+    n = sum(c for c, _ in kernels.values()) + sum(copies)
+    clock = {"conversion": "cupti-timestamp-callback", "converted": n, "unconverted": 0, "checked": n,
+             "before_call": before, "min_launch_to_start_ns": min_lat if n else None}
+    clock.update(clock_extra or {})
+    u = {"total": unassoc, "no_call": unassoc, "call_not_in_capture": 0, "wrong_class": 0}
+    return {"processes": [{"pid": 1, "backend": backend, "device_intervals": n,
+                           "associated": n - unassoc, "unassociated": u, "device_dropped": dropped,
+                           "notice": notice}],
+            "kernels": [],
+            "device": {"intervals": n, "associated": n - unassoc if associated is None else associated,
+                       "unassociated": u, "unconverted": 0, "untimed": 0, "dropped": dropped,
+                       "unknown_kind": 0, "clock": clock,
+                       "kernels": [{"name": k, "count": c, "total_ns": c * p, "p50_ns": p, "p99_ns": p,
+                                    "max_ns": p} for k, (c, p) in kernels.items()],
+                       "copies": [{"kind": "HtoD", "count": copies[0], "p50_ns": 350000},
+                                  {"kind": "memset", "count": copies[1], "p50_ns": 2000}]}}
+
+
+def scaled(kernels, **p50):
+    return {n: (c, p50.get(n, p)) for n, (c, p) in kernels.items()}
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="backends-check-test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def write(self, name, obj):
+        p = os.path.join(self.d, name)
+        with open(p, "w") as f:
+            if isinstance(obj, str):
+                f.write(obj)
+            else:
+                json.dump(obj, f)
+        return p
+
+    def run_main(self, argv):
+        buf = io.StringIO()
+        err = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+            rc = bc.main(argv)
+        return rc, buf.getvalue()
+
+    def workload(self, backends, runs=None, cupti=None, extra=()):
+        argv = ["workload", "--title", "ms", "--cupti", self.write("cupti.json", cupti or cupti_doc()),
+                "--json", os.path.join(self.d, "w.json")]
+        for name, rep in backends.items():
+            path = self.write(f"report-{name}.json", rep) if rep is not None else os.path.join(self.d, "nope")
+            argv += ["--backend", name, path]
+        for name, (rc, line) in (runs or {}).items():
+            argv += ["--run", name, str(rc), self.write(f"{name}.out", f"hello\n{line}\n")]
+        argv += list(extra)
+        rc, out = self.run_main(argv)
+        with open(os.path.join(self.d, "w.json")) as f:
+            return rc, out, json.load(f)
+
+
+class Tolerance(Base):
+    def rows(self, p50s):
+        view = bc.backend_view(report(scaled(REF, **p50s)))
+        return {r["name"]: r["verdict"] for r in
+                bc.check_durations(view, cupti_doc()["durations"], None, {}, 0.10, 2000)["kernels"]}
+
+    def test_verdicts(self):
+        v = self.rows({"_Z9compute_aPKjmjmiPj": 54000,   # +5.5 %: ok
+                       "_Z6long_bjmiPj": 91300,          # +12.3 %, +10 us: FAIL
+                       "_Z7short_bPKjS0_jmiPj": 12900,   # +16 %, +1.8 us: ok-abs (the 2 us floor)
+                       "_Z8tiny_incPj": 3800})           # +100 %, +1.9 us: ok-abs
+        self.assertEqual(v, {"_Z9compute_aPKjmjmiPj": "ok", "_Z6long_bjmiPj": "FAIL",
+                             "_Z7short_bPKjS0_jmiPj": "ok-abs", "_Z8tiny_incPj": "ok-abs"})
+
+    def test_just_outside_both(self):
+        # short_b 11.1 us: 10 % = 1.11 us < 2 us, so the floor rules: 13.2 us is +2.1 us: FAIL
+        self.assertEqual(self.rows({"_Z7short_bPKjS0_jmiPj": 13200})["_Z7short_bPKjS0_jmiPj"], "FAIL")
+        # 50 us kernel: 10 % = 5.12 us rules: +5.0 us ok, +5.2 us FAIL
+        self.assertEqual(self.rows({"_Z9compute_aPKjmjmiPj": 56200})["_Z9compute_aPKjmjmiPj"], "ok")
+        self.assertEqual(self.rows({"_Z9compute_aPKjmjmiPj": 56400})["_Z9compute_aPKjmjmiPj"], "FAIL")
+
+
+class Bound(unittest.TestCase):
+    def test_shapes(self):
+        self.assertEqual(bc.find_bound({"bound_ns": {"max": 1800, "p50": 640}}),
+                         (True, {"max": 1800, "p50": 640}))
+        self.assertEqual(bc.find_bound({"bound_ns": None}), (True, None))
+        self.assertEqual(bc.find_bound({"anchor_bound_max_ns": 5}), (True, {"anchor_bound_max_ns": 5}))
+        self.assertEqual(bc.find_bound({"before_call": 0}), (False, None))
+        # the scanner's flat shape
+        self.assertEqual(bc.find_bound({"bound_ns_max": 17111, "bound_ns_p50": 10537}),
+                         (True, {"max": 17111, "p50": 10537}))
+        self.assertEqual(bc.find_bound({"bound_ns_max": None, "bound_ns_p50": None}), (True, None))
+        self.assertEqual(bc.find_bound(None), (False, None))
+        self.assertEqual(bc.fmt_bound(True, {"max": 1800, "p50": 640}), "1.80us/640ns")
+        self.assertEqual(bc.fmt_bound(True, None), "null")
+        self.assertEqual(bc.fmt_bound(True, 2500), "2.50us")
+        self.assertEqual(bc.fmt_bound(False, None), "-")
+
+
+class Workload(Base):
+    def test_all_pass(self):
+        ck = "checksum: fnv=0123 iters=200 tiny=2 counter=400"
+        rc, out, doc = self.workload(
+            {"cupti": report(scaled(REF, _Z6long_bjmiPj=81000)),
+             "events": report(scaled(REF, _Z8tiny_incPj=3500), backend="events",
+                              clock_extra={"conversion": "events-anchor",
+                                           "bound_ns": {"max": 1800, "p50": 640}})},
+            runs={"bare": (0, ck), "cupti-ref": (0, ck), "cupti": (0, ck), "events": (0, ck)})
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(doc["findings"], [])
+        ev = doc["backends"]["events"]
+        self.assertEqual(ev["association"]["verdict"], "PASS")
+        self.assertEqual(ev["association"]["intervals"], 1405)
+        self.assertEqual(ev["association"]["reference_records"], 1405)
+        self.assertEqual(ev["durations"]["counts"], {"ok": 3, "ok-abs": 1, "FAIL": 0, "missing": 0,
+                                                   "graph-only": 0})
+        self.assertEqual(ev["clock"]["bound_ns"], {"max": 1800, "p50": 640})
+        self.assertEqual(ev["checksum"], "same")
+        self.assertRegex(out, r"(?m)^events +events +1405/1405 +1405 +0 +0 +0 +4/4 +3/1/0/0/0 +0/1405 +- +"
+                              r"4.00us +1.80us/640ns +same  assoc=PASS dur=PASS clock=PASS$")
+        self.assertRegex(out, r"(?m)^cupti .* -  +same  assoc=PASS")  # no bound: "-"
+        self.assertIn("[cupti] clock bound: not in the report", out)
+        self.assertIn('[events] clock: {"before_call": 0, "bound_ns": {"max": 1800, "p50": 640}', out)
+        self.assertRegex(out, r"_Z8tiny_incPj +400 +1.90us \| +1.90us +\+0.0% +ok \| +3.50us +\+84.2% +ok-abs")
+        self.assertIn("note: 1 kernel(s) pass only through the 2.00us floor", out)
+
+    def test_failures_are_reported(self):
+        ck = "checksum: fnv=0123"
+        ev = scaled(REF, _Z7short_bPKjS0_jmiPj=14000)  # +26 %, +2.9 us: FAIL
+        ev["_Z8tiny_incPj"] = (300, 1900)               # 100 of 400 lost
+        rc, out, doc = self.workload(
+            {"cupti": report(REF, unassoc=5),
+             "events": report(ev, backend="events", before=2, min_lat=-300,
+                              clock_extra={"bound_ns": None})},
+            runs={"bare": (0, ck), "cupti": (0, ck), "events": (0, "checksum: fnv=9999")})
+        self.assertEqual(rc, 1)
+        c, e = doc["backends"]["cupti"], doc["backends"]["events"]
+        self.assertEqual(c["association"]["verdict"], "FAIL")
+        self.assertIn("unassociated = 5 (want 0)", c["association"]["problems"])
+        self.assertIn("associated 1400 != intervals 1405", c["association"]["problems"])
+        self.assertEqual(c["durations"]["verdict"], "PASS")
+        self.assertEqual(e["association"]["mismatches"],
+                         [{"name": "_Z8tiny_incPj", "reference": 400, "backend": 300}])
+        self.assertEqual(e["durations"]["verdict"], "FAIL")
+        self.assertEqual(e["durations"]["counts"]["FAIL"], 1)
+        self.assertEqual(e["clock"]["verdict"], "FAIL")
+        self.assertEqual(e["checksum"], "DIFF")
+        self.assertEqual(doc["findings"], ["ms/cupti: association FAIL", "ms/events: association FAIL",
+                                           "ms/events: durations FAIL", "ms/events: clock FAIL",
+                                           "ms/events: checksum or exit code differs from bare"])
+        self.assertRegex(out, r"_Z7short_bPKjS0_jmiPj +200 +11.10us \| .* \| +14.00us +\+26.1% +FAIL")
+        self.assertIn("[events] problem (clock): 2 device interval(s) start before their issuing call", out)
+        self.assertIn("[events]   count mismatch: _Z8tiny_incPj: cupti=400 events=300", out)
+        self.assertRegex(out, r"(?m)^events .* +2/1305 +- +-300ns +null +DIFF  assoc=FAIL dur=FAIL clock=FAIL$")
+
+    def test_exit_code_differs(self):
+        ck = "checksum: fnv=0123"
+        rc, out, doc = self.workload({"cupti": report(REF)},
+                                     runs={"bare": (0, ck), "cupti": (3, ck)})
+        self.assertEqual(doc["backends"]["cupti"]["checksum"], "DIFF")
+        self.assertEqual(rc, 1)
+
+    def test_missing_report_and_no_intervals(self):
+        # events not built: the shim recorded at level 2, the device section is empty
+        empty = report({}, copies=(0, 0), backend="none",
+                       notice="CAUSEWAY_BACKEND=events is not available in this build")
+        empty["device"]["clock"]["conversion"] = "none"
+        rc, out, doc = self.workload({"events": empty, "cupti": None})
+        self.assertEqual(rc, 1)
+        self.assertEqual(doc["backends"]["cupti"]["status"], "no report")
+        e = doc["backends"]["events"]
+        self.assertEqual(e["association"]["verdict"], "FAIL")
+        self.assertIn("no device kernel intervals in the report", e["association"]["problems"])
+        self.assertEqual(e["durations"]["counts"]["missing"], 4)
+        self.assertEqual(e["clock"]["verdict"], "FAIL")
+        self.assertEqual(e["ring_backends"], ["none"])
+        self.assertIn("[events] shim notice: CAUSEWAY_BACKEND=events is not available", out)
+        self.assertRegex(out, r"(?m)^cupti +- .* NO REPORT$")
+        self.assertIn("ms/cupti: association NO DATA", doc["findings"])
+
+    def test_profiler_reference(self):
+        prof = {"compute_a(unsigned int const*, unsigned long, unsigned int, unsigned long, int, "
+                "unsigned int*)": {"count": 200, "p50_ns": 51000},
+                "long_b(unsigned int, unsigned long, int, unsigned int*)": {"count": 200, "p50_ns": 60000}}
+        rc, out, doc = self.workload({"cupti": report(REF)},
+                                     extra=["--profiler-durations", self.write("prof.json", prof)])
+        rows = {r["name"]: r for r in doc["backends"]["cupti"]["durations"]["kernels"]}
+        if shutil.which("c++filt"):
+            self.assertEqual(rows["_Z9compute_aPKjmjmiPj"]["profiler_verdict"], "ok")
+            self.assertEqual(rows["_Z6long_bjmiPj"]["profiler_verdict"], "FAIL")
+            self.assertEqual(doc["backends"]["cupti"]["durations"]["verdict"], "FAIL")
+            self.assertEqual(rc, 1)
+        self.assertEqual(rows["_Z8tiny_incPj"]["profiler_verdict"], "unmatched")
+
+    def test_no_cupti_reference(self):
+        p = os.path.join(self.d, "w.json")
+        rc, out = self.run_main(["workload", "--title", "ms", "--cupti", os.path.join(self.d, "nope"),
+                                 "--json", p, "--backend", "cupti", self.write("r.json", report(REF))])
+        self.assertEqual(rc, 2)
+        with open(p) as f:
+            self.assertIn("no CUPTI reference", json.load(f)["findings"][0])
+
+
+EVENTS_CLOCK = {"conversion": "event-anchors", "checked": 0, "before_call": 0,
+                "min_launch_to_start_ns": None, "end_checked": 1405, "end_before_call_end": 0,
+                "min_call_end_to_device_end_ns": 1161, "bound_ns_max": 17111, "bound_ns_p50": 10537,
+                "anchors": 2}
+
+
+class EventsShape(Base):
+    """The events backend as the scanner reports it: no start check, an end check, a flat bound,
+    graph launches timed whole as "[graph launch]" rows."""
+
+    def test_end_check(self):
+        ck = "checksum: x"
+        rc, out, doc = self.workload({"events": report(REF, backend="events", clock_extra=EVENTS_CLOCK)},
+                                     runs={"bare": (0, ck), "events": (0, ck)})
+        c = doc["backends"]["events"]["clock"]
+        self.assertEqual((c["verdict"], c["start_check_ran"], c["end_check_ran"]), ("PASS", False, True))
+        self.assertEqual(rc, 0)
+        self.assertRegex(out, r"(?m)^events .* +- +0/1405 +- +17.11us/10.54us +same  assoc=PASS dur=PASS "
+                              r"clock=PASS$")
+        bad = dict(EVENTS_CLOCK, end_before_call_end=4, min_call_end_to_device_end_ns=-20)
+        rc, out, doc = self.workload({"events": report(REF, backend="events", clock_extra=bad)})
+        self.assertEqual(doc["backends"]["events"]["clock"]["problems"],
+                         ["4 device interval(s) end before their issuing call ended (want 0)",
+                          "min call end->device end -20 ns is negative"])
+        none = dict(EVENTS_CLOCK, end_checked=0)
+        rc, out, doc = self.workload({"events": report(REF, backend="events", clock_extra=none)})
+        self.assertIn("no causality check ran (checked = 0 and no end check): nothing was checked",
+                      doc["backends"]["events"]["clock"]["problems"])
+
+    def graph_report(self, lose=0, graph_rows=10):
+        # 10 graph launches of a 2-kernel graph: 20 of long_b/short_b's executions are graph nodes
+        k = dict(REF)
+        k["_Z6long_bjmiPj"] = (190 - lose, 81300)
+        k["_Z7short_bPKjS0_jmiPj"] = (190, 11100)
+        k["[graph launch]"] = (graph_rows, 95000)
+        r = report(k, backend="events", clock_extra=EVENTS_CLOCK)
+        r["kernels"] = [{"name": "_Z6long_bjmiPj", "launches": 200, "direct": 190, "via_graph": 10},
+                        {"name": "_Z7short_bPKjS0_jmiPj", "launches": 200, "direct": 190, "via_graph": 10},
+                        {"name": "[graph launch]", "launches": 0, "via_graph": 0, "device_count": 10}]
+        r["totals"] = {"graph_launches": 10}
+        return r
+
+    def test_graph_launches_timed_whole(self):
+        rc, out, doc = self.workload({"events": self.graph_report()})
+        a = doc["backends"]["events"]["association"]
+        self.assertEqual(a["verdict"], "GRAPH-WHOLE")
+        self.assertEqual((a["intervals"], a["reference_records"]), (1395, 1405))
+        self.assertTrue(a["graph_whole"]["reconciles"])
+        self.assertIn("graph launches timed whole: 10 interval(s) named [graph launch] stand for 20 "
+                      "graph-node kernel executions of 10 graph launch(es)", a["problems"][-1])
+        d = doc["backends"]["events"]["durations"]
+        self.assertEqual(d["verdict"], "PASS")  # the synthetic row is not compared
+        self.assertEqual(d["synthetic"], [{"name": "[graph launch]", "count": 10, "p50_ns": 95000}])
+        self.assertIn("[events] not a kernel row (not compared): [graph launch] n=10 p50=95.00us", out)
+        self.assertEqual(doc["findings"], ["ms/events: association GRAPH-WHOLE"])
+
+    def test_graph_only_kernel(self):
+        k = {n: v for n, v in REF.items() if n != "_Z8tiny_incPj"}
+        k["[graph launch]"] = (40, 5000)
+        r = report(k, backend="events", clock_extra=EVENTS_CLOCK)
+        r["kernels"] = [{"name": "_Z8tiny_incPj", "launches": 400, "direct": 0, "via_graph": 400}]
+        r["totals"] = {"graph_launches": 40}
+        rc, out, doc = self.workload({"events": r})
+        e = doc["backends"]["events"]
+        self.assertEqual(e["association"]["verdict"], "GRAPH-WHOLE")
+        self.assertEqual(e["durations"]["verdict"], "PASS")
+        self.assertEqual(e["durations"]["counts"]["graph-only"], 1)
+        self.assertRegex(out, r"_Z8tiny_incPj +400 +1.90us \| +- +- +graph-only")
+        self.assertRegex(out, r"(?m)^events +events +1045/1405 .* 3/0/0/0/1 ")
+
+    def test_graph_plus_a_real_loss_fails(self):
+        for r in (self.graph_report(lose=3), self.graph_report(graph_rows=9)):
+            rc, out, doc = self.workload({"events": r})
+            a = doc["backends"]["events"]["association"]
+            self.assertEqual(a["verdict"], "FAIL")
+            self.assertFalse(a["graph_whole"]["reconciles"])
+
+
+class Perf(Base):
+    def runs(self, rounds, costs, ck="checksum: a0=103000.0 ops=103000 exact"):
+        for r in range(1, rounds + 1):
+            for arm, v in costs.items():
+                self.write(f"perf-{arm}-{r}.out",
+                           f"rep 0: {v} us/op\ntiny_loop: mode=x n=20000 reps=5 min={v} median={v + 0.01 * r} "
+                           f"max={v} us/op\n{ck}\n")
+
+    def perf(self, extra=()):
+        p = os.path.join(self.d, "perf.json")
+        rc, out = self.run_main(["perf", "--dir", self.d, "--rounds", "3", "--expect-ops", "1000",
+                                 "--json", p] + list(extra))
+        with open(p) as f:
+            return rc, out, json.load(f)
+
+    def test_ratios(self):
+        self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 7.0, "l3events": 9.0})
+        good = report({"add": (1001, 1200)}, copies=(0, 0))
+        rc, out, doc = self.perf(["--report", "l3cupti", self.write("c.json", good),
+                                  "--report", "l3events", self.write("e.json", good)])
+        self.assertEqual(rc, 1)
+        self.assertEqual(doc["ratios"]["l3cupti"]["result"], "MET")
+        self.assertAlmostEqual(doc["ratios"]["l3cupti"]["ratio"], 9.0)
+        self.assertEqual(doc["ratios"]["l3events"]["result"], "MISSED")
+        self.assertAlmostEqual(doc["ratios"]["l3events"]["ratio"], 3.0)
+        self.assertIn("causeway level 3 events: 9.000 / 3.000 = 3.00  MISSED", out)
+        self.assertRegex(out, r"(?m)^causeway level 2 +3 +6.310 +6.320 +6.330 +0.300 +0.300 +0.300$")
+        self.assertEqual(doc["findings"], ["cost/l3events: ratio MISSED (3.00)"])
+
+    def test_invalid_when_not_recorded(self):
+        self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 7.0, "l3events": 6.2})
+        empty = report({}, copies=(0, 0), backend="none")
+        rc, out, doc = self.perf(["--report", "l3events", self.write("e.json", empty)])
+        self.assertEqual(doc["ratios"]["l3events"]["result"], "INVALID")
+        self.assertIn("cost/l3events: round-1 run did not record every op", doc["findings"])
+        self.assertIn("device intervals=0 (want >= 1000)", out)
+        self.assertEqual(rc, 1)
+
+    def test_checksum_and_missing_round(self):
+        self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 6.5})
+        self.write("perf-l3cupti-2.out", "tiny_loop: mode=x median=6.6 us/op\nchecksum: WRONG\n")
+        os.unlink(os.path.join(self.d, "perf-level2-3.out"))
+        rc, out, doc = self.perf(["--arms", "bare,profiler,level2,l3cupti"])
+        self.assertIn("l3cupti round 2: checksum 'checksum: WRONG' != bare "
+                      "'checksum: a0=103000.0 ops=103000 exact'", doc["problems"])
+        self.assertIn("level2 round 3: no result", doc["problems"])
+        self.assertEqual(rc, 1)
+
+
+class Summary(Base):
+    def test_summary(self):
+        ck = "checksum: x"
+        self.workload({"cupti": report(REF), "events": report(scaled(REF, _Z6long_bjmiPj=99000))},
+                      runs={"bare": (0, ck), "cupti": (0, ck), "events": (0, ck)})
+        out_json = os.path.join(self.d, "s.json")
+        md = os.path.join(self.d, "s.md")
+        rc, out = self.run_main(["summary", "--in", os.path.join(self.d, "w.json"),
+                                 os.path.join(self.d, "absent.json"), "--json", out_json,
+                                 "--markdown", md])
+        self.assertEqual(rc, 0)
+        self.assertIn("ms/events: association=PASS durations=FAIL clock=PASS checksum=same", out)
+        self.assertIn("FINDINGS (1):\n  - ms/events: durations FAIL", out)
+        self.assertIn("tolerance (durations): |p50 - reference p50| <= max(10% of the reference p50, "
+                      "2.00us)", out)
+        with open(out_json) as f:
+            s = json.load(f)
+        self.assertEqual(s["findings"], ["ms/events: durations FAIL"])
+        self.assertIn("ms", s["workloads"])
+        with open(md) as f:
+            self.assertIn("== ms: level-3 backends vs the CUPTI reference", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
