@@ -26,9 +26,11 @@
  *     buffer is handed to bufferCompleted by a delivery thread of the double
  *     ("cwc-deliver"), and cuptiActivityFlushAll hands over the current one
  *     and waits until every buffer handed over so far has been delivered.
- *   - callback API, runtime domain only: the subscriber's callback is called
- *     at API_ENTER and API_EXIT of each enabled runtime call the doubles
- *     report (the CWD_CBID_RUNTIME entry points), on the calling thread.
+ *   - callback API, runtime and driver domains: the subscriber's callback is
+ *     called at API_ENTER and API_EXIT of each enabled runtime call the
+ *     doubles report (the CWD_CBID_RUNTIME entry points), and of every driver
+ *     call they report when the driver domain is enabled (as a whole: one id
+ *     enables them all), on the calling thread, with the call's correlation id.
  *     ENTER comes after the call's correlation id is taken and before the
  *     external correlation records are decided (an id pushed in the ENTER
  *     callback applies to the call); EXIT after the call returned, before
@@ -38,6 +40,9 @@
  *   CWC_BUSY=1              every cuptiSubscribe fails with
  *                           CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as
  *                           when another tool (Nsight, torch.profiler) holds CUPTI
+ *   CWC_NO_API_KINDS=1      EXTERNAL_CORRELATION, RUNTIME and DRIVER cannot be
+ *                           enabled (NOT_SUPPORTED): proves a client ties
+ *                           records through callbacks alone
  *   CWC_DROP_EVERY=N        every Nth record produced is dropped and counted
  *                           (cuptiActivityGetNumDroppedRecords)
  *   CWC_LATE_CORRELATION=1  EXTERNAL_CORRELATION records are held back and
@@ -126,6 +131,7 @@ static pthread_cond_t g_done_cv = PTHREAD_COND_INITIALIZER;    /* a buffer was d
 
 /* switches */
 static int g_busy;
+static int g_api_kinds_off;
 static uint64_t g_drop_every;
 static int g_late;
 
@@ -141,6 +147,8 @@ static _Atomic(CUpti_CallbackFunc) g_cb_func;
 static void *_Atomic g_cb_user;
 static atomic_uint_fast64_t g_cb_bits[(RT_CBID_N + 63) / 64];
 static atomic_int g_cb_count; /* number of bits set */
+/* Driver domain: all of its callbacks on or off (cuptiEnableDomain / cuptiEnableCallback). */
+static atomic_int g_drv_cb;
 static CUcontext (*g_cur_ctx)(void); /* driver double's cwd_current_context */
 /* per thread: the reported runtime call in progress got an ENTER callback,
  * and its correlationData slot (runtime calls are reported unnested) */
@@ -459,8 +467,9 @@ static const char *rt_name(int cbid)
     return NULL;
 }
 
-/* One runtime API callback (site ENTER or EXIT) on the calling thread. */
-static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *result)
+/* One runtime or driver API callback (site ENTER or EXIT) on the calling thread. */
+static void cb_call_in(CUpti_CallbackDomain domain, CUpti_ApiCallbackSite site, int cbid,
+                       uint32_t corr, int *result)
 {
     CUpti_CallbackFunc f = atomic_load_explicit(&g_cb_func, memory_order_acquire);
     if (!f)
@@ -468,7 +477,7 @@ static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *re
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
     d.callbackSite = site;
-    d.functionName = rt_name(cbid);
+    d.functionName = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? rt_name(cbid) : NULL;
     d.functionParams = NULL; /* not simulated */
     d.functionReturnValue = site == CUPTI_API_EXIT ? result : NULL;
     d.symbolName = NULL;     /* not simulated */
@@ -476,8 +485,12 @@ static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *re
     d.contextUid = d.context ? 1 : 0; /* the activity records' contextId */
     d.correlationData = &t_cb_slot;
     d.correlationId = corr;
-    f(atomic_load_explicit(&g_cb_user, memory_order_acquire), CUPTI_CB_DOMAIN_RUNTIME_API,
-      (CUpti_CallbackId)cbid, &d);
+    f(atomic_load_explicit(&g_cb_user, memory_order_acquire), domain, (CUpti_CallbackId)cbid, &d);
+}
+
+static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *result)
+{
+    cb_call_in(CUPTI_CB_DOMAIN_RUNTIME_API, site, cbid, corr, result);
 }
 
 static uint32_t hook_api_enter(int domain, int cbid)
@@ -491,6 +504,9 @@ static uint32_t hook_api_enter(int domain, int cbid)
             t_cb_slot = 0;
             cb_call(CUPTI_API_ENTER, cbid, corr, NULL);
         }
+    } else if (atomic_load_explicit(&g_drv_cb, memory_order_acquire)) {
+        /* driver calls the doubles report (not those inside a runtime call) */
+        cb_call_in(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_API_ENTER, cbid, corr, NULL);
     }
     uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
     int api = domain == CWD_API_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
@@ -527,6 +543,9 @@ static void hook_api_exit(int domain, int cbid, uint32_t corr, int result)
         t_cb_entered = 0;
         int rv = result; /* cudaError_t */
         cb_call(CUPTI_API_EXIT, cbid, corr, &rv);
+    } else if (domain != CWD_API_RUNTIME && atomic_load_explicit(&g_drv_cb, memory_order_acquire)) {
+        int rv = result; /* CUresult */
+        cb_call_in(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_API_EXIT, cbid, corr, &rv);
     }
     uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
     int api = domain == CWD_API_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
@@ -665,7 +684,8 @@ static int install_hooks_locked(void)
 /* Remove the hooks when neither an activity kind nor a callback is left. */
 static void maybe_remove_hooks_locked(void)
 {
-    if (g_set_hooks && !atomic_load(&g_enabled) && !atomic_load(&g_cb_count)) {
+    if (g_set_hooks && !atomic_load(&g_enabled) && !atomic_load(&g_cb_count) &&
+        !atomic_load(&g_drv_cb)) {
         g_set_hooks(NULL);
         g_set_hooks = NULL;
     }
@@ -711,6 +731,7 @@ static int env_flag(const char *name)
 __attribute__((constructor)) static void cwp_init(void)
 {
     g_busy = env_flag("CWC_BUSY");
+    g_api_kinds_off = env_flag("CWC_NO_API_KINDS");
     g_late = env_flag("CWC_LATE_CORRELATION");
     const char *d = getenv("CWC_DROP_EVERY");
     if (d && *d)
@@ -824,6 +845,7 @@ CW_PUBLIC CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
         g_subscribed = 0; /* its callbacks are disabled */
         for (int id = 1; id < RT_CBID_N; id++)
             cb_set_locked(id, 0);
+        atomic_store(&g_drv_cb, 0);
         atomic_store(&g_cb_func, NULL);
         maybe_remove_hooks_locked();
     }
@@ -846,6 +868,14 @@ static CUptiResult enable_cb(uint32_t enable, CUpti_SubscriberHandle subscriber,
     pthread_mutex_lock(&g_mu);
     if (!g_subscribed) {
         rc = CUPTI_ERROR_INVALID_PARAMETER;
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        /* the whole driver domain at once (a single id turns them all on too) */
+        if (enable && install_hooks_locked() != 0) {
+            rc = CUPTI_ERROR_NOT_INITIALIZED;
+        } else {
+            atomic_store(&g_drv_cb, enable != 0);
+            maybe_remove_hooks_locked();
+        }
     } else if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) {
         /* other domains are not simulated: the real one would succeed */
         rc = enable ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS;
@@ -893,6 +923,9 @@ CW_PUBLIC CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT || kind == CUPTI_ACTIVITY_KIND_INVALID)
         return CUPTI_ERROR_NOT_COMPATIBLE;
     if (!(SIMULATED_KINDS & KBIT(kind)))
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (g_api_kinds_off && (kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ||
+                            kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER))
         return CUPTI_ERROR_NOT_SUPPORTED;
     CUptiResult rc = CUPTI_SUCCESS;
     pthread_mutex_lock(&g_mu);

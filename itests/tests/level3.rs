@@ -181,3 +181,62 @@ fn value_of(out: &str, key: &str) -> u64 {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {key}= in {out}"))
 }
+
+/// `CAUSEWAY_CUPTI_CORRELATION=callback`: calls tied through CUPTI callbacks instead of external
+/// correlation records (no API activity kinds) — the same answers, for runtime, graph, static-cudart and
+/// driver-only programs.
+#[test]
+fn callback_correlation_ties_the_same_work_as_external_correlation() {
+    // The double refuses the API and external-correlation kinds: only callbacks can tie anything.
+    let cb = [
+        ("CAUSEWAY_CUPTI_CORRELATION", "callback"),
+        ("CWC_NO_API_KINDS", "1"),
+    ];
+    let (o, r) = level3("mt_launch", &["4", "50"], &cb);
+    assert!(!stderr(&o).contains("causeway:"), "{}", stderr(&o));
+    let d = &r["device"];
+    assert_eq!(device_kernel(&r, "sleep_0us")["count"], 200, "{d}");
+    assert_eq!(d["unassociated"]["total"], 0, "{d}");
+    assert_eq!(d["associated"], d["intervals"]);
+    assert_eq!(d["clock"]["before_call"], 0, "{}", d["clock"]);
+
+    let (_, r) = level3("graph_prog", &["5"], &cb);
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+    let (_, e) = level3("graph_prog", &["5"], &[]); // external correlation
+                                                    // Durations differ run to run; names and counts must not.
+    let counts = |r: &Value| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = r["device"]["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["name"].as_str().unwrap().to_string(),
+                    k["count"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(counts(&r), counts(&e));
+
+    let (_, r) = level3("static_launch", &["10"], &cb);
+    assert_eq!(device_kernel(&r, "sleep_10us")["count"], 10);
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+
+    // Straight to the driver: tied through the driver-domain callback.
+    let (_, r) = level3("dlsym_driver", &["20"], &cb);
+    assert_eq!(
+        device_kernel(&r, "sleep_1us")["count"],
+        20,
+        "{}",
+        r["device"]
+    );
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+
+    // External correlation cannot work against this double: the capture says so and keeps host calls.
+    let (o, r) = level3("mt_launch", &["1", "5"], &[("CWC_NO_API_KINDS", "1")]);
+    assert!(stderr(&o).contains("CUPTI unavailable"), "{}", stderr(&o));
+    assert_eq!(r["device"]["intervals"], 0);
+}

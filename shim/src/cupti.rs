@@ -32,6 +32,14 @@
 //! correlation is not known yet waits (`Collector`) and is resolved by a later buffer or, at the final
 //! flush, written with `a0 = NO_CALL`.
 //!
+//! **Callback correlation** (`CAUSEWAY_CUPTI_CORRELATION=callback`, `correlate.rs`): no
+//! `EXTERNAL_CORRELATION`, `RUNTIME` or `DRIVER` activity kinds — the records CUPTI writes for every API
+//! call. Instead the subscriber's callback is enabled for the runtime ids below and the whole driver
+//! domain; at `API_ENTER` inside a hooked call, it notes (CUPTI's correlation id → the hook's sequence
+//! number) in a lock-free queue the buffer thread drains. A runtime call and the driver call inside it
+//! both map to the outer call, so a record carrying either id is tied. If the runtime callbacks cannot
+//! be enabled, the backend falls back to external correlation and says so.
+//!
 //! **Static cudart.** A cudart linked statically (nvcc's default) exports nothing the shim can hook:
 //! the first recorded call would be the driver call inside the runtime call, after CUPTI opened the
 //! runtime call's API record, whose correlation id the device work carries. So the subscriber's
@@ -50,7 +58,7 @@
 //! in the parent): the backend is off there, with a notice.
 
 use crate::hooks::{self, Hook};
-use crate::{record, resolve, state, text};
+use crate::{correlate, record, resolve, state, text};
 use causeway_ring::layout::{counter, entry_flags, Backend, DeviceKind, Kind, Layer, NO_CALL};
 use causeway_ring::{clock, Fields, Writer};
 use std::alloc::Layout;
@@ -197,6 +205,8 @@ struct Api {
     result_string: Option<unsafe extern "C" fn(i32, *mut *const c_char) -> i32>,
     /// `cuptiEnableCallback(enable, subscriber, domain, cbid)`.
     enable_callback: Option<unsafe extern "C" fn(u32, *mut c_void, u32, u32) -> i32>,
+    /// `cuptiEnableDomain(enable, subscriber, domain)`.
+    enable_domain: Option<unsafe extern "C" fn(u32, *mut c_void, u32) -> i32>,
 }
 
 impl Api {
@@ -295,6 +305,7 @@ fn symbols(lib: &libloading::Library) -> Result<Api, libloading::Error> {
             pop: *lib.get(b"cuptiActivityPopExternalCorrelationId\0")?,
             result_string: lib.get(b"cuptiGetResultString\0").ok().map(|s| *s),
             enable_callback: lib.get(b"cuptiEnableCallback\0").ok().map(|s| *s),
+            enable_domain: lib.get(b"cuptiEnableDomain\0").ok().map(|s| *s),
         })
     }
 }
@@ -308,6 +319,8 @@ const OFF: u8 = 3;
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 /// The hot path's flag: CUPTI is collecting and correlated hooks push their sequence numbers.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Calls are tied to CUPTI's records through callbacks (`correlate.rs`), not external correlation.
+static BY_CALLBACK: AtomicBool = AtomicBool::new(false);
 /// The process that started CUPTI (a fork child must not touch the parent's CUPTI state).
 static PID: AtomicU32 = AtomicU32::new(0);
 static FLUSHED: AtomicBool = AtomicBool::new(false);
@@ -338,6 +351,10 @@ fn push_seq(depth: u16, seq: Option<u64>) -> bool {
     let (0, Some(seq)) = (depth, seq) else {
         return false;
     };
+    if BY_CALLBACK.load(Ordering::Relaxed) {
+        correlate::enter(seq);
+        return true;
+    }
     let Some(api) = API.get() else { return false };
     // SAFETY: CUPTI's push with a valid kind; it only records the id for this thread.
     unsafe { (api.push)(EXTERNAL_KIND, seq) == SUCCESS }
@@ -346,7 +363,9 @@ fn push_seq(depth: u16, seq: Option<u64>) -> bool {
 /// After the real call of a hook whose `push` returned true.
 #[inline(never)]
 pub fn pop() {
-    if let Some(api) = API.get() {
+    if BY_CALLBACK.load(Ordering::Relaxed) {
+        correlate::leave();
+    } else if let Some(api) = API.get() {
         let mut last = 0u64;
         // SAFETY: CUPTI's pop with a valid kind and out-pointer; it balances our push on this thread.
         unsafe { (api.pop)(EXTERNAL_KIND, &mut last) };
@@ -447,13 +466,18 @@ fn init() -> bool {
             &[],
         );
     }
+    let by_callback = match std::env::var("CAUSEWAY_CUPTI_CORRELATION").as_deref() {
+        Ok("callback") => true,
+        Ok("external") | Err(_) => false,
+        Ok(other) => {
+            caveats.push(format!(
+                "CAUSEWAY_CUPTI_CORRELATION={other} is not external or callback; using external"
+            ));
+            false
+        }
+    };
     let mut enabled = Vec::new();
-    for kind in [
-        KIND_CONCURRENT_KERNEL,
-        KIND_MEMCPY,
-        KIND_MEMSET,
-        KIND_EXTERNAL_CORRELATION,
-    ] {
+    for kind in [KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET] {
         // SAFETY: enabling an activity kind CUPTI defines.
         let r = unsafe { (api.enable)(kind) };
         if r != SUCCESS {
@@ -468,27 +492,57 @@ fn init() -> bool {
         }
         enabled.push(kind);
     }
-    // The API kinds make CUPTI write the external-correlation records; either one suffices for the
-    // calls of its layer.
-    for kind in [KIND_RUNTIME, KIND_DRIVER] {
-        // SAFETY: as above.
-        let r = unsafe { (api.enable)(kind) };
-        if r != SUCCESS {
-            caveats.push(format!(
-                "cuptiActivityEnable({}): {}: some device work may not be tied to calls",
-                kind_name(kind),
-                api.describe(r)
-            ));
-        }
-    }
     // Peer copies, when this CUPTI has them; their absence costs nothing else.
     // SAFETY: as above.
     unsafe { (api.enable)(KIND_MEMCPY2) };
-    if let Some(why) = enable_runtime_callbacks(api, subscriber) {
-        caveats.push(format!(
-            "runtime callback not enabled ({why}): work issued through a statically linked cudart \
-             will not be tied to calls"
-        ));
+    let runtime_cb = enable_runtime_callbacks(api, subscriber);
+    if by_callback && runtime_cb.is_none() {
+        // The runtime callbacks tie runtime calls; the driver domain ties calls made straight to the
+        // driver (Triton, static cudart's driver calls are inside runtime calls).
+        if let Some(why) = enable_driver_callbacks(api, subscriber) {
+            caveats.push(format!(
+                "driver callbacks not enabled ({why}): work launched through the driver API directly \
+                 will not be tied to calls"
+            ));
+        }
+        BY_CALLBACK.store(true, Ordering::Relaxed);
+    } else {
+        if let Some(why) = &runtime_cb {
+            caveats.push(format!(
+                "runtime callback not enabled ({why}): work issued through a statically linked \
+                 cudart will not be tied to calls{}",
+                if by_callback {
+                    "; correlating through external correlation instead"
+                } else {
+                    ""
+                }
+            ));
+        }
+        // SAFETY: as above.
+        let r = unsafe { (api.enable)(KIND_EXTERNAL_CORRELATION) };
+        if r != SUCCESS {
+            return give_up(
+                format!(
+                    "cuptiActivityEnable({}): {}",
+                    kind_name(KIND_EXTERNAL_CORRELATION),
+                    api.describe(r)
+                ),
+                &enabled,
+            );
+        }
+        // The API kinds make CUPTI write the external-correlation records; either one suffices for
+        // the calls of its layer.
+        for kind in [KIND_RUNTIME, KIND_DRIVER] {
+            // SAFETY: as above.
+            let r = unsafe { (api.enable)(kind) };
+            if r != SUCCESS {
+                caveats.push(format!(
+                    "cuptiActivityEnable({}): {}: some device work may not be tied to calls",
+                    kind_name(kind),
+                    api.describe(r)
+                ));
+            }
+        }
     }
 
     w.set_backend(Backend::Cupti);
@@ -608,6 +662,19 @@ fn enable_runtime_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String
     }
 }
 
+/// `CUPTI_CB_DOMAIN_DRIVER_API`.
+const DOMAIN_DRIVER: u32 = 1;
+
+/// Enables the driver-domain callbacks (callback correlation); `Some(why)` when CUPTI refused.
+fn enable_driver_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String> {
+    let Some(enable) = api.enable_domain else {
+        return Some("this CUPTI has no cuptiEnableDomain".into());
+    };
+    // SAFETY: our subscriber and a CUPTI domain.
+    let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER) };
+    (r != SUCCESS).then(|| format!("cuptiEnableDomain(DRIVER): {}", api.describe(r)))
+}
+
 /// The runtime hook a callback id stands for (its name as a fallback); `None` for ids and names our
 /// tables do not know.
 fn runtime_hook(cbid: u32, name: Option<&CStr>) -> Option<&'static Hook> {
@@ -635,14 +702,21 @@ fn is_pending_exit(pending_corr: u32, corr: u32, depth: u16) -> bool {
 }
 
 unsafe extern "C" fn api_callback(_: *mut c_void, domain: u32, cbid: u32, data: *const c_void) {
-    if domain != DOMAIN_RUNTIME || data.is_null() {
+    if (domain != DOMAIN_RUNTIME && domain != DOMAIN_DRIVER) || data.is_null() {
         return;
     }
-    // SAFETY: CUPTI passes a `CUpti_CallbackData` for the runtime domain, valid during the callback.
+    // SAFETY: CUPTI passes a `CUpti_CallbackData` for the runtime and driver domains, valid during
+    // the callback.
     let d = unsafe { &*(data as *const CallbackData) };
-    match d.callback_site {
-        API_ENTER => runtime_enter(cbid, d),
-        API_EXIT => runtime_exit(d),
+    match (d.callback_site, domain) {
+        (API_ENTER, DOMAIN_RUNTIME) => {
+            runtime_enter(cbid, d);
+            if BY_CALLBACK.load(Ordering::Relaxed) {
+                correlate::note(d.correlation_id);
+            }
+        }
+        (API_ENTER, _) if BY_CALLBACK.load(Ordering::Relaxed) => correlate::note(d.correlation_id),
+        (API_EXIT, DOMAIN_RUNTIME) => runtime_exit(d),
         _ => {}
     }
 }
@@ -733,7 +807,15 @@ pub fn flush_at_exit() {
         let w = state::writer();
         count_dropped(api, w);
         if let Some(c) = lock().as_mut() {
+            c.absorb(callback_pairs(true).collect(), w);
             c.finish(w);
+        }
+        let lost = correlate::LOST.load(Ordering::Relaxed);
+        if lost > 0 {
+            state::warn(
+                format!("CUPTI: {lost} call correlations lost (queue full): their device work is unassociated")
+                    .as_bytes(),
+            );
         }
     });
 }
@@ -848,10 +930,21 @@ fn drain(buffer: *mut u8, valid: usize) {
             _ => {}
         }
     }
-    if let Some(c) = lock().as_mut() {
-        c.absorb(items, w);
+    let mut c = lock();
+    if let Some(c) = c.as_mut() {
+        c.absorb(callback_pairs(false).chain(items).collect(), w);
     }
     count_dropped(api, w);
+}
+
+/// The (correlation id → call) pairs the callbacks noted since the last drain, as items.
+fn callback_pairs(last: bool) -> impl Iterator<Item = Item> {
+    let mut v = Vec::new();
+    if BY_CALLBACK.load(Ordering::Relaxed) {
+        correlate::drain(&mut v, last);
+    }
+    v.into_iter()
+        .map(|(corr, id)| Item::Correlation { corr, id })
 }
 
 // ---- record parsing ----

@@ -7,6 +7,7 @@
 // Unit tests link the crate without its load-time constructor, which leaves start-up code unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod correlate;
 mod cupti;
 mod dlsym;
 mod driver;
