@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# backends.sh: causeway's level-3 device-timing backends (cupti, events) side by side, one run on an H200.
+# backends.sh: causeway's level-3 device-timing backends (cupti, cupti-cb, events) side by side, one run on
+# an H200.
 #
 # Run from the repository root with OUT set to the folder whose files come back, and the prebuilt
 # .carry/causeway (CLI) and .carry/libcauseway.so (shim):
@@ -15,20 +16,30 @@
 #   CUPTI_COUNT_COPIES=1: kernel records and p50 device time per kernel name, memcpy and memset
 #   records); for torch also torch.profiler (--profile-durations); then for each backend in BACKENDS
 #   `causeway record --level 3 --backend B` and `causeway report --json`; then backends_check.py
-#   workload, which prints one table per workload:
+#   workload, which prints one table per workload. Backend "cupti-cb" is `--backend cupti` with
+#   CAUSEWAY_CUPTI_CORRELATION=callback in that run's environment (CUPTI records tied to calls through
+#   CUPTI callbacks instead of external-correlation activity records); every other run, causeway's or
+#   not, runs with that variable removed (the shim's default, external correlation).
 #     (a) association: device intervals per kernel name vs CUPTI's records, interval total vs CUPTI's
 #         kernel+memcpy+memset records, associated, unassociated, dropped, untimed;
-#     (b) durations: p50 per kernel name per backend vs CUPTI's p50 (and torch.profiler's), tolerance
-#         |dp50| <= max(10 %, 2 us), a verdict per kernel (ok, ok-abs = only within the 2 us floor,
-#         FAIL, missing);
+#     (b) durations: p50 per kernel name per backend vs CUPTI's p50 (and torch.profiler's). cupti and
+#         cupti-cb: |dp50| <= max(10 %, 2 us), a verdict per kernel (ok, ok-abs = only within the 2 us
+#         floor, FAIL, missing). events: its interval runs from a timing event recorded right before
+#         the launch call to one right after, so it includes the stream's wait before the work starts
+#         (the launch call on an idle stream, the wait for SMs on a busy device): an UPPER BOUND on the
+#         device time; verdict upper-ok when p50 >= ref p50 - max(10 %, 2 us), else FAIL-below, and the
+#         excess (p50 - ref p50, absolute and %) per kernel and its median over the kernels;
 #     (c) clock: the report's clock section as it is (before_call, min launch->start latency, the
 #         events backend's bound_ns if present);
 #     (d) the checksum line and exit code of every run vs bare.
 #   4. cost (the issue's figure): tiny_loop.py (a.add_(1.0) on 256 floats, PERF_N ops x PERF_REPS reps
 #      per process) bare / torch.profiler / causeway level 2 / level 3 per backend, PERF_ROUNDS
-#      interleaved rounds (the arm order rotates by one each round); per arm min/median/max us/op,
-#      added over bare, and (profiler added)/(level 3 added) per backend, target >= 5. The round-1
-#      level-2 and level-3 captures are reported to check those runs recorded every op.
+#      interleaved rounds (the arm order rotates by one each round). The machine drifts between rounds
+#      (bare 6.8-10.4 us/op on the H200 VM), so the added cost is paired: per round, arm - bare of the
+#      SAME round; per arm min/median/max of that, and (median paired profiler added)/(median paired
+#      level 3 added) per level-3 backend, target >= 5; the raw per-arm min/median/max us/op and the
+#      unpaired figures are printed too. The round-1 level-2 and level-3 captures are reported to
+#      check those runs recorded every op.
 #   5. backends_check.py summary: all tables again, one verdict line per workload x backend and per
 #      ratio, and the FINDINGS.
 # Exit status: 0 when every step ran, whatever the verdicts (a missed tolerance, association, clock
@@ -39,9 +50,15 @@
 # Files in $OUT: backends.log (everything), backends-summary.md (the tables), backends-summary.json
 # (every verdict and number), backends-artifacts.tar.gz (all JSONs, stdout/stderr of every step,
 # text reports, the workload captures when they fit in 15 MiB).
-# Knobs: BACKENDS ("cupti events"), BACKENDS_BUDGET_S (540, all steps), MS_ITERS (200 multistream
-# iterations), PERF_ROUNDS (5), PERF_N (20000), PERF_REPS (5), CAUSEWAY_CLI (.carry/causeway),
-# CUDA_HOME (/usr/local/cuda), PYTHON (python3).
+# Knobs: BACKENDS ("cupti cupti-cb events"), BACKENDS_BUDGET_S (540, all steps), MS_ITERS (200
+# multistream iterations), PERF_ROUNDS (7), PERF_N (20000), PERF_REPS (5), CAUSEWAY_CLI
+# (.carry/causeway), CUDA_HOME (/usr/local/cuda), PYTHON (python3).
+# Time on the H200 (2026-11-29, 2 backends, 5 rounds: 239 s): setup and builds ~10 s, multistream
+# ~1 s per run, torch ~7 s per run (profiler 12 s), workloads ~55 s in all; tiny_loop ~6 s per run
+# (profiler ~13 s): one cost round ~36 s with 5 arms. Defaults (3 backends, 7 rounds): workloads
+# ~65 s, cost 6 s + 7 x ~42 s = ~300 s, total ~370 s (~6.2 min; ~380 s at the slowest rounds seen).
+# Before each round the script checks the budget (a round's time + 45 s must be left) and stops the
+# rounds there (a script error) rather than run past BACKENDS_BUDGET_S.
 set -uo pipefail
 
 : "${OUT:?set OUT to the output folder}"
@@ -52,9 +69,9 @@ CW=${CAUSEWAY_CLI:-$REPO/.carry/causeway} # the shim is found beside it (or $CAU
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 PY=${PYTHON:-python3}
 BUDGET=${BACKENDS_BUDGET_S:-540}
-read -r -a BK <<< "${BACKENDS:-cupti events}"
+read -r -a BK <<< "${BACKENDS:-cupti cupti-cb events}"
 MS_ITERS=${MS_ITERS:-200}
-PERF_ROUNDS=${PERF_ROUNDS:-5}
+PERF_ROUNDS=${PERF_ROUNDS:-7}
 PERF_N=${PERF_N:-20000}
 PERF_REPS=${PERF_REPS:-5}
 PERF_WARMUP=2000    # tiny_loop.py --warmup (once per process)
@@ -77,6 +94,20 @@ PACKED=0
 # say, note, fail, step, check_rc, checksum_line, field, capture_dir_from, build_cupti_count
 # shellcheck source=control-experiments/device/steps.sh
 source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
+
+# The callback-correlation switch is set only for the cupti-cb runs (l3_record); none other inherits it.
+INHERITED_CORRELATION=${CAUSEWAY_CUPTI_CORRELATION-}
+unset CAUSEWAY_CUPTI_CORRELATION
+
+# l3_record B: sets L3 to the command prefix of a level-3 recording for backend arm B (the traced
+# command follows after --out DIR --): cupti-cb is the cupti backend with
+# CAUSEWAY_CUPTI_CORRELATION=callback; every other backend runs with the variable removed.
+l3_record() {
+  case $1 in
+    cupti-cb) L3=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti) ;;
+    *) L3=(env -u CAUSEWAY_CUPTI_CORRELATION "$CW" record --level 3 --backend "$1") ;;
+  esac
+}
 
 pack_artifacts() {
   if ((PACKED)); then return 0; fi
@@ -107,6 +138,10 @@ trap 'say "backends.sh: terminated"; exit 143' TERM INT
 
 # ---------------------------------------------------------------------------
 say "== causeway level-3 backends (${BK[*]}): $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), work dir $WORK"
+say "settings: MS_ITERS=$MS_ITERS PERF_ROUNDS=$PERF_ROUNDS PERF_N=$PERF_N PERF_REPS=$PERF_REPS budget ${BUDGET}s"
+if [[ -n $INHERITED_CORRELATION ]]; then
+  say "note: CAUSEWAY_CUPTI_CORRELATION=$INHERITED_CORRELATION was set by the caller; removed (only the cupti-cb runs set it)"
+fi
 {
   timeout 30 nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"
   timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
@@ -212,7 +247,8 @@ run_workload() {
   for b in "${BK[@]}"; do
     if ((!HAVE_CW)); then break; fi
     bargs+=(--backend "$b" "$WORK/$w.cw-$b.json")
-    step "$w-cw-$b" "$t" "$CW" record --level 3 --backend "$b" --out "$WORK/cap-$w-$b" -- "${cmd[@]}"
+    l3_record "$b"
+    step "$w-cw-$b" "$t" "${L3[@]}" --out "$WORK/cap-$w-$b" -- "${cmd[@]}"
     rrc=$RC
     if ((rrc == 125)); then continue; fi # skipped (counted already)
     runs+=(--run "$b" "$rrc" "$WORK/$w-cw-$b.out")
@@ -286,7 +322,10 @@ for r in $(seq 1 "$PERF_ROUNDS"); do
       bare) step "perf-bare-$r" 100 "${TL[@]}" ;;
       profiler) step "perf-profiler-$r" 100 "${TL[@]}" --profile ;;
       level2) step "perf-level2-$r" 100 "$CW" record --level 2 --out "$WORK/cap-perf-level2-$r" -- "${TL[@]}" ;;
-      l3*) step "perf-$arm-$r" 100 "$CW" record --level 3 --backend "${arm#l3}" --out "$WORK/cap-perf-$arm-$r" -- "${TL[@]}" ;;
+      l3*)
+        l3_record "${arm#l3}"
+        step "perf-$arm-$r" 100 "${L3[@]}" --out "$WORK/cap-perf-$arm-$r" -- "${TL[@]}"
+        ;;
     esac
     if ((RC == 124 || RC == 137)); then
       if [[ $arm == bare || $arm == profiler ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""backends_check.py: causeway's level-3 device-timing backends (cupti, events) side by side.
+"""backends_check.py: causeway's level-3 device-timing backends (cupti, cupti-cb, events) side by side.
 
 Three commands (backends.sh runs them; causeway's JSON is read only through cw_json.py, plus the
 raw `device.clock` section, which is printed as it is):
@@ -7,6 +7,7 @@ raw `device.clock` section, which is printed as it is):
   backends_check.py workload --title T --cupti CUPTI.json [--profiler-durations PROF.json]
         --backend NAME REPORT.json [--backend NAME REPORT.json ...]
         [--run NAME RC STDOUT ...] --json OUT.json [--tol-rel 0.10] [--tol-abs-ns 2000]
+        [--upper-backends events]
     For each backend's `causeway report --json` (a missing or unreadable file is "no report"):
     (a) association: device intervals per kernel name == the CUPTI reference's kernel records per
         name (cupti_count.so, a separate run); interval total == CUPTI's kernel + memcpy + memset
@@ -16,10 +17,20 @@ raw `device.clock` section, which is printed as it is):
         one interval (a "[graph launch]" row): per name, count == CUPTI's - the report's own
         via_graph, the "[graph launch]" rows == totals.graph_launches. Otherwise FAIL.
     (b) durations: per kernel name, the backend's p50 device time vs the reference's p50 (CUPTI;
-        and vs torch.profiler's when --profiler-durations is given). Tolerance:
-        |p50 - reference p50| <= max(tol-rel x reference p50, tol-abs-ns) = max(10 %, 2 us).
-        Verdicts: ok (within 10 %), ok-abs (only within the 2 us floor: passes, flagged),
-        FAIL, missing (a p50 on one side only: fails), graph-only (a kernel that ran only as a
+        and vs torch.profiler's when --profiler-durations is given). Two rules:
+        symmetric (cupti, cupti-cb = the cupti backend with CAUSEWAY_CUPTI_CORRELATION=callback, and
+        any backend not in --upper-backends): |p50 - reference p50| <= max(tol-rel x reference p50,
+        tol-abs-ns) = max(10 %, 2 us). Verdicts: ok (within 10 %), ok-abs (only within the 2 us floor:
+        passes, flagged), FAIL.
+        upper bound (--upper-backends, default events): the events backend's interval is the stream
+        time between a timing event recorded right before the launch call and one right after it, so
+        it includes the time the stream waited before the work started (the host launch call on an
+        idle stream, the wait for SMs on a busy device): an upper bound on the device time, not an
+        estimate of it. Verdicts: upper-ok when p50 >= reference p50 - max(10 %, 2 us), else
+        FAIL-below; the excess (p50 - reference p50, absolute and %) is printed per kernel and its
+        median over the kernels, not judged. The workload's verdict is PASS when every compared
+        kernel is upper-ok.
+        Both: missing (a p50 on one side only: fails), graph-only (a kernel that ran only as a
         graph node, under a backend timing graph launches whole: not compared). A profiler name
         that matches no causeway name is "unmatched" (listed, not failed), as in level3_check.py.
         Rows like "[graph launch]" are not kernels: listed with their p50, not compared.
@@ -35,12 +46,15 @@ raw `device.clock` section, which is printed as it is):
     every number, and the printed lines). Exit 0 if every verdict passes, 1 if one does not,
     2 if the CUPTI reference cannot be read.
 
-  backends_check.py perf --dir DIR --rounds R --arms bare,profiler,level2,l3cupti,l3events
+  backends_check.py perf --dir DIR --rounds R --arms bare,profiler,level2,l3cupti,l3cupti-cb,l3events
         [--report ARM REPORT.json ...] [--expect-ops N] [--target 5] --json OUT.json
     The tiny-kernel loop: DIR/perf-<arm>-<round>.out (tiny_loop.py's output; a run's value is
-    its "median" us/op over its reps). Per arm min/median/max over the rounds, the added us/op
-    over bare (arm - bare of the same round: min/median/max), and for each level-3 arm (l3*)
-    the ratio (torch.profiler added) / (that arm added), medians; target >= --target (5).
+    its "median" us/op over its reps). Per arm the raw min/median/max us/op over the rounds; the
+    paired added us/op: per round, arm - bare of the SAME round (the arms of a round run
+    interleaved, so the machine's drift between rounds cancels), min/median/max over the rounds;
+    and for each level-3 arm (l3*) the ratio (median paired torch.profiler added) / (median paired
+    added of that arm); target >= --target (5). The unpaired figures (median(arm) -
+    median(bare)) are printed for comparison only.
     With --report, checks that the arm's round-1 run recorded every op (level 3: device
     intervals >= N, 0 unassociated, 0 dropped; level 2: kernel launches >= N): a ratio of a run
     that did not is marked INVALID. Every run's checksum line must equal bare's.
@@ -97,6 +111,62 @@ def tol_text(tol_rel, tol_abs):
     return f"|p50 - reference p50| <= max({tol_rel * 100:g}% of the reference p50, {fmt_ns(tol_abs)})"
 
 
+def upper_tol_text(tol_rel, tol_abs):
+    return (f"p50 >= reference p50 - max({tol_rel * 100:g}% of the reference p50, {fmt_ns(tol_abs)}) "
+            "(an upper bound: never meaningfully shorter than the reference)")
+
+
+# Backends whose device intervals are an upper bound on the kernel's execution time (--upper-backends).
+UPPER_BACKENDS = ("events",)
+UPPER_SEMANTICS = (
+    "the events backend records a timing event on the stream right before the launch call and another "
+    "right after it; its interval is the stream time between the two, so it includes any time the stream "
+    "waited before the work started (on an idle stream: the host launch call; on a busy device: waiting "
+    "for SMs). It is an UPPER BOUND on the device execution time, not an estimate of it: its p50 may "
+    "exceed the reference's by any amount (the excess is reported), and must not be shorter beyond the "
+    "tolerance.")
+
+
+def duration_mode(name, upper=UPPER_BACKENDS):
+    """"upper" for a backend whose intervals bound the device time from above (events), else
+    "symmetric" (cupti, and cupti-cb: the cupti backend with callback correlation)."""
+    return "upper" if name in upper else "symmetric"
+
+
+def upper_verdict(value, ref, tol_rel, tol_abs):
+    """(verdict, delta_ns, delta_rel) of an upper bound against the reference: upper-ok when
+    value >= ref - max(tol_rel x ref, tol_abs), FAIL-below otherwise; missing without both."""
+    if value is None or ref is None:
+        return "missing", None, None
+    d = value - ref
+    rel = (d / ref) if ref else (0.0 if d == 0 else math.inf)
+    if d >= -max(tol_rel * abs(ref), tol_abs):
+        return "upper-ok", d, rel
+    return "FAIL-below", d, rel
+
+
+def signed_ns(v):
+    if v is None:
+        return "-"
+    return ("+" if v >= 0 else "-") + fmt_ns(abs(v))
+
+
+def excess_summary(rows):
+    """min/median/max of (p50 - reference p50) over the rows that have both, and the median %."""
+    ds = [r["delta_ns"] for r in rows if r.get("delta_ns") is not None]
+    rels = [r["rel"] for r in rows if num(r.get("rel")) is not None and math.isfinite(r["rel"])]
+    mn, md_, mx = spread(ds)
+    return {"kernels": len(ds), "min_ns": mn, "median_ns": md_, "max_ns": mx,
+            "median_rel": spread(rels)[1]}
+
+
+def excess_text(e):
+    if not e or not e.get("kernels"):
+        return "no kernel compared"
+    return (f"median {signed_ns(e['median_ns'])} and {pct(e['median_rel'])} over {e['kernels']} kernel(s) "
+            f"(min {signed_ns(e['min_ns'])}, max {signed_ns(e['max_ns'])})")
+
+
 def jsonable(x):
     """x with inf/nan turned into strings (json.dump would write invalid JSON)."""
     if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
@@ -148,6 +218,13 @@ def fmt_bound(present, value):
             return f"{fmt_ns(num(value.get('max')))}/{fmt_ns(num(value.get('p50')))}"
         return ",".join(f"{k}={fmt_bound(True, v)}" for k, v in value.items())
     return str(value)
+
+
+def dur_counts_s(k):
+    """The table's "ok/abs/FAIL/miss/gr" cell; an upper-bound backend: upper-ok/-/FAIL-below/..."""
+    if "upper-ok" in k:
+        return f"{k['upper-ok']}/-/{k['FAIL-below']}/{k['missing']}/{k['graph-only']}"
+    return "/".join(str(k[x]) for x in ("ok", "ok-abs", "FAIL", "missing", "graph-only"))
 
 
 def is_synthetic(name):
@@ -293,10 +370,16 @@ def graph_whole(view, cupti, ref_records, stats, iv):
             "reconciles": not bad and gl is not None and gi == gl and nodes > 0 and total_ok}
 
 
-def check_durations(view, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti=None):
-    """Per kernel name: the backend's p50 vs the reference's. A kernel that ran only as a graph node
-    (the report's via_graph == CUPTI's count) has no p50 of its own under a backend that times
-    graph launches whole (a "[graph launch]" row): verdict "graph-only", not compared."""
+def check_durations(view, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti=None, mode="symmetric"):
+    """Per kernel name: the backend's p50 vs the reference's. mode "symmetric" (cupti, cupti-cb):
+    |d| <= max(tol_rel, tol_abs): ok / ok-abs / FAIL. mode "upper" (events: an upper bound on the
+    device time): p50 >= ref - max(tol_rel, tol_abs): upper-ok, else FAIL-below; the excess
+    (p50 - ref) per kernel and its median over the kernels are reported. Both: missing (a p50 on one
+    side only: fails). A kernel that ran only as a graph node (the report's via_graph == CUPTI's
+    count) has no p50 of its own under a backend that times graph launches whole (a "[graph launch]"
+    row): verdict "graph-only", not compared."""
+    upper = mode == "upper"
+    judge = upper_verdict if upper else verdict
     stats = view["stats"]
     whole = any(is_synthetic(n) for n in stats)
     names = sorted(set(cupti_durs) | {n for n, s in stats.items()
@@ -304,13 +387,14 @@ def check_durations(view, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti=None):
                    key=lambda n: (-(num((cupti_durs.get(n) or {}).get("p50_ns")) or 0), n))
     synthetic = [{"name": n, "count": s.get("count"), "p50_ns": num(s.get("p50_ns"))}
                  for n, s in sorted(stats.items()) if is_synthetic(n)]
-    counts = {"ok": 0, "ok-abs": 0, "FAIL": 0, "missing": 0, "graph-only": 0}
-    pcounts = {"ok": 0, "ok-abs": 0, "FAIL": 0, "missing": 0, "unmatched": 0, "graph-only": 0}
+    keys = ("upper-ok", "FAIL-below") if upper else ("ok", "ok-abs", "FAIL")
+    counts = dict.fromkeys(keys + ("missing", "graph-only"), 0)
+    pcounts = dict.fromkeys(keys + ("missing", "unmatched", "graph-only"), 0)
     rows = []
     for n in names:
         p50 = num((stats.get(n) or {}).get("p50_ns"))
         ref = num((cupti_durs.get(n) or {}).get("p50_ns"))
-        v, d, rel = verdict(p50, ref, tol_rel, tol_abs)
+        v, d, rel = judge(p50, ref, tol_rel, tol_abs)
         if (v == "missing" and p50 is None and whole and cupti
                 and view["via_graph"].get(n, 0) == cupti.get(n, -1) > 0):
             v = "graph-only"
@@ -328,28 +412,39 @@ def check_durations(view, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti=None):
                 row.update(profiler_name=None, profiler_p50_ns=None, profiler_verdict="unmatched")
             else:
                 pp = num(prof[pn].get("p50_ns"))
-                pv, _, prel = verdict(p50, pp, tol_rel, tol_abs)
+                pv, pd, prel = judge(p50, pp, tol_rel, tol_abs)
                 pcounts[pv] += 1
-                row.update(profiler_name=pn, profiler_p50_ns=pp, profiler_rel=prel,
+                row.update(profiler_name=pn, profiler_p50_ns=pp, profiler_delta_ns=pd, profiler_rel=prel,
                            profiler_verdict=pv)
         rows.append(row)
     problems = []
+    fail = "FAIL-below" if upper else "FAIL"
     if not rows:
         problems.append("no kernel durations to compare")
-    if counts["FAIL"]:
-        failed = [clip(r["name"], 50) for r in rows if r["verdict"] == "FAIL"]
-        problems.append(f"{counts['FAIL']} kernel(s) outside the tolerance vs CUPTI: "
+    if counts[fail]:
+        failed = [clip(r["name"], 50) for r in rows if r["verdict"] == fail]
+        what = ("shorter than CUPTI's p50 beyond the tolerance (an upper bound cannot be)" if upper
+                else "outside the tolerance vs CUPTI")
+        problems.append(f"{counts[fail]} kernel(s) {what}: "
                         + ", ".join(failed[:5]) + (", ..." if len(failed) > 5 else ""))
     if counts["missing"]:
         problems.append(f"{counts['missing']} kernel(s) have a p50 on one side only (vs CUPTI)")
     if prof is not None:
-        if pcounts["FAIL"]:
-            problems.append(f"{pcounts['FAIL']} kernel(s) outside the tolerance vs torch.profiler")
+        if pcounts[fail]:
+            what = "shorter than torch.profiler's p50 beyond the tolerance" if upper else \
+                "outside the tolerance vs torch.profiler"
+            problems.append(f"{pcounts[fail]} kernel(s) {what}")
         if rows and pcounts["unmatched"] == len(rows):
             problems.append("no kernel name matched torch.profiler's")
-    return {"verdict": "FAIL" if problems else "PASS", "counts": counts,
-            "profiler_counts": pcounts if prof is not None else None, "kernels": rows,
-            "synthetic": synthetic, "problems": problems}
+    excess = excess_summary(rows)
+    pexcess = None
+    if prof is not None:
+        pexcess = excess_summary([{"delta_ns": r.get("profiler_delta_ns"), "rel": r.get("profiler_rel")}
+                                  for r in rows])
+    return {"verdict": "FAIL" if problems else "PASS", "mode": mode,
+            "rule": upper_tol_text(tol_rel, tol_abs) if upper else tol_text(tol_rel, tol_abs),
+            "counts": counts, "profiler_counts": pcounts if prof is not None else None, "kernels": rows,
+            "excess": excess, "profiler_excess": pexcess, "synthetic": synthetic, "problems": problems}
 
 
 def check_clock(view):
@@ -450,6 +545,8 @@ def cmd_workload(args):
     pmap = match_profiler(sorted(all_names), prof)[0] if prof is not None else {}
 
     order = [b for b, _ in args.backend or []]
+    upper = tuple(x for x in (args.upper_backends or "").split(",") if x)
+    modes = {b: duration_mode(b, upper) for b in order}
     res = {}
     for b in order:
         if b in errors:
@@ -458,9 +555,11 @@ def cmd_workload(args):
                       "clock": {"verdict": "NO DATA"}}
         else:
             v = views[b]
-            res[b] = {"status": "ok", "ring_backends": v["ring_backends"], "notices": v["notices"],
+            res[b] = {"status": "ok", "duration_mode": modes[b], "ring_backends": v["ring_backends"],
+                      "notices": v["notices"],
                       "association": check_association(v, cupti, cupti_doc),
-                      "durations": check_durations(v, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti),
+                      "durations": check_durations(v, cupti_durs, prof, pmap, tol_rel, tol_abs, cupti,
+                                                   mode=modes[b]),
                       "clock": check_clock(v), "copies": v["copies"]}
         r = runs.get(b)
         res[b]["checksum"] = ("-" if r is None or r["same_as_bare"] is None
@@ -470,8 +569,17 @@ def cmd_workload(args):
     out = []
     ref_records = (sum(cupti.values()) + int(num(cupti_doc.get("memcpy")) or 0)
                    + int(num(cupti_doc.get("memset")) or 0)) if cupti_doc.get("copies") else None
-    out.append(f"== {title}: level-3 backends vs the CUPTI reference (separate run); "
-               f"tolerance {tol_text(tol_rel, tol_abs)} ==")
+    sym_b = [b for b in order if modes[b] == "symmetric"]
+    up_b = [b for b in order if modes[b] == "upper"]
+    out.append(f"== {title}: level-3 backends vs the CUPTI reference (separate run) ==")
+    if sym_b or not up_b:
+        out.append(f"durations of {', '.join(sym_b) or '-'}: tolerance {tol_text(tol_rel, tol_abs)}: "
+                   "ok, ok-abs (only within the floor), else FAIL")
+    if up_b:
+        out.append(f"durations of {', '.join(up_b)}: an UPPER BOUND: {upper_tol_text(tol_rel, tol_abs)}: "
+                   "upper-ok, else FAIL-below (the ok/abs/FAIL cells below: upper-ok/-/FAIL-below); the "
+                   "excess (p50 - reference p50) is reported, not judged")
+        out.append(f"  why: {UPPER_SEMANTICS}")
     out.append(f"reference (cupti_count): {sum(cupti.values())} kernel records in {len(cupti)} names, "
                f"memcpy {cupti_doc.get('memcpy') if cupti_doc.get('copies') else '-'}, memset "
                f"{cupti_doc.get('memset') if cupti_doc.get('copies') else '-'} -> {fmt(ref_records)} "
@@ -500,7 +608,7 @@ def cmd_workload(args):
             f"{fmt(a['intervals']) + '/' + fmt(a['reference_records']):>13} {fmt(a['associated']):>7} "
             f"{fmt(a['unassociated']):>7} {fmt(a['dropped']):>7} {fmt(a['untimed']):>7} "
             f"{str(a['names_matched']) + '/' + str(a['names']):>7} "
-            f"{'/'.join(str(k[x]) for x in ('ok', 'ok-abs', 'FAIL', 'missing', 'graph-only')):>23} "
+            f"{dur_counts_s(k):>23} "
             f"{ratio_s(c['before_call'], c['checked']) if c['start_check_ran'] else '-':>11} "
             f"{ratio_s(c['end_before_call_end'], c['end_checked']) if c['end_check_ran'] else '-':>11} "
             f"{fmt_ns(c['min_launch_to_start_ns']):>9} "
@@ -522,9 +630,12 @@ def cmd_workload(args):
         if prof is not None:
             h += f" {'prof p50':>9}"
         for b in ok_backends:
-            h += f" | {b + ' p50':>11} {'d%':>7} {'vs ref':>7}"
+            if modes[b] == "upper":
+                h += f" | {b + ' p50':>12} {'excess':>9} {'ex%':>8} {'vs ref':>10}"
+            else:
+                h += f" | {b + ' p50':>12} {'d%':>8} {'vs ref':>10}"
             if prof is not None:
-                h += f" {'vs prof':>9}"
+                h += f" {'vs prof':>10}"
         out.append(h)
         for n in knames:
             ref = cupti_durs.get(n) or {}
@@ -534,12 +645,17 @@ def cmd_workload(args):
                 s += f" {fmt_ns(num(prof[pn].get('p50_ns')) if pn else None):>9}"
             for b in ok_backends:
                 row = next((x for x in res[b]["durations"]["kernels"] if x["name"] == n), None)
+                up = modes[b] == "upper"
                 if row is None:
-                    s += f" | {'-':>11} {'-':>7} {'-':>7}" + (f" {'-':>9}" if prof is not None else "")
+                    s += f" | {'-':>12}" + (f" {'-':>9}" if up else "") + f" {'-':>8} {'-':>10}"
+                    s += f" {'-':>10}" if prof is not None else ""
                     continue
-                s += f" | {fmt_ns(row['p50_ns']):>11} {pct(row['rel']):>7} {row['verdict']:>7}"
+                s += f" | {fmt_ns(row['p50_ns']):>12}"
+                if up:
+                    s += f" {signed_ns(row['delta_ns']):>9}"
+                s += f" {pct(row['rel']):>8} {row['verdict']:>10}"
                 if prof is not None:
-                    s += f" {row.get('profiler_verdict', '-'):>9}"
+                    s += f" {row.get('profiler_verdict', '-'):>10}"
             out.append(s)
     for b in order:
         r = res[b]
@@ -555,6 +671,12 @@ def cmd_workload(args):
             out.append(f"[{b}] copies: " + "; ".join(cps))
         for n in r["notices"]:
             out.append(f"[{b}] shim notice: {n}")
+        if modes[b] == "upper":
+            out.append(f"[{b}] durations are an upper bound: excess over CUPTI's p50: "
+                       f"{excess_text(r['durations']['excess'])}")
+            if r["durations"].get("profiler_excess") is not None:
+                out.append(f"[{b}] excess over torch.profiler's p50: "
+                           f"{excess_text(r['durations']['profiler_excess'])}")
         for x in r["durations"]["synthetic"]:
             out.append(f"[{b}] not a kernel row (not compared): {x['name']} n={fmt(x['count'])} "
                        f"p50={fmt_ns(x['p50_ns'])}")
@@ -588,7 +710,10 @@ def cmd_workload(args):
             findings.append(f"{title}/{b}: checksum or exit code differs from bare")
     print("\n".join(out))
     doc = {"kind": "workload", "title": title,
-           "tolerance": {"rel": tol_rel, "abs_ns": tol_abs, "rule": tol_text(tol_rel, tol_abs)},
+           "tolerance": {"rel": tol_rel, "abs_ns": tol_abs, "rule": tol_text(tol_rel, tol_abs),
+                         "upper_rule": upper_tol_text(tol_rel, tol_abs),
+                         "upper_semantics": UPPER_SEMANTICS, "modes": modes,
+                         "symmetric_backends": sym_b, "upper_backends": up_b},
            "reference": {"tool": "cupti_count", "kernels": sum(cupti.values()), "names": len(cupti),
                          "memcpy": cupti_doc.get("memcpy"), "memset": cupti_doc.get("memset"),
                          "copies_counted": bool(cupti_doc.get("copies")), "records": ref_records,
@@ -606,8 +731,35 @@ def cmd_workload(args):
 # ---------------------------------------------------------------------------
 # perf
 
-LABELS = {"bare": "bare", "profiler": "torch.profiler", "level2": "causeway level 2",
-          "l3cupti": "causeway level 3 cupti", "l3events": "causeway level 3 events"}
+LABELS = {"bare": "bare", "profiler": "torch.profiler", "level2": "causeway level 2"}
+
+
+def label(arm):
+    """"l3cupti-cb" -> "causeway level 3 cupti-cb"."""
+    if arm in LABELS:
+        return LABELS[arm]
+    return f"causeway level 3 {arm[2:]}" if arm.startswith("l3") else arm
+
+
+def paired_added(arm_vals, bare_vals):
+    """Per round: arm - bare of the SAME round (None where either is missing)."""
+    return [(x - b) if x is not None and b is not None else None for x, b in zip(arm_vals, bare_vals)]
+
+
+def cost_ratio(p_add, c_add):
+    """(ratio, note) of (profiler added) / (level 3 added)."""
+    if p_add is None or c_add is None:
+        return None, "not computable"
+    if c_add <= 0:
+        return (math.inf if p_add > 0 else float("nan"),
+                " (level 3 added nothing measurable: <= 0 within the noise)")
+    return p_add / c_add, ""
+
+
+def ratio_str(r):
+    if r is None:
+        return "-"
+    return "inf" if math.isinf(r) else ("nan" if math.isnan(r) else f"{r:.2f}")
 
 
 def verify_level3(path, ops):
@@ -633,26 +785,35 @@ def cmd_perf(args):
             v, c = read_round(os.path.join(args.dir, f"perf-{a}-{r}.out"))
             vals[a].append(v)
             cks[a].append(c)
+    lw = max([26] + [len(label(a)) for a in arms])
     out = [f"== cost: tiny-kernel loop (a.add_(1.0) on 256 floats), us/op; a run's value = the median "
-           f"of its reps; {args.rounds} interleaved rounds ==",
-           f"{'arm':<24} {'runs':>4} {'min':>8} {'median':>8} {'max':>8}   "
-           f"{'added min':>9} {'median':>8} {'max':>8}"]
+           f"of its reps; {args.rounds} interleaved rounds (arm order rotating) ==",
+           "added = arm - bare of the SAME round (paired: the machine's drift between rounds cancels); "
+           "unpaired = median(arm) - median(bare), for comparison only",
+           f"{'arm':<{lw}} {'runs':>4} {'min':>8} {'median':>8} {'max':>8} | "
+           f"{'added min':>9} {'median':>8} {'max':>8} {'pairs':>5} | {'unpaired':>8}"]
     arms_doc = {}
     added = {}
+    _, bare_md, _ = spread(vals["bare"])
     for a in arms:
         mn, md_, mx = spread(vals[a])
         n = sum(v is not None for v in vals[a])
-        entry = {"label": LABELS.get(a, a), "values": vals[a], "min": mn, "median": md_, "max": mx}
-        if a == "bare":
-            out.append(f"{LABELS.get(a, a):<24} {n:>4} {fmt3(mn):>8} {fmt3(md_):>8} {fmt3(mx):>8}")
-        else:
-            diffs = [x - b for x, b in zip(vals[a], vals["bare"]) if x is not None and b is not None]
-            amn, amd, amx = spread(diffs)
+        entry = {"label": label(a), "values": vals[a], "min": mn, "median": md_, "max": mx}
+        line = f"{label(a):<{lw}} {n:>4} {fmt3(mn):>8} {fmt3(md_):>8} {fmt3(mx):>8} |"
+        if a != "bare":
+            per_round = paired_added(vals[a], vals["bare"])
+            pairs = sum(x is not None for x in per_round)
+            amn, amd, amx = spread(per_round)
+            unpaired = None if md_ is None or bare_md is None else md_ - bare_md
             added[a] = amd
-            entry.update(added=diffs, added_min=amn, added_median=amd, added_max=amx)
-            out.append(f"{LABELS.get(a, a):<24} {n:>4} {fmt3(mn):>8} {fmt3(md_):>8} {fmt3(mx):>8}   "
-                       f"{fmt3(amn):>9} {fmt3(amd):>8} {fmt3(amx):>8}")
+            entry.update(added=per_round, added_pairs=pairs, added_min=amn, added_median=amd,
+                         added_max=amx, unpaired_added=unpaired)
+            line += (f" {fmt3(amn):>9} {fmt3(amd):>8} {fmt3(amx):>8} {pairs:>5} | {fmt3(unpaired):>8}")
         arms_doc[a] = entry
+        out.append(line.rstrip(" |"))
+    out.append("paired added per round (us/op; '-' = no pair): " + "; ".join(
+        f"{a} " + " ".join("-" if x is None else f"{x:+.3f}" for x in arms_doc[a]["added"])
+        for a in arms if a != "bare"))
     problems = []
     ref = next((c for c in cks["bare"] if c), None)
     for a in arms:
@@ -669,33 +830,37 @@ def cmd_perf(args):
             ok, line = verify_l2(path, args.expect_ops)
             line = line.replace("level 2 run recorded: ", "")
         verified[a] = {"ok": ok, "line": line}
-        out.append(f"{LABELS.get(a, a)} round-1 run recorded every op: {line}")
+        out.append(f"{label(a)} round-1 run recorded every op: {line}")
     ratios = {}
     p_add = added.get("profiler")
-    out.append(f"ratio (torch.profiler added) / (level 3 added), medians; target >= {args.target:g}:")
+    p_unp = (arms_doc.get("profiler") or {}).get("unpaired_added")
+    out.append(f"ratio (torch.profiler added) / (level 3 added), medians of the paired added; "
+               f"target >= {args.target:g}:")
+    unpaired_s = []
     for a in arms:
         if not a.startswith("l3"):
             continue
         c_add = added.get(a)
+        u_ratio, _ = cost_ratio(p_unp, arms_doc[a].get("unpaired_added"))
+        unpaired_s.append(f"{a} {ratio_str(u_ratio)}")
         if p_add is None or c_add is None:
             ratios[a] = {"ratio": None, "result": "INCOMPLETE", "profiler_added": p_add,
-                         "added": c_add}
-            out.append(f"  {LABELS.get(a, a)}: not computable (no complete round)")
+                         "added": c_add, "unpaired_ratio": u_ratio}
+            out.append(f"  {label(a)}: not computable (no complete round)")
             continue
-        if c_add <= 0:
-            ratio = math.inf if p_add > 0 else float("nan")
-            note = " (level 3 added nothing measurable: <= 0 within the noise)"
-        else:
-            ratio, note = p_add / c_add, ""
+        ratio, note = cost_ratio(p_add, c_add)
         met = ratio >= args.target  # nan compares False
         result = "MET" if met else "MISSED"
         if a in verified and not verified[a]["ok"]:
             result = "INVALID"
             note += " (its run did not record every op: the figure is not that of level 3)"
-        rs = "inf" if math.isinf(ratio) else ("nan" if math.isnan(ratio) else f"{ratio:.2f}")
-        ratios[a] = {"ratio": ratio, "result": result, "profiler_added": p_add, "added": c_add}
-        out.append(f"  {LABELS.get(a, a)}: {fmt3(p_add)} / {fmt3(c_add)} = {rs}  {result}{note}")
-    out.append("raw (run medians, us/op): " + "; ".join(
+        ratios[a] = {"ratio": ratio, "result": result, "profiler_added": p_add, "added": c_add,
+                     "unpaired_ratio": u_ratio}
+        out.append(f"  {label(a)}: {fmt3(p_add)} / {fmt3(c_add)} = {ratio_str(ratio)}  {result}{note}")
+    if unpaired_s:
+        out.append("  (unpaired, median(arm) - median(bare), for comparison only: " + "; ".join(unpaired_s)
+                   + ")")
+    out.append("raw (run medians, us/op, by round): " + "; ".join(
         f"{a} " + " ".join(fmt3(v) for v in vals[a]) for a in arms))
     for p in problems:
         out.append(f"problem: {p}")
@@ -707,7 +872,9 @@ def cmd_perf(args):
                  if not v["ok"]]
     print("\n".join(out))
     doc = {"kind": "perf", "title": "cost", "rounds": args.rounds, "expect_ops": args.expect_ops,
-           "target": args.target, "arms": arms_doc, "ratios": ratios, "verified": verified,
+           "target": args.target, "method": "added = arm - bare of the same round (paired), median over "
+           "rounds; ratio = median paired profiler added / median paired level-3 added",
+           "arms": arms_doc, "ratios": ratios, "verified": verified,
            "problems": problems, "findings": findings, "table": out}
     write_json(args.json, doc)
     print("SUMMARY perf " + " ".join(f"{a}={r['result']}" for a, r in ratios.items())
@@ -732,35 +899,52 @@ def cmd_summary(args):
             print(f"backends_check: {exc}", file=sys.stderr)
     lines = []
     verdicts = []
+    excess = []
     findings = []
     tolerance = None
+    modes = {}
     for d in docs:
         lines += d.get("table") or []
         lines.append("")
         findings += d.get("findings") or []
         if d.get("kind") == "workload":
             tolerance = tolerance or d.get("tolerance")
+            modes.update((d.get("tolerance") or {}).get("modes") or {})
             for b, r in (d.get("backends") or {}).items():
                 verdicts.append(f"{d.get('title')}/{b}: association={r['association']['verdict']} "
                                 f"durations={r['durations']['verdict']} clock={r['clock']['verdict']} "
                                 f"checksum={r.get('checksum')}")
+                if r["durations"].get("mode") == "upper":
+                    excess.append(f"{d.get('title')}/{b}: durations are an upper bound; excess over "
+                                  f"CUPTI's p50: {excess_text(r['durations'].get('excess'))}")
         elif d.get("kind") == "perf":
             for a, r in (d.get("ratios") or {}).items():
                 rv = r.get("ratio")
                 rs = f"{rv:.2f}" if num(rv) is not None else str(rv)
-                verdicts.append(f"cost/{a}: (torch.profiler added)/(level 3 added) = {rs} "
-                                f"(target >= {d.get('target')}): {r.get('result')}")
+                verdicts.append(f"cost/{a}: (torch.profiler added)/(level 3 added), paired medians = "
+                                f"{rs} (target >= {d.get('target')}): {r.get('result')}")
     if tolerance:
-        lines.append(f"tolerance (durations): {tolerance['rule']}")
+        sym = sorted(b for b, m in modes.items() if m == "symmetric")
+        up = sorted(b for b, m in modes.items() if m == "upper")
+        lines.append(f"tolerance (durations{': ' + ', '.join(sym) if sym else ''}): {tolerance['rule']}")
+        if up and tolerance.get("upper_rule"):
+            lines.append(f"tolerance (durations: {', '.join(up)}, an UPPER BOUND): {tolerance['upper_rule']}")
+            lines.append(f"  why: {tolerance.get('upper_semantics')}")
     lines.append("verdicts:")
     lines += [f"  {v}" for v in verdicts] or ["  (none)"]
+    if excess:
+        lines.append("upper-bound excess (p50 - CUPTI p50; reported, not judged):")
+        lines += [f"  {x}" for x in excess]
     if findings:
         lines.append(f"FINDINGS ({len(findings)}):")
         lines += [f"  - {f}" for f in findings]
     else:
         lines.append("FINDINGS: none")
     print("\n".join(lines))
+    if tolerance:
+        tolerance = dict(tolerance, modes=modes)
     doc = {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tolerance": tolerance,
+           "upper_bound_excess": excess,
            "workloads": {d.get("title"): d for d in docs if d.get("kind") == "workload"},
            "cost": next((d for d in docs if d.get("kind") == "perf"), None),
            "verdicts": verdicts, "findings": findings}
@@ -768,7 +952,7 @@ def cmd_summary(args):
         write_json(args.json, doc)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(f"# causeway level-3 backends (cupti, events): {doc['generated']}\n\n```\n"
+            f.write(f"# causeway level-3 backends ({', '.join(modes) or '-'}): {doc['generated']}\n\n```\n"
                     + "\n".join(lines) + "\n```\n")
     return 0 if docs else 2
 
@@ -785,10 +969,12 @@ def main(argv=None):
     w.add_argument("--json", required=True)
     w.add_argument("--tol-rel", type=float, default=TOL_REL)
     w.add_argument("--tol-abs-ns", type=float, default=TOL_ABS_NS)
+    w.add_argument("--upper-backends", default=",".join(UPPER_BACKENDS),
+                   help="backends whose durations are an upper bound (comma-separated; default events)")
     p = sub.add_parser("perf")
     p.add_argument("--dir", required=True)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--arms", default="bare,profiler,level2,l3cupti,l3events")
+    p.add_argument("--arms", default="bare,profiler,level2,l3cupti,l3cupti-cb,l3events")
     p.add_argument("--report", nargs=2, action="append", metavar=("ARM", "REPORT.json"))
     p.add_argument("--expect-ops", type=int, default=0)
     p.add_argument("--target", type=float, default=5.0)

@@ -2,11 +2,13 @@
 """test_backends_check.py: CPU-only tests of backends_check.py on fake JSON.
 
   workload   association (counts per name, interval total, associated, unassociated, dropped),
-             durations (ok / ok-abs / FAIL / missing against max(10 %, 2 us), vs torch.profiler),
-             clock (before_call, min latency, the events bound in its shapes), checksums;
-             a report that is missing, and one without device intervals (events not built)
-  perf       ratios per level-3 backend: MET, MISSED, INVALID (the run did not record every op)
-  summary    tables again, verdict lines, FINDINGS
+             durations: cupti and cupti-cb symmetric (ok / ok-abs / FAIL / missing against
+             max(10 %, 2 us)), events an upper bound (upper-ok / FAIL-below, the excess and its
+             median), vs torch.profiler; clock (before_call, min latency, the events bound in its
+             shapes), checksums; a report that is missing, and one without device intervals
+  perf       paired added cost (arm - bare of the same round) where the raw medians mislead;
+             ratios per level-3 backend (cupti, cupti-cb, events): MET, MISSED, INVALID
+  summary    tables again, verdict lines, the upper-bound excess, FINDINGS
 
 Run: python3 control-experiments/device/test_backends_check.py
 """
@@ -122,6 +124,54 @@ class Tolerance(Base):
         self.assertEqual(self.rows({"_Z9compute_aPKjmjmiPj": 56400})["_Z9compute_aPKjmjmiPj"], "FAIL")
 
 
+class UpperTolerance(Base):
+    """The events backend: an upper bound, never meaningfully shorter than the reference."""
+
+    def rows(self, p50s, mode="upper", name="events"):
+        view = bc.backend_view(report(scaled(REF, **p50s), backend=name))
+        return bc.check_durations(view, cupti_doc()["durations"], None, {}, 0.10, 2000, mode=mode)
+
+    def test_modes(self):
+        self.assertEqual(bc.duration_mode("events"), "upper")
+        self.assertEqual(bc.duration_mode("cupti"), "symmetric")
+        self.assertEqual(bc.duration_mode("cupti-cb"), "symmetric")
+        self.assertEqual(bc.duration_mode("events", upper=()), "symmetric")
+
+    def test_upper_verdicts(self):
+        d = self.rows({"_Z9compute_aPKjmjmiPj": 46080,  # -5.12 us = -10 % of 51.2 us: upper-ok (edge)
+                       "_Z6long_bjmiPj": 98000,         # +20.5 %: far above, still upper-ok
+                       "_Z7short_bPKjS0_jmiPj": 9100,   # -2.0 us: the floor rules: upper-ok (edge)
+                       "_Z8tiny_incPj": 9400})          # +7.5 us (+395 %): upper-ok
+        v = {r["name"]: r["verdict"] for r in d["kernels"]}
+        self.assertEqual(set(v.values()), {"upper-ok"})
+        self.assertEqual(d["verdict"], "PASS")
+        self.assertEqual(d["mode"], "upper")
+        self.assertEqual(d["counts"], {"upper-ok": 4, "FAIL-below": 0, "missing": 0, "graph-only": 0})
+        # excess: -5120, +16700, -2000, +7500 ns; sorted -5120 -2000 7500 16700: median 2750
+        self.assertAlmostEqual(d["excess"]["median_ns"], 2750)
+        self.assertEqual((d["excess"]["min_ns"], d["excess"]["max_ns"], d["excess"]["kernels"]),
+                         (-5120, 16700, 4))
+        self.assertIn("p50 >= reference p50 - max(10% of the reference p50, 2.00us)", d["rule"])
+
+    def test_fail_below(self):
+        d = self.rows({"_Z9compute_aPKjmjmiPj": 46000,   # -5.2 us > 10 % (5.12 us) below: FAIL-below
+                       "_Z7short_bPKjS0_jmiPj": 9000})   # -2.1 us below the 2 us floor: FAIL-below
+        v = {r["name"]: r["verdict"] for r in d["kernels"]}
+        self.assertEqual(v, {"_Z9compute_aPKjmjmiPj": "FAIL-below", "_Z6long_bjmiPj": "upper-ok",
+                             "_Z7short_bPKjS0_jmiPj": "FAIL-below", "_Z8tiny_incPj": "upper-ok"})
+        self.assertEqual(d["verdict"], "FAIL")
+        self.assertIn("2 kernel(s) shorter than CUPTI's p50 beyond the tolerance (an upper bound cannot be)",
+                      d["problems"][0])
+
+    def test_same_numbers_symmetric(self):
+        # the same +20 % that events passes fails the cupti backends' symmetric tolerance
+        p50s = {"_Z6long_bjmiPj": 98000}
+        self.assertEqual(self.rows(p50s)["verdict"], "PASS")
+        sym = self.rows(p50s, mode="symmetric", name="cupti")
+        self.assertEqual(sym["verdict"], "FAIL")
+        self.assertEqual(sym["counts"], {"ok": 3, "ok-abs": 0, "FAIL": 1, "missing": 0, "graph-only": 0})
+
+
 class Bound(unittest.TestCase):
     def test_shapes(self):
         self.assertEqual(bc.find_bound({"bound_ns": {"max": 1800, "p50": 640}}),
@@ -155,21 +205,34 @@ class Workload(Base):
         self.assertEqual(ev["association"]["verdict"], "PASS")
         self.assertEqual(ev["association"]["intervals"], 1405)
         self.assertEqual(ev["association"]["reference_records"], 1405)
-        self.assertEqual(ev["durations"]["counts"], {"ok": 3, "ok-abs": 1, "FAIL": 0, "missing": 0,
+        self.assertEqual(ev["durations"]["counts"], {"upper-ok": 4, "FAIL-below": 0, "missing": 0,
                                                    "graph-only": 0})
+        self.assertEqual(ev["duration_mode"], "upper")
+        self.assertEqual(doc["backends"]["cupti"]["duration_mode"], "symmetric")
+        self.assertEqual(doc["tolerance"]["modes"], {"cupti": "symmetric", "events": "upper"})
+        self.assertIn("UPPER BOUND", doc["tolerance"]["upper_semantics"])
         self.assertEqual(ev["clock"]["bound_ns"], {"max": 1800, "p50": 640})
         self.assertEqual(ev["checksum"], "same")
-        self.assertRegex(out, r"(?m)^events +events +1405/1405 +1405 +0 +0 +0 +4/4 +3/1/0/0/0 +0/1405 +- +"
+        self.assertRegex(out, r"(?m)^events +events +1405/1405 +1405 +0 +0 +0 +4/4 +4/-/0/0/0 +0/1405 +- +"
                               r"4.00us +1.80us/640ns +same  assoc=PASS dur=PASS clock=PASS$")
         self.assertRegex(out, r"(?m)^cupti .* -  +same  assoc=PASS")  # no bound: "-"
         self.assertIn("[cupti] clock bound: not in the report", out)
         self.assertIn('[events] clock: {"before_call": 0, "bound_ns": {"max": 1800, "p50": 640}', out)
-        self.assertRegex(out, r"_Z8tiny_incPj +400 +1.90us \| +1.90us +\+0.0% +ok \| +3.50us +\+84.2% +ok-abs")
-        self.assertIn("note: 1 kernel(s) pass only through the 2.00us floor", out)
+        self.assertRegex(out, r"(?m)^_Z8tiny_incPj +400 +1.90us \| +1.90us +\+0.0% +ok \| +3.50us +\+1.60us "
+                              r"+\+84.2% +upper-ok$")
+        self.assertRegex(out, r"(?m)^_Z6long_bjmiPj +200 +81.30us \| +81.00us +-0.4% +ok \| +81.30us +\+0ns "
+                              r"+\+0.0% +upper-ok$")
+        self.assertIn("[events] durations are an upper bound: excess over CUPTI's p50: median +0ns and +0.0% "
+                      "over 4 kernel(s) (min +0ns, max +1.60us)", out)
+        self.assertNotIn("pass only through the 2.00us floor", out)  # ok-abs is a symmetric verdict
+        self.assertIn("durations of cupti: tolerance |p50 - reference p50| <= max(10% of the reference p50, "
+                      "2.00us)", out)
+        self.assertIn("durations of events: an UPPER BOUND: p50 >= reference p50 - max(10% of the reference "
+                      "p50, 2.00us)", out)
 
     def test_failures_are_reported(self):
         ck = "checksum: fnv=0123"
-        ev = scaled(REF, _Z7short_bPKjS0_jmiPj=14000)  # +26 %, +2.9 us: FAIL
+        ev = scaled(REF, _Z7short_bPKjS0_jmiPj=8800)  # -20.7 %, -2.3 us: FAIL-below
         ev["_Z8tiny_incPj"] = (300, 1900)               # 100 of 400 lost
         rc, out, doc = self.workload(
             {"cupti": report(REF, unassoc=5),
@@ -185,16 +248,20 @@ class Workload(Base):
         self.assertEqual(e["association"]["mismatches"],
                          [{"name": "_Z8tiny_incPj", "reference": 400, "backend": 300}])
         self.assertEqual(e["durations"]["verdict"], "FAIL")
-        self.assertEqual(e["durations"]["counts"]["FAIL"], 1)
+        self.assertEqual(e["durations"]["counts"]["FAIL-below"], 1)
         self.assertEqual(e["clock"]["verdict"], "FAIL")
         self.assertEqual(e["checksum"], "DIFF")
         self.assertEqual(doc["findings"], ["ms/cupti: association FAIL", "ms/events: association FAIL",
                                            "ms/events: durations FAIL", "ms/events: clock FAIL",
                                            "ms/events: checksum or exit code differs from bare"])
-        self.assertRegex(out, r"_Z7short_bPKjS0_jmiPj +200 +11.10us \| .* \| +14.00us +\+26.1% +FAIL")
+        self.assertRegex(out, r"_Z7short_bPKjS0_jmiPj +200 +11.10us \| .* \| +8.80us +-2.30us +-20.7% "
+                              r"+FAIL-below")
+        self.assertIn("[events] problem (durations): 1 kernel(s) shorter than CUPTI's p50 beyond the "
+                      "tolerance (an upper bound cannot be): _Z7short_bPKjS0_jmiPj", out)
         self.assertIn("[events] problem (clock): 2 device interval(s) start before their issuing call", out)
         self.assertIn("[events]   count mismatch: _Z8tiny_incPj: cupti=400 events=300", out)
-        self.assertRegex(out, r"(?m)^events .* +2/1305 +- +-300ns +null +DIFF  assoc=FAIL dur=FAIL clock=FAIL$")
+        self.assertRegex(out, r"(?m)^events .* 3/-/1/0/0 +2/1305 +- +-300ns +null +DIFF  assoc=FAIL dur=FAIL "
+                              r"clock=FAIL$")
 
     def test_exit_code_differs(self):
         ck = "checksum: fnv=0123"
@@ -311,8 +378,8 @@ class EventsShape(Base):
         self.assertEqual(e["association"]["verdict"], "GRAPH-WHOLE")
         self.assertEqual(e["durations"]["verdict"], "PASS")
         self.assertEqual(e["durations"]["counts"]["graph-only"], 1)
-        self.assertRegex(out, r"_Z8tiny_incPj +400 +1.90us \| +- +- +graph-only")
-        self.assertRegex(out, r"(?m)^events +events +1045/1405 .* 3/0/0/0/1 ")
+        self.assertRegex(out, r"_Z8tiny_incPj +400 +1.90us \| +- +- +- +graph-only")
+        self.assertRegex(out, r"(?m)^events +events +1045/1405 .* 3/-/0/0/1 ")
 
     def test_graph_plus_a_real_loss_fails(self):
         for r in (self.graph_report(lose=3), self.graph_report(graph_rows=9)):
@@ -323,6 +390,8 @@ class EventsShape(Base):
 
 
 class Perf(Base):
+    ARMS = "bare,profiler,level2,l3cupti,l3cupti-cb,l3events"
+
     def runs(self, rounds, costs, ck="checksum: a0=103000.0 ops=103000 exact"):
         for r in range(1, rounds + 1):
             for arm, v in costs.items():
@@ -330,31 +399,88 @@ class Perf(Base):
                            f"rep 0: {v} us/op\ntiny_loop: mode=x n=20000 reps=5 min={v} median={v + 0.01 * r} "
                            f"max={v} us/op\n{ck}\n")
 
-    def perf(self, extra=()):
+    def by_round(self, values, ck="checksum: a0=103000.0 ops=103000 exact"):
+        """values: {arm: [run median of round 1, round 2, ...]} (None: no output)."""
+        for arm, vs in values.items():
+            for r, v in enumerate(vs, 1):
+                if v is not None:
+                    self.write(f"perf-{arm}-{r}.out",
+                               f"tiny_loop: mode=x n=20000 reps=5 min={v} median={v} max={v} us/op\n{ck}\n")
+
+    def perf(self, extra=(), rounds=3):
         p = os.path.join(self.d, "perf.json")
-        rc, out = self.run_main(["perf", "--dir", self.d, "--rounds", "3", "--expect-ops", "1000",
+        rc, out = self.run_main(["perf", "--dir", self.d, "--rounds", str(rounds), "--expect-ops", "1000",
                                  "--json", p] + list(extra))
         with open(p) as f:
             return rc, out, json.load(f)
 
     def test_ratios(self):
-        self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 7.0, "l3events": 9.0})
+        self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 7.0, "l3cupti-cb": 6.5,
+                      "l3events": 9.0})
         good = report({"add": (1001, 1200)}, copies=(0, 0))
-        rc, out, doc = self.perf(["--report", "l3cupti", self.write("c.json", good),
+        rc, out, doc = self.perf(["--arms", self.ARMS, "--report", "l3cupti", self.write("c.json", good),
+                                  "--report", "l3cupti-cb", self.write("cb.json", good),
                                   "--report", "l3events", self.write("e.json", good)])
         self.assertEqual(rc, 1)
         self.assertEqual(doc["ratios"]["l3cupti"]["result"], "MET")
         self.assertAlmostEqual(doc["ratios"]["l3cupti"]["ratio"], 9.0)
+        self.assertEqual(doc["ratios"]["l3cupti-cb"]["result"], "MET")
+        self.assertAlmostEqual(doc["ratios"]["l3cupti-cb"]["ratio"], 18.0)
         self.assertEqual(doc["ratios"]["l3events"]["result"], "MISSED")
         self.assertAlmostEqual(doc["ratios"]["l3events"]["ratio"], 3.0)
         self.assertIn("causeway level 3 events: 9.000 / 3.000 = 3.00  MISSED", out)
-        self.assertRegex(out, r"(?m)^causeway level 2 +3 +6.310 +6.320 +6.330 +0.300 +0.300 +0.300$")
+        self.assertIn("causeway level 3 cupti-cb: 9.000 / 0.500 = 18.00  MET", out)
+        self.assertIn("causeway level 3 cupti-cb round-1 run recorded every op: device intervals=1001", out)
+        self.assertRegex(out, r"(?m)^causeway level 2 +3 +6.310 +6.320 +6.330 \| +0.300 +0.300 +0.300 +3 \| "
+                              r"+0.300$")
+        self.assertRegex(out, r"(?m)^bare +3 +6.010 +6.020 +6.030$")
         self.assertEqual(doc["findings"], ["cost/l3events: ratio MISSED (3.00)"])
+
+    def test_paired_not_raw(self):
+        # The machine drifts between rounds (bare 6.8 .. 10.4 us/op, as on the H200). Every round the
+        # profiler adds 6 us/op over that round's bare; level 3 about 1 us/op, except round 4, where
+        # it ran in a slow moment (+4). The raw medians reorder the rounds: median(l3) - median(bare)
+        # = 10.6 - 7.2 = 3.4 us/op, ratio 6 / 3.4 = 1.76 (MISSED); paired: median(+0.8, +1.0, +1.0,
+        # +4.0, +1.2) = 1.0 us/op, ratio 6.0 (MET), which is what the arm costs.
+        bare = [10.4, 6.8, 9.6, 7.0, 7.2]
+        l3 = [b + a for b, a in zip(bare, [0.8, 1.0, 1.0, 4.0, 1.2])]
+        self.by_round({"bare": bare, "profiler": [b + 6.0 for b in bare], "l3cupti": l3})
+        rc, out, doc = self.perf(["--arms", "bare,profiler,l3cupti"], rounds=5)
+        arm = doc["arms"]["l3cupti"]
+        self.assertEqual([round(x, 3) for x in arm["added"]], [0.8, 1.0, 1.0, 4.0, 1.2])
+        self.assertAlmostEqual(arm["added_median"], 1.0)
+        self.assertAlmostEqual(arm["added_min"], 0.8)
+        self.assertAlmostEqual(arm["added_max"], 4.0)
+        self.assertAlmostEqual(arm["unpaired_added"], 3.4)  # raw medians: misleading
+        self.assertAlmostEqual(arm["median"], 10.6)
+        self.assertAlmostEqual(doc["arms"]["profiler"]["added_median"], 6.0)
+        r = doc["ratios"]["l3cupti"]
+        self.assertAlmostEqual(r["ratio"], 6.0)
+        self.assertEqual(r["result"], "MET")
+        self.assertAlmostEqual(r["unpaired_ratio"], 6.0 / 3.4)
+        self.assertEqual(rc, 0)
+        self.assertIn("causeway level 3 cupti: 6.000 / 1.000 = 6.00  MET", out)
+        self.assertIn("(unpaired, median(arm) - median(bare), for comparison only: l3cupti 1.76)", out)
+        self.assertIn("l3cupti +0.800 +1.000 +1.000 +4.000 +1.200", out)
+        self.assertRegex(out, r"(?m)^causeway level 3 cupti +5 +7.800 +10.600 +11.200 \| +0.800 +1.000 "
+                              r"+4.000 +5 \| +3.400$")
+
+    def test_paired_skips_unpaired_rounds(self):
+        # bare failed in round 2: that round's arms have no pair and are left out of the added cost
+        self.by_round({"bare": [6.0, None, 10.0], "profiler": [11.0, 30.0, 15.0],
+                       "l3cupti": [7.0, 20.0, 11.0]})
+        rc, out, doc = self.perf(["--arms", "bare,profiler,l3cupti"])
+        self.assertEqual(doc["arms"]["l3cupti"]["added"], [1.0, None, 1.0])
+        self.assertEqual(doc["arms"]["l3cupti"]["added_pairs"], 2)
+        self.assertAlmostEqual(doc["ratios"]["l3cupti"]["ratio"], 5.0)
+        self.assertIn("bare round 2: no result", doc["problems"])
+        self.assertIn("l3cupti +1.000 - +1.000", out)
 
     def test_invalid_when_not_recorded(self):
         self.runs(3, {"bare": 6.0, "profiler": 15.0, "level2": 6.3, "l3cupti": 7.0, "l3events": 6.2})
         empty = report({}, copies=(0, 0), backend="none")
-        rc, out, doc = self.perf(["--report", "l3events", self.write("e.json", empty)])
+        rc, out, doc = self.perf(["--arms", "bare,profiler,level2,l3cupti,l3events",
+                                  "--report", "l3events", self.write("e.json", empty)])
         self.assertEqual(doc["ratios"]["l3events"]["result"], "INVALID")
         self.assertIn("cost/l3events: round-1 run did not record every op", doc["findings"])
         self.assertIn("device intervals=0 (want >= 1000)", out)
@@ -374,24 +500,39 @@ class Perf(Base):
 class Summary(Base):
     def test_summary(self):
         ck = "checksum: x"
-        self.workload({"cupti": report(REF), "events": report(scaled(REF, _Z6long_bjmiPj=99000))},
-                      runs={"bare": (0, ck), "cupti": (0, ck), "events": (0, ck)})
+        slow = scaled(REF, _Z6long_bjmiPj=99000)  # +21.8 %
+        self.workload({"cupti": report(REF), "cupti-cb": report(slow),
+                       "events": report(slow, backend="events")},
+                      runs={"bare": (0, ck), "cupti": (0, ck), "cupti-cb": (0, ck), "events": (0, ck)})
         out_json = os.path.join(self.d, "s.json")
         md = os.path.join(self.d, "s.md")
         rc, out = self.run_main(["summary", "--in", os.path.join(self.d, "w.json"),
                                  os.path.join(self.d, "absent.json"), "--json", out_json,
                                  "--markdown", md])
         self.assertEqual(rc, 0)
-        self.assertIn("ms/events: association=PASS durations=FAIL clock=PASS checksum=same", out)
-        self.assertIn("FINDINGS (1):\n  - ms/events: durations FAIL", out)
-        self.assertIn("tolerance (durations): |p50 - reference p50| <= max(10% of the reference p50, "
-                      "2.00us)", out)
+        # the same +21.8 %: cupti-cb (symmetric, like cupti) fails, events (an upper bound) passes
+        self.assertIn("ms/cupti-cb: association=PASS durations=FAIL clock=PASS checksum=same", out)
+        self.assertIn("ms/events: association=PASS durations=PASS clock=PASS checksum=same", out)
+        self.assertIn("FINDINGS (1):\n  - ms/cupti-cb: durations FAIL", out)
+        self.assertIn("tolerance (durations: cupti, cupti-cb): |p50 - reference p50| <= max(10% of the "
+                      "reference p50, 2.00us)", out)
+        self.assertIn("tolerance (durations: events, an UPPER BOUND): p50 >= reference p50 - max(10% of the "
+                      "reference p50, 2.00us)", out)
+        self.assertIn("upper-bound excess (p50 - CUPTI p50; reported, not judged):\n  ms/events: durations "
+                      "are an upper bound; excess over CUPTI's p50: median +0ns and +0.0% over 4 kernel(s) "
+                      "(min +0ns, max +17.70us)", out)
+        self.assertRegex(out, r"(?m)^cupti-cb cupti .* 3/0/1/0/0 .* assoc=PASS dur=FAIL clock=PASS$")
         with open(out_json) as f:
             s = json.load(f)
-        self.assertEqual(s["findings"], ["ms/events: durations FAIL"])
-        self.assertIn("ms", s["workloads"])
+        self.assertEqual(s["findings"], ["ms/cupti-cb: durations FAIL"])
+        self.assertEqual(s["tolerance"]["modes"], {"cupti": "symmetric", "cupti-cb": "symmetric",
+                                                   "events": "upper"})
+        self.assertIn("UPPER BOUND", s["tolerance"]["upper_semantics"])
+        self.assertEqual(s["workloads"]["ms"]["backends"]["events"]["durations"]["excess"]["max_ns"], 17700)
         with open(md) as f:
-            self.assertIn("== ms: level-3 backends vs the CUPTI reference", f.read())
+            text = f.read()
+            self.assertIn("== ms: level-3 backends vs the CUPTI reference", text)
+            self.assertIn("# causeway level-3 backends (cupti, cupti-cb, events)", text)
 
 
 if __name__ == "__main__":

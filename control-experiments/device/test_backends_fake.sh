@@ -7,20 +7,27 @@
 # exit status and artifacts) on a machine without a GPU. Fakes: nvcc (writes a stand-in program for
 # multistream.cu), nvidia-smi, python3 for torch_spine.py and tiny_loop.py, and the causeway CLI
 # (`record --level 3 --backend cupti|events`, `report --json` in the scanner's shape; the events
-# backend's clock section carries bound_ns {max, p50}).
+# backend's clock section carries bound_ns {max, p50}). The backends are cupti, cupti-cb (the cupti
+# backend with CAUSEWAY_CUPTI_CORRELATION=callback: the fake causeway and the fake programs log the
+# variable as they see it, and the tiny loop costs FAKE_L3CB_US under it) and events.
 #
 # The events backend is faked as the scanner reports it (2026-11-29): no start check (checked 0), an
 # end check (end_checked, end_before_call_end), a flat bound (bound_ns_max, bound_ns_p50), and each
 # graph launch timed whole as one "[graph launch]" interval.
-# Scenario A (planted findings): under the events backend multistream's short_b runs 2.3 us long
-#   (+20.7 %: outside max(10 %, 2 us): durations FAIL) and prints another checksum; torch under events
-#   loses 2 vadd_kernel intervals besides its graph kernels (association FAIL) and has 3 intervals
-#   ending before their call ended (clock FAIL); events costs +3 us/op (ratio 3: MISSED), cupti +1
-#   (ratio 9: MET). Exit 0: findings are not script errors.
+# The events backend's durations are an upper bound (upper-ok unless shorter than CUPTI's p50 beyond
+# max(10 %, 2 us)); cupti and cupti-cb are judged symmetrically.
+# Scenario A (planted findings; the caller's environment has CAUSEWAY_CUPTI_CORRELATION=bogus, which
+#   backends.sh must remove): under the events backend multistream's short_b is 2.3 us SHORTER than
+#   CUPTI's (-20.7 %: FAIL-below: durations FAIL) and prints another checksum; its other kernels run
+#   longer (upper-ok); torch under events loses 2 vadd_kernel intervals besides its graph kernels
+#   (association FAIL) and has 3 intervals ending before their call ended (clock FAIL); events costs
+#   +3 us/op (ratio 3: MISSED), cupti +1 (ratio 9: MET), cupti-cb +0.5 (ratio 18: MET); 7 rounds.
+#   Exit 0: findings are not script errors.
 # Scenario B (nothing planted, 2 rounds): one finding, torch/events association GRAPH-WHOLE; exit 0.
 # Scenario C (nvcc fails on multistream.cu): a script error, exit 1; torch is still checked.
 # Scenario D (the events backend not in the build: the shim records at level 2 and says so): events
 #   has no intervals (association FAIL, its cost ratio INVALID); exit 0.
+# Scenario E (BACKENDS="cupti events", 1 round): no cupti-cb run, the variable never set.
 # cupti_count.so is really built (gcc) when the CUPTI and CUDA headers are found (CUPTI_INC,
 # CUDA_INC, CUPTI_LIBDIR; as test_level3_fake.sh); otherwise a fake gcc stands in.
 #
@@ -73,12 +80,16 @@ import json, os, sys
 kind, args = sys.argv[1], sys.argv[2:]
 PLANT = os.environ.get("FAKE_PLANT", "0") == "1"
 BACKEND = os.environ.get("FAKE_CAUSEWAY_BACKEND", "")
+CORR = os.environ.get("CAUSEWAY_CUPTI_CORRELATION")
+with open(os.environ["FAKE_ENV_LOG"], "a") as f:  # what every program saw
+    f.write(f"prog {kind} level={os.environ.get('FAKE_CAUSEWAY_LEVEL', '-')} backend={BACKEND or '-'} "
+            f"corr={CORR or '-'}\n")
 iters = int(args[args.index("--iters") + 1]) if "--iters" in args else 200
 # name: (count, p50 ns as CUPTI sees it, as the cupti backend sees it, as the events backend sees it)
 MULTI = {"_Z9compute_aPKjmjmiPj": (iters, 51200, 51300, 51900),
          "_Z6long_bjmiPj": (iters, 81300, 81250, 82000),
-         "_Z7short_bPKjS0_jmiPj": (iters, 11100, 11150, 13400 if PLANT else 11600),
-         "_Z8tiny_incPj": (2 * iters, 1900, 1950, 3400),       # events: +1.5 us: ok-abs
+         "_Z7short_bPKjS0_jmiPj": (iters, 11100, 11150, 8800 if PLANT else 11600),  # 8.8: FAIL-below
+         "_Z8tiny_incPj": (2 * iters, 1900, 1950, 3400),       # events: +1.5 us (+79 %): upper-ok
          "_Z8tiny_mixPKhjPj": (iters, 2100, 2080, 2500)}
 TORCH = {"$FILL": (3, 1800, 1850, 2600), "nvjet_hsh_128x64_64x4_1x2_h_bz_coopB_NNN": (30, 21000, 21500, 21900),
          "vadd_kernel": (22, 6000, 6040, 6300), "graph_relu": (10, 3000, 3010, 3100)}
@@ -134,7 +145,9 @@ if kind == "torch":
     sys.exit(0)
 if kind == "tiny":
     if level == "3":
-        base = 6.0 + float(os.environ.get("FAKE_L3E_US" if BACKEND == "events" else "FAKE_L3C_US", "1.0"))
+        knob = ("FAKE_L3E_US" if BACKEND == "events" else
+                "FAKE_L3CB_US" if CORR == "callback" else "FAKE_L3C_US")
+        base = 6.0 + float(os.environ.get(knob, "0.5" if knob == "FAKE_L3CB_US" else "1.0"))
     else:
         base = {"": 6.0, "2": 6.3}[level]
     if "--profile" in args:
@@ -199,6 +212,9 @@ if a[0] == "record":
         sys.exit("fake causeway: --backend goes with level 3 only")
     missing = backend == "events" and os.environ.get("FAKE_EVENTS_MISSING") == "1"
     out = opts[opts.index("--out") + 1]
+    with open(os.environ["FAKE_ENV_LOG"], "a") as f:  # the record runs: where and with which switch
+        f.write(f"record {os.path.basename(out)} level={level} backend={backend or '-'} "
+                f"corr={os.environ.get('CAUSEWAY_CUPTI_CORRELATION') or '-'}\n")
     cap = os.path.join(out, "capture-0001")
     os.makedirs(cap)
     with open(os.path.join(cap, "meta.json"), "w") as f:
@@ -265,7 +281,7 @@ run_backends() { # run_backends NAME [ENV=VALUE...]: runs backends.sh, output in
   mkdir -p "$T/out-$name"
   local rc=0
   (cd "$T/repo" && env PATH="$T/bin:$PATH" OUT="$T/out-$name" PYTHON="$T/bin/fakepy" TMPDIR="$T" \
-    CUDA_HOME="$T/cuda" BACKENDS_BUDGET_S=300 "$@" \
+    CUDA_HOME="$T/cuda" BACKENDS_BUDGET_S=300 FAKE_ENV_LOG="$T/$name.env" "$@" \
     bash control-experiments/device/backends.sh > "$T/$name.stdout" 2> "$T/$name.stderr") || rc=$?
   echo "$rc" > "$T/$name.rc"
 }
@@ -280,35 +296,50 @@ jq_py() { # jq_py NAME EXPR: evaluates EXPR (python, `s` = backends-summary.json
 findings() { sed -n '/^FINDINGS (/,/^[^ ]/p' "$T/$1.stdout" | grep '^  - ' | sed 's/^  - //' || true; }
 
 # ---- scenario A: planted findings ------------------------------------------
-run_backends a FAKE_PLANT=1 FAKE_L3C_US=1.0 FAKE_L3E_US=3.0
+run_backends a FAKE_PLANT=1 FAKE_L3C_US=1.0 FAKE_L3E_US=3.0 FAKE_L3CB_US=0.5 CAUSEWAY_CUPTI_CORRELATION=bogus
 S=$T/a.stdout
 check "A: exits 0 (findings are not script errors)" test "$(cat "$T/a.rc")" = 0
 if ((REAL_CUPTI)); then check "A: cupti_count.so was really built" grep -q '^\[ok     \] build-cupti-count' "$S"; fi
 check "A: multistream built with -lineinfo" grep -q 'build-multistream (timeout .*-lineinfo' "$T/out-a/backends.log"
 check "A: multistream cupti row passes" grep -Eq '^cupti +cupti +1605/1605 +1605 +0 +0 +0 +5/5 +5/0/0/0/0 +0/1605 +- +4.32us +null +same  assoc=PASS dur=PASS clock=PASS$' "$S"
-check "A: multistream events row: durations FAIL, bound, checksum DIFF" grep -Eq '^events +events +1605/1605 +1605 +0 +0 +0 +5/5 +2/2/1/0/0 +- +0/1605 +- +1.80us/640ns +DIFF  assoc=PASS dur=FAIL clock=PASS$' "$S"
-check "A: short_b outside the tolerance under events" grep -Eq '^_Z7short_bPKjS0_jmiPj +200 +11.10us \| +11.15us +\+0.5% +ok \| +13.40us +\+20.7% +FAIL$' "$S"
-check "A: tiny_inc passes only through the 2 us floor" grep -Eq '^_Z8tiny_incPj +400 +1.90us \| +1.95us +\+2.6% +ok \| +3.40us +\+78.9% +ok-abs$' "$S"
+check "A: multistream cupti-cb row passes like cupti" grep -Eq '^cupti-cb cupti +1605/1605 +1605 +0 +0 +0 +5/5 +5/0/0/0/0 +0/1605 +- +4.32us +null +same  assoc=PASS dur=PASS clock=PASS$' "$S"
+check "A: multistream events row: durations FAIL (below), bound, checksum DIFF" grep -Eq '^events +events +1605/1605 +1605 +0 +0 +0 +5/5 +4/-/1/0/0 +- +0/1605 +- +1.80us/640ns +DIFF  assoc=PASS dur=FAIL clock=PASS$' "$S"
+check "A: the table header states both rules" bash -c "grep -q '^durations of cupti, cupti-cb: tolerance |p50 - reference p50| <= max(10% of the reference p50, 2.00us)' '$S' && grep -q '^durations of events: an UPPER BOUND: p50 >= reference p50 - max(10% of the reference p50, 2.00us)' '$S'"
+check "A: short_b shorter than CUPTI's under events: FAIL-below" grep -Eq '^_Z7short_bPKjS0_jmiPj +200 +11.10us \| +11.15us +\+0.5% +ok \| +11.15us +\+0.5% +ok \| +8.80us +-2.30us +-20.7% +FAIL-below$' "$S"
+check "A: tiny_inc longer under events: upper-ok with its excess" grep -Eq '^_Z8tiny_incPj +400 +1.90us \| +1.95us +\+2.6% +ok \| +1.95us +\+2.6% +ok \| +3.40us +\+1.50us +\+78.9% +upper-ok$' "$S"
+check "A: multistream events excess median" grep -q "^\[events\] durations are an upper bound: excess over CUPTI's p50: median +700ns and +1.4% over 5 kernel(s) (min -2.30us, max +1.50us)$" "$S"
 check "A: the events clock section printed whole" grep -q '^\[events\] clock: {"anchors": 2, "before_call": 0, "bound_ns_max": 1800, "bound_ns_p50": 640, "checked": 0, "conversion": "event-anchors", "converted": 1605, "end_before_call_end": 0, "end_checked": 1605' "$S"
-check "A: torch events association and clock fail" grep -Eq '^events +events +110/112 +110 +0 +0 +0 +2/5 +2/1/0/0/1 +- +3/110 +- +1.80us/640ns +same  assoc=FAIL dur=PASS clock=FAIL$' "$S"
+check "A: torch events association and clock fail" grep -Eq '^events +events +110/112 +110 +0 +0 +0 +2/5 +3/-/0/0/1 +- +3/110 +- +1.80us/640ns +same  assoc=FAIL dur=PASS clock=FAIL$' "$S"
 check "A: torch events: graph launches not compared" grep -q '^\[events\] not a kernel row (not compared): \[graph launch\] n=10 p50=14.00us' "$S"
 check "A: torch events: the end check failed" grep -q '^\[events\] problem (clock): 3 device interval(s) end before their issuing call ended (want 0)' "$S"
-check "A: torch durations vs the profiler too" grep -Eq "^_ZN2at6native29vectorized_el~.* +3 +1.80us +1.85us \| +1.85us +\+2.8% +ok +ok \| +2.60us +\+44.4% +ok-abs +ok-abs$" "$S"
+check "A: torch durations vs the profiler too" grep -Eq "^_ZN2at6native29vectorized_el~.* +3 +1.80us +1.85us \| +1.85us +\+2.8% +ok +ok \| +1.85us +\+2.8% +ok +ok \| +2.60us +\+800ns +\+44.4% +upper-ok +upper-ok$" "$S"
 check "A: torch kernel mismatches named" bash -c "grep -q '^\[events\]   count mismatch: graph_relu: cupti=10 events=-' '$S' && grep -q '^\[events\]   count mismatch: vadd_kernel: cupti=22 events=20' '$S'"
 check "A: cost: events ratio 3 MISSED" grep -q '^  causeway level 3 events: 9.000 / 3.000 = 3.00  MISSED$' "$S"
 check "A: cost: cupti ratio 9 MET" grep -q '^  causeway level 3 cupti: 9.000 / 1.000 = 9.00  MET$' "$S"
-check "A: cost: 5 arms x 5 runs" test "$(jq_py a "sorted((a, len([v for v in r['values'] if v])) for a, r in s['cost']['arms'].items())")" = \
-  "[('bare', 5), ('l3cupti', 5), ('l3events', 5), ('level2', 5), ('profiler', 5)]"
+check "A: cost: cupti-cb ratio 18 MET" grep -q '^  causeway level 3 cupti-cb: 9.000 / 0.500 = 18.00  MET$' "$S"
+check "A: cost: paired added table" grep -Eq '^causeway level 3 cupti-cb +7 +6.520 +6.520 +6.520 \| +0.500 +0.500 +0.500 +7 \| +0.500$' "$S"
+check "A: cost: 6 arms x 7 runs (the default rounds)" test "$(jq_py a "sorted((a, len([v for v in r['values'] if v])) for a, r in s['cost']['arms'].items())")" = \
+  "[('bare', 7), ('l3cupti', 7), ('l3cupti-cb', 7), ('l3events', 7), ('level2', 7), ('profiler', 7)]"
+check "A: cost: paired per-round added in the JSON" test "$(jq_py a "s['cost']['arms']['profiler']['added'], s['cost']['arms']['profiler']['added_median']")" = \
+  "[9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0] 9.0"
+check "A: the caller's CAUSEWAY_CUPTI_CORRELATION removed (and said)" grep -q '^note: CAUSEWAY_CUPTI_CORRELATION=bogus was set by the caller; removed' "$S"
+check "A: callback correlation in exactly the cupti-cb record runs (2 workloads + 7 rounds)" test \
+  "$(grep -c '^record .*cupti-cb.* level=3 backend=cupti corr=callback$' "$T/a.env") $(grep -c 'corr=callback' "$T/a.env") $(grep -c '^record .*cupti-cb' "$T/a.env")" = "9 18 9"
+check "A: no other run sees the variable" test "$(grep -v 'corr=callback$' "$T/a.env" | grep -vc 'corr=-$')" = 0
+check "A: every program under cupti-cb ran with callback" test "$(grep -c '^prog .* backend=cupti corr=callback$' "$T/a.env")" = 9
+check "A: summary JSON: modes" test "$(jq_py a "sorted(s['tolerance']['modes'].items())")" = \
+  "[('cupti', 'symmetric'), ('cupti-cb', 'symmetric'), ('events', 'upper')]"
 check "A: cost runs verified" grep -q '^causeway level 3 events round-1 run recorded every op: device intervals=103001 (want >= 103000) unassociated=0 dropped=0: yes' "$S"
 check "A: the findings, exactly" test "$(findings a | tr '\n' '|')" = \
   "multistream/events: durations FAIL|multistream/events: checksum or exit code differs from bare|torch/events: association FAIL|torch/events: clock FAIL|cost/l3events: ratio MISSED (3.00)|"
 check "A: no script errors" grep -q '^script: every step ran (no script errors)$' "$S"
-check "A: summary JSON: verdicts" test "$(jq_py a "s['workloads']['multistream']['backends']['events']['durations']['verdict'], s['workloads']['torch']['backends']['cupti']['association']['verdict'], s['cost']['ratios']['l3cupti']['result']")" = "FAIL PASS MET"
+check "A: summary JSON: verdicts" test "$(jq_py a "s['workloads']['multistream']['backends']['events']['durations']['verdict'], s['workloads']['torch']['backends']['cupti']['association']['verdict'], s['workloads']['torch']['backends']['cupti-cb']['durations']['verdict'], s['cost']['ratios']['l3cupti']['result'], s['cost']['ratios']['l3cupti-cb']['result']")" = "FAIL PASS PASS MET MET"
+check "A: summary states the upper-bound excess" grep -q "^  torch/events: durations are an upper bound; excess over CUPTI's p50: median +800ns and +5.0% over 3 kernel(s)" "$S"
 check "A: summary JSON: events bound and tolerance" test "$(jq_py a "s['workloads']['multistream']['backends']['events']['clock']['bound_ns']['max'], s['tolerance']['abs_ns']")" = "1800 2000.0"
 check "A: arm order rotates" bash -c "grep -oE '\] perf-[a-z0-9]+-2 ' '$S' | head -n 1 | grep -q perf-profiler-2"
 check "A: OUT holds the 4 files" test "$(find "$T/out-a" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = \
   "backends-artifacts.tar.gz backends-summary.json backends-summary.md backends.log "
-check "A: artifacts hold the reports and references" bash -c "tar -tzf '$T/out-a/backends-artifacts.tar.gz' > '$T/a.tar'; grep -q 'multistream.cw-events.json' '$T/a.tar' && grep -q 'torch.cupti-ref.json' '$T/a.tar' && grep -q 'torch.profiler-durations.json' '$T/a.tar' && grep -q 'multistream.cw-cupti.capture.tar.gz' '$T/a.tar' && grep -q 'perf-l3events.causeway.json' '$T/a.tar' && grep -q 'torch.cw-events.report.txt' '$T/a.tar'"
+check "A: artifacts hold the reports and references" bash -c "tar -tzf '$T/out-a/backends-artifacts.tar.gz' > '$T/a.tar'; grep -q 'multistream.cw-events.json' '$T/a.tar' && grep -q 'torch.cw-cupti-cb.json' '$T/a.tar' && grep -q 'perf-l3cupti-cb.causeway.json' '$T/a.tar' && grep -q 'torch.cupti-ref.json' '$T/a.tar' && grep -q 'torch.profiler-durations.json' '$T/a.tar' && grep -q 'multistream.cw-cupti.capture.tar.gz' '$T/a.tar' && grep -q 'perf-l3events.causeway.json' '$T/a.tar' && grep -q 'torch.cw-events.report.txt' '$T/a.tar'"
 check "A: summary.md has the tables and the tail" bash -c "grep -q '== torch: level-3 backends vs the CUPTI reference' '$T/out-a/backends-summary.md' && grep -q '^script: every step ran' '$T/out-a/backends-summary.md'"
 check "A: captures removed" bash -c "! ls -d '$T'/causeway-backends.*/cap-* 2> /dev/null | grep -q ."
 check "A: nothing on stderr" test ! -s "$T/a.stderr"
@@ -317,9 +348,10 @@ check "A: nothing on stderr" test ! -s "$T/a.stderr"
 run_backends b FAKE_PLANT=0 FAKE_L3C_US=1.0 FAKE_L3E_US=1.5 PERF_ROUNDS=2
 check "B: exits 0" test "$(cat "$T/b.rc")" = 0
 check "B: the only finding: graph launches timed whole" test "$(findings b | tr '\n' '|')" = "torch/events: association GRAPH-WHOLE|"
-check "B: torch events row" grep -Eq '^events +events +112/112 +112 +0 +0 +0 +3/5 +2/1/0/0/1 +- +0/112 +- +1.80us/640ns +same  assoc=GRAPH-WHOLE dur=PASS clock=PASS$' "$T/b.stdout"
+check "B: torch events row" grep -Eq '^events +events +112/112 +112 +0 +0 +0 +3/5 +3/-/0/0/1 +- +0/112 +- +1.80us/640ns +same  assoc=GRAPH-WHOLE dur=PASS clock=PASS$' "$T/b.stdout"
 check "B: 2 cost rounds" grep -Eq '^bare +2 ' "$T/b.stdout"
 check "B: events ratio 6 MET" grep -q '^  causeway level 3 events: 9.000 / 1.500 = 6.00  MET$' "$T/b.stdout"
+check "B: cupti-cb ratio 18 MET" grep -q '^  causeway level 3 cupti-cb: 9.000 / 0.500 = 18.00  MET$' "$T/b.stdout"
 
 # ---- scenario C: nvcc fails ------------------------------------------------
 run_backends c FAKE_PLANT=0 FAKE_NVCC_FAIL=1 PERF_ROUNDS=1
@@ -332,13 +364,20 @@ check "C: torch still checked" grep -q 'torch/events: association=GRAPH-WHOLE du
 # ---- scenario D: the events backend not in the build ------------------------
 run_backends d FAKE_PLANT=0 FAKE_EVENTS_MISSING=1 PERF_ROUNDS=1
 check "D: exits 0" test "$(cat "$T/d.rc")" = 0
-check "D: events row shows no intervals and the fallback" grep -Eq '^events +none +0/1605 +0 +0 +0 +0 +0/5 +0/0/0/5/0 +- +- +- +null +same  assoc=FAIL dur=FAIL clock=FAIL$' "$T/d.stdout"
+check "D: events row shows no intervals and the fallback" grep -Eq '^events +none +0/1605 +0 +0 +0 +0 +0/5 +0/-/0/5/0 +- +- +- +null +same  assoc=FAIL dur=FAIL clock=FAIL$' "$T/d.stdout"
 check "D: the shim's notice is shown" grep -q '^\[events\] shim notice: CAUSEWAY_BACKEND=events is not available' "$T/d.stdout"
 check "D: the record note is logged" grep -q 'multistream/events: causeway record says: causeway: note: the events backend is not available' "$T/out-d/backends.log"
 check "D: events cost ratio INVALID" grep -q 'causeway level 3 events: .* INVALID (its run did not record every op' "$T/d.stdout"
 
+# ---- scenario E: two backends, no cupti-cb -------------------------------------
+run_backends e FAKE_PLANT=0 BACKENDS="cupti events" PERF_ROUNDS=1
+check "E: exits 0" test "$(cat "$T/e.rc")" = 0
+check "E: no cupti-cb run, the variable never set" test "$(grep -c 'cupti-cb\|corr=callback' "$T/e.env") $(grep -vc 'corr=-$' "$T/e.env")" = "0 0"
+check "E: two level-3 ratios" test "$(jq_py e "sorted(s['cost']['ratios'])")" = "['l3cupti', 'l3events']"
+check "E: only cupti in the symmetric rule" grep -q '^durations of cupti: tolerance ' "$T/e.stdout"
+
 if ((bad)) || [[ ${SHOW:-0} == 1 ]]; then
-  for n in a b c d; do
+  for n in a b c d e; do
     echo "--- scenario $n stdout"; cat "$T/$n.stdout"; echo "--- scenario $n stderr"; cat "$T/$n.stderr"
   done
 fi
