@@ -296,3 +296,22 @@ fn level_4_times_the_device_only_when_a_backend_is_named() {
     assert_eq!(device_row(&r, "sleep_0us")["count"], 20);
     assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
 }
+
+#[test]
+fn sampling_times_a_random_share_of_the_calls_and_says_so() {
+    let n = 400u64;
+    let (_, _, r) = events(
+        "multistream",
+        &[&n.to_string()],
+        &[("CAUSEWAY_EVENTS_SAMPLE", "4")],
+    );
+    let d = &r["device"];
+    assert_eq!(d["sample_every"], 4, "{d}");
+    assert_eq!(d["unassociated"]["total"], 0, "{d}");
+    // Each kind of call is sampled, about one in four (binomial: 400 trials, p = 1/4, sd ≈ 8.7).
+    for k in ["sleep_200us", "sleep_300us", "sleep_50us"] {
+        let c = device_row(&r, k)["count"].as_u64().unwrap();
+        assert!((60..=140).contains(&c), "{k}: {c} of {n} timed");
+    }
+    assert_eq!(r["processes"][0]["sample_every"], 4);
+}

@@ -50,6 +50,9 @@ pub mod hdr {
     pub const HOST: usize = 1208; // [u8; HOST_MAX]
     pub const NOTICE_LEN: usize = 1272; // u32 (atomic: 0 until the notice is complete)
     pub const NOTICE: usize = 1276; // [u8; NOTICE_MAX]
+    /// Device timing samples one in this many device-work calls per thread (events backend; 0 or 1 =
+    /// every call).
+    pub const SAMPLE_EVERY: usize = 1532; // u32
     pub const COUNTERS: usize = 1536; // [u64; COUNTER_SLOTS] (atomic)
     pub const EXE_MAX: usize = 1024;
     pub const HOST_MAX: usize = 64;
@@ -483,7 +486,8 @@ pub const fn file_size(capacity: u64, strings_size: u64) -> u64 {
 const _: () = {
     assert!(hdr::EXE + hdr::EXE_MAX <= hdr::HOST_LEN);
     assert!(hdr::HOST + hdr::HOST_MAX <= hdr::NOTICE_LEN);
-    assert!(hdr::NOTICE + hdr::NOTICE_MAX <= hdr::COUNTERS);
+    assert!(hdr::NOTICE + hdr::NOTICE_MAX <= hdr::SAMPLE_EVERY);
+    assert!(hdr::SAMPLE_EVERY + 4 <= hdr::COUNTERS);
     assert!(hdr::COUNTERS + 8 * hdr::COUNTER_SLOTS <= HEADER_SIZE);
     assert!(hdr::ANCHOR1 == hdr::ANCHOR1_SEQ + 8);
     assert!(ent::A2 + 8 == ENTRY_SIZE);

@@ -56,6 +56,8 @@ pub struct Header {
     pub flags: u32,
     /// Device-timing backend (`layout::Backend` as a number; unknown values are kept as they are).
     pub backend: u32,
+    /// One in this many device-work calls per thread was timed (0 or 1: every one).
+    pub sample_every: u32,
     pub head: u64,
     pub dropped: u64,
     pub strings_used: u64,
@@ -251,6 +253,7 @@ impl<'a> RingView<'a> {
             clock,
             flags: u32_at(b, hdr::FLAGS),
             backend: u32_at(b, hdr::BACKEND),
+            sample_every: u32_at(b, hdr::SAMPLE_EVERY),
             head: u64_at(b, hdr::HEAD),
             dropped: u64_at(b, hdr::DROPPED),
             strings_used,

@@ -303,6 +303,11 @@ impl Writer {
         self.a32(hdr::BACKEND).store(b as u32, Ordering::Release);
     }
 
+    /// Device timing samples one in `n` device-work calls per thread.
+    pub fn set_sample_every(&self, n: u32) {
+        self.a32(hdr::SAMPLE_EVERY).store(n, Ordering::Release);
+    }
+
     pub fn set_flag(&self, flag: u32) {
         self.a32(hdr::FLAGS).fetch_or(flag, Ordering::Release);
     }

@@ -49,7 +49,9 @@ enum Cmd {
             events  CUDA timing events recorded around each launch, copy, memset and graph launch on\n          \
             its stream (never on a capturing stream), anchored to host time by reference events;\n          \
             the report states the conversion bound. Works where CUPTI is taken (torch.profiler,\n          \
-            Nsight); a graph launch is one interval (its nodes are not seen)\n\n\
+            Nsight); a graph launch is one interval (its nodes are not seen). An interval spans the\n          \
+            stream between the two events: an upper bound on the work's device time. --sample N\n          \
+            times one in N calls per thread (CAUSEWAY_EVENTS_SAMPLE), for lower cost\n\n\
             POLICIES (what a full ring does):\n  \
             drop       keep the oldest entries; count each dropped entry exactly (default)\n  \
             overwrite  flight recorder: keep the newest entries, overwriting the oldest\n\n\
@@ -112,6 +114,9 @@ struct RecordArgs {
     /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
     cupti: Option<PathBuf>,
+    /// With --backend events: time one in N device-work calls per thread (default: every call)
+    #[arg(long, value_name = "N")]
+    sample: Option<u32>,
     /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)
     #[arg(long, value_name = "PATH")]
     shim: Option<PathBuf>,
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
                     Backend::Events => BackendArg::Events,
                 }),
                 cupti: a.cupti,
+                sample: a.sample,
                 out: a.out,
                 ring_mb: a.ring_mb,
                 policy: match a.policy {

@@ -57,6 +57,8 @@ pub struct RecordOptions {
     pub backend: Option<BackendArg>,
     /// The CUPTI library the shim should load (`CAUSEWAY_CUPTI`); level 3 with CUPTI only.
     pub cupti: Option<PathBuf>,
+    /// Events backend: time one in N device-work calls per thread (`None` = every call).
+    pub sample: Option<u32>,
     pub out: PathBuf,
     pub ring_mb: u64,
     pub policy: PolicyArg,
@@ -313,6 +315,14 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     check_level(o.level)?;
     let backend = check_device(o.level, o.backend, o.cupti.as_deref())?;
     let cupti = o.cupti.as_deref().map(cupti_value).transpose()?;
+    if let Some(n) = o.sample {
+        if backend != Some(BackendArg::Events) {
+            return fail("--sample needs --backend events (CUPTI records every kernel; events can be sampled)");
+        }
+        if n == 0 {
+            return fail("--sample 0: give N >= 1 (time one in N device-work calls per thread)");
+        }
+    }
     check_ring_mb(o.ring_mb)?;
     let Some(program) = o.cmd.first() else {
         return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
@@ -340,6 +350,10 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     if let Some(c) = &cupti {
         cmd.env("CAUSEWAY_CUPTI", c);
     }
+    match o.sample {
+        Some(n) => cmd.env("CAUSEWAY_EVENTS_SAMPLE", n.to_string()),
+        None => cmd.env_remove("CAUSEWAY_EVENTS_SAMPLE"),
+    };
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -388,6 +388,13 @@ fn device(r: &Report, out: &mut String) {
         "intervals: {} ({} tied to their call; {} unassociated: {} no call, {} call not in capture, {} wrong class); {} dropped by the backend",
         d.intervals, d.associated, u.total, u.no_call, u.call_not_in_capture, u.wrong_class, d.dropped
     );
+    if d.sample_every > 1 {
+        let _ = writeln!(
+            out,
+            "sampled: one in {} device-work calls per thread was timed (--sample); intervals count the timed calls only",
+            d.sample_every
+        );
+    }
     if d.not_timed > 0 {
         let _ = writeln!(
             out,

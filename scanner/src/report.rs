@@ -80,6 +80,8 @@ pub struct Process {
     pub forked: bool,
     /// Device-timing backend of the ring (`none`, `cupti`, `events`).
     pub backend: String,
+    /// One in this many device-work calls per thread was timed (1: every call).
+    pub sample_every: u32,
     /// Device intervals read (level 3).
     pub device_intervals: u64,
     /// Device intervals tied to the live call that issued them.
@@ -427,6 +429,7 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
         closed: h.flags & flags::CLOSED != 0,
         forked: h.flags & flags::FORKED != 0,
         backend: device::backend_name(h.backend),
+        sample_every: h.sample_every.max(1),
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
@@ -876,7 +879,12 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         })
         .collect();
     apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    let device = device::merge(devices, device_dropped, device_untimed);
+    let mut device = device::merge(devices, device_dropped, device_untimed);
+    device.sample_every = processes
+        .iter()
+        .map(|p: &Process| p.sample_every)
+        .max()
+        .unwrap_or(1);
     let (waits, longest_waits) = waits::merge(wait_partials);
     if device.intervals > 0 {
         // Executions requested (launches) next to executions observed, by kernel name; a kernel the

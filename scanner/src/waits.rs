@@ -723,6 +723,7 @@ mod tests {
                 clock: ClockKind::Monotonic,
                 flags: 0,
                 backend: 0,
+                sample_every: 1,
                 head: self.entries.len() as u64,
                 dropped: 0,
                 strings_used: 0,

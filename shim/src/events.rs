@@ -43,9 +43,10 @@ const MAX_CONTEXTS: usize = 16;
 /// A new anchor this often while work is being reaped: keeps offsets (and float rounding) small and
 /// lets the scanner measure the device clock's drift between anchors.
 const ANCHOR_EVERY_NS: u64 = 200_000_000;
-/// An anchor whose host bracket is wider than this is retried (up to `ANCHOR_TRIES`).
-const ANCHOR_GOOD_NS: u64 = 20_000;
-const ANCHOR_TRIES: usize = 4;
+/// An anchor whose host bracket is wider than this is retried (up to `ANCHOR_TRIES`): its half-width
+/// is the floor of every bound converted through it.
+const ANCHOR_GOOD_NS: u64 = 4_000;
+const ANCHOR_TRIES: usize = 16;
 /// How long the exit flush waits for work still running on the device.
 const EXIT_WAIT_NS: u64 = 2_000_000_000;
 
@@ -123,13 +124,47 @@ static REAPER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 static NEXT_ANCHOR: AtomicU64 = AtomicU64::new(1);
 static PID: AtomicU32 = AtomicU32::new(0);
 static SAID_CONTEXTS: AtomicBool = AtomicBool::new(false);
+/// Time one in this many device-work calls per thread (`CAUSEWAY_EVENTS_SAMPLE`; 1 = every call).
+static SAMPLE: AtomicU32 = AtomicU32::new(1);
+
+thread_local! {
+    /// This thread's sampling generator (xorshift64; 0 until seeded).
+    static RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether to time this call when sampling one in `every`: at random, with probability 1/every, so that
+/// a loop whose length is a multiple of `every` is not always sampled at the same call.
+#[inline(always)]
+fn sampled(every: u32) -> bool {
+    RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            x = seed();
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.set(x);
+        x % every as u64 == 0
+    })
+}
+
+#[cold]
+fn seed() -> u64 {
+    // Any odd, thread-distinct value: the thread's stack address mixed with the clock.
+    let local = 0u8;
+    let v = (&local as *const u8 as u64) ^ clock::ticks().rotate_left(32);
+    v.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1
+}
 
 /// Level 3 with `--backend events`: called once at start-up; the backend starts on the first device
 /// work it sees once the driver is loaded.
-pub fn want() {
+pub fn want(sample_every: u32) {
+    SAMPLE.store(sample_every.max(1), Ordering::Relaxed);
     STATE.store(WANTED, Ordering::Relaxed);
     if let Some(w) = state::writer() {
         w.set_backend(Backend::Events);
+        w.set_sample_every(sample_every.max(1));
     }
 }
 
@@ -340,7 +375,13 @@ fn try_start() -> bool {
 pub fn before(flags: u8, stream: u64) -> Option<Bracket> {
     match STATE.load(Ordering::Relaxed) {
         OFF => None,
-        ON => before_on(flags, stream),
+        ON => {
+            let every = SAMPLE.load(Ordering::Relaxed);
+            if every > 1 && !sampled(every) {
+                return None;
+            }
+            before_on(flags, stream)
+        }
         _ => {
             if try_start() {
                 before_on(flags, stream)
@@ -620,6 +661,19 @@ fn write_interval(w: Option<Writer>, p: &Pair, t0: i64, t1: i64, anchor: u64) {
 fn take_anchor(api: &Api, pool: &Pool, st: &mut AnchorState, w: Option<Writer>) {
     let next = 1 - st.cur;
     let ev = pool.anchors[next] as Ev;
+    if st.id == 0 {
+        // The first record on a fresh stream is slow; do not let it widen the first anchor.
+        // SAFETY: our own event on our own stream.
+        if unsafe { (api.event_record)(ev, pool.stream as Stream) } == SUCCESS {
+            let deadline = clock::clock_ns(libc::CLOCK_MONOTONIC) + 100_000_000;
+            // SAFETY: our own event.
+            while unsafe { (api.event_query)(ev) } == NOT_READY
+                && clock::clock_ns(libc::CLOCK_MONOTONIC) < deadline
+            {
+                std::hint::spin_loop();
+            }
+        }
+    }
     let mut best: Option<(u64, u64)> = None;
     for _ in 0..ANCHOR_TRIES {
         let t0 = clock::ticks();

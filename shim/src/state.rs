@@ -235,6 +235,23 @@ fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
     }
 }
 
+/// `CAUSEWAY_EVENTS_SAMPLE=N`: the events backend times one in N device-work calls per thread (1, the
+/// default, times every call). A bad value times every call and says so.
+fn sample_every() -> u32 {
+    match env("CAUSEWAY_EVENTS_SAMPLE") {
+        None => 1,
+        Some(v) => {
+            match v.parse::<u32>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    warn(format!("CAUSEWAY_EVENTS_SAMPLE={v} is not a whole number >= 1; timing every call").as_bytes());
+                    1
+                }
+            }
+        }
+    }
+}
+
 /// Entries that fit `mb` MiB, rounded down to a power of two (at least 1024).
 pub fn capacity_for_mb(mb: u64) -> u64 {
     let entries = (mb.max(1) << 20) / layout::ENTRY_SIZE as u64;
@@ -365,7 +382,7 @@ extern "C" fn on_load() {
     STATE.store(ACTIVE, Ordering::Release);
     crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
     if device == Device::Events {
-        crate::events::want();
+        crate::events::want(sample_every());
     }
     nvtx::announce();
     // SAFETY: registering a handler with no preconditions.
