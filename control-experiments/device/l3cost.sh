@@ -9,7 +9,9 @@
 # level 3 cupti with callback correlation; level 3 events; level 3 events sampling one in 16.
 # Per arm: the run's value is tiny_loop.py's median µs/op over its reps; added = arm − bare of the
 # same round; min/median/max of the paired added cost and the ratio (profiler added)/(arm added).
-# Then torch_spine.py once under the events backend: its clock section (anchors, bound, causality).
+# ARMS overrides the list; diagnostic arms cbdomain, cbnots, cbnort run callback correlation with the
+# whole driver domain, without the timestamp callback, without runtime callbacks (CAUSEWAY_CUPTI_DIAG).
+# Then (unless SPINE=0) torch_spine.py once under the events backend: its clock section (anchors, bound, causality).
 # Files in $OUT: l3cost.log, l3cost.tsv (round, arm, µs/op), l3cost-summary.txt, spine-events.json.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
@@ -37,7 +39,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
 say "== l3cost: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 build_cupti_count
 TL=("$PY" "$WL/tiny_loop.py" --n "$N" --reps "$REPS" --warmup 2000 --rep-warmup 200)
-ARMS=(bare profiler cuptifloor level2 l3cupti l3cupticb l3events l3events16)
+read -r -a ARMS <<< "${ARMS:-bare profiler cuptifloor level2 l3cupti l3cupticb l3events l3events16}"
 TSV="$OUT/l3cost.tsv"
 printf 'round\tarm\tus_per_op\n' > "$TSV"
 step warmup 100 "${TL[@]}" --n 2000 --reps 1
@@ -53,6 +55,10 @@ for r in $(seq 1 "$ROUNDS"); do
       l3cupti) cmd=("$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3cupticb) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3events) cmd=("$CW" record --level 3 --backend events --out "$cap" -- "${TL[@]}") ;;
+      # Diagnostics (CAUSEWAY_CUPTI_DIAG): callback correlation with one part changed.
+      cbdomain) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=driver-domain "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      cbnots) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=no-timestamp "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      cbnort) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=no-runtime-cb "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3events16) cmd=("$CW" record --level 3 --backend events --sample 16 --out "$cap" -- "${TL[@]}") ;;
     esac
     step "$arm-$r" 100 "${cmd[@]}"
@@ -73,7 +79,7 @@ def mmm(v):
 print("tiny_loop.py (a.add_(1.0) on 256 floats), us/op; added = arm - bare of the same round")
 print(f"{'arm':<12} {'runs':>4} {'min':>8} {'median':>8} {'max':>8} | {'added min':>9} {'median':>8} {'max':>8} | ratio")
 added_med = {}
-for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3cupticb", "l3events", "l3events16"]:
+for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3cupticb", "cbdomain", "cbnots", "cbnort", "l3events", "l3events16"]:
     if arm not in by:
         continue
     v = list(by[arm].values())
@@ -91,6 +97,7 @@ for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3cupticb", 
 print("ratio = (median paired profiler added) / (median paired arm added); the issue's target for level 3: >= 5")
 PYEOF
 tee -a "$LOG" < "$OUT/l3cost-summary.txt"
+if [[ ${SPINE:-1} == 1 ]]; then
 say "== torch_spine.py under level 3 events: clock"
 step spine-events 120 "$CW" record --level 3 --backend events --out "$WORK/cap-spine" -- "$PY" "$WL/torch_spine.py"
 capdir=$(ls -d "$WORK"/cap-spine/cw-* 2>/dev/null | head -1)
@@ -98,6 +105,7 @@ if [[ -n $capdir ]]; then
   "$CW" report --json "$capdir" > "$OUT/spine-events.json" 2>> "$LOG"
   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["device"]; print(json.dumps(d["clock"], indent=1)); print("intervals", d["intervals"], "associated", d["associated"], "not_timed", d["not_timed"])' "$OUT/spine-events.json" | tee -a "$LOG"
   "$CW" report "$capdir" | sed -n '/^DEVICE (/,/^DEVICE KERNELS/p' | tee -a "$LOG"
+fi
 fi
 ((${#FAILED[@]})) && say "script errors: ${FAILED[*]}"
 exit 0

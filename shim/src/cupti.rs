@@ -446,7 +446,11 @@ fn init() -> bool {
     });
     let mut caveats: Vec<String> = Vec::new();
     // SAFETY: registering a function with CUPTI's timestamp-callback signature, before any kind.
-    let r = unsafe { (api.register_timestamp)(timestamp) };
+    let r = if diag("no-timestamp") {
+        -1
+    } else {
+        unsafe { (api.register_timestamp)(timestamp) }
+    };
     let host_clock = r == SUCCESS;
     if !host_clock {
         caveats.push(format!(
@@ -495,7 +499,11 @@ fn init() -> bool {
     // Peer copies, when this CUPTI has them; their absence costs nothing else.
     // SAFETY: as above.
     unsafe { (api.enable)(KIND_MEMCPY2) };
-    let runtime_cb = enable_runtime_callbacks(api, subscriber);
+    let runtime_cb = if by_callback && diag("no-runtime-cb") {
+        None
+    } else {
+        enable_runtime_callbacks(api, subscriber)
+    };
     if by_callback && runtime_cb.is_none() {
         // The runtime callbacks tie runtime calls; the driver domain ties calls made straight to the
         // driver (Triton, static cudart's driver calls are inside runtime calls).
@@ -665,14 +673,64 @@ fn enable_runtime_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String
 /// `CUPTI_CB_DOMAIN_DRIVER_API`.
 const DOMAIN_DRIVER: u32 = 1;
 
-/// Enables the driver-domain callbacks (callback correlation); `Some(why)` when CUPTI refused.
+/// The driver callback ids (`cupti_driver_cbid.h`; ids are never reused) of the launch, copy, memset and
+/// graph-launch entry points, all ABI versions and stream variants: the calls whose work a device record
+/// can carry. Callbacks on these only, not the whole domain, so other driver calls pay nothing.
+const DRIVER_CBIDS: &[u32] = &[
+    43, 45, 47, 49, 51, 53, 54, 55, 56, 57, 58, 60, 62, 64, 66, 67, 68, 69, // cuMemcpy* (v1)
+    71, 73, 75, 77, 79, 81, 216, 218, 220, 222, 224, 226, // cuMemset* (v1)
+    248, 249, 250, 251, 252, 253, 254, // cuMemcpy_v2, cuMemset*_v2
+    276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 305,
+    306, 307, 318, 319, 320, 321, // cuMemcpy, cuMemcpyAsync, cuLaunchKernel, peer copies
+    397, 398, 399, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, // _ptds copies
+    411, 412, 413, 414, 415, 416, // _ptds memsets
+    418, 419, 420, 421, 422, 423, 424, 425, 426, 427, // _ptsz async copies
+    428, 429, 430, 431, 432, 433, // _ptsz async memsets
+    442, 477, 478, 514, 515, 652, 653, // launches (_ptsz, cooperative, Ex) and cuGraphLaunch
+    776, 777, 778, 779, // batch copies
+];
+
+/// Diagnostic switches (`CAUSEWAY_CUPTI_DIAG`, comma-separated), to measure what each part of the
+/// backend costs: `driver-domain` (callbacks on the whole driver domain instead of `DRIVER_CBIDS`),
+/// `no-timestamp` (CUPTI's own clock: intervals unconverted), `no-runtime-cb` (no runtime callbacks:
+/// runtime launches untied under callback correlation). Not for normal use.
+fn diag(what: &str) -> bool {
+    std::env::var("CAUSEWAY_CUPTI_DIAG")
+        .map(|v| v.split(',').any(|t| t.trim() == what))
+        .unwrap_or(false)
+}
+
+/// Enables the driver callbacks of callback correlation; `Some(why)` when CUPTI enabled none.
 fn enable_driver_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String> {
-    let Some(enable) = api.enable_domain else {
-        return Some("this CUPTI has no cuptiEnableDomain".into());
+    if diag("driver-domain") {
+        let Some(enable) = api.enable_domain else {
+            return Some("this CUPTI has no cuptiEnableDomain".into());
+        };
+        // SAFETY: our subscriber and a CUPTI domain.
+        let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER) };
+        return (r != SUCCESS).then(|| format!("cuptiEnableDomain(DRIVER): {}", api.describe(r)));
+    }
+    let Some(enable) = api.enable_callback else {
+        return Some("this CUPTI has no cuptiEnableCallback".into());
     };
-    // SAFETY: our subscriber and a CUPTI domain.
-    let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER) };
-    (r != SUCCESS).then(|| format!("cuptiEnableDomain(DRIVER): {}", api.describe(r)))
+    let (mut on, mut refused) = (0usize, None);
+    for &cbid in DRIVER_CBIDS {
+        // SAFETY: our subscriber, a CUPTI domain and a callback id of that domain.
+        let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER, cbid) };
+        if r == SUCCESS {
+            on += 1;
+        } else if refused.is_none() {
+            refused = Some(format!(
+                "cuptiEnableCallback(DRIVER, {cbid}): {}",
+                api.describe(r)
+            ));
+        }
+    }
+    if on == 0 {
+        refused
+    } else {
+        None
+    }
 }
 
 /// The runtime hook a callback id stands for (its name as a fallback); `None` for ids and names our
