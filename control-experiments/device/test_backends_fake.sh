@@ -248,7 +248,7 @@ if a[0] == "report":
              "converted": n, "unconverted": 0, "checked": n if lv3 and not ev else 0, "before_call": 0,
              "min_launch_to_start_ns": 4321 if lv3 and not ev else None,
              "end_checked": n if lv3 and ev else 0, "end_before_call_end": obs["neg"] if lv3 and ev else 0,
-             "min_call_end_to_device_end_ns": (-150 if obs["neg"] else 1161) if lv3 and ev else None,
+             "min_call_end_to_device_end_ns": (-2500 if obs["neg"] else 1161) if lv3 and ev else None,
              "bound_ns_max": 1800 if lv3 and ev else None, "bound_ns_p50": 640 if lv3 and ev else None,
              "anchors": 2 if lv3 and ev else 0}
     dev = {"intervals": n, "associated": n, "unassociated": u, "unconverted": 0, "untimed": 0, "dropped": 0,
@@ -311,7 +311,7 @@ check "A: multistream events excess median" grep -q "^\[events\] durations are a
 check "A: the events clock section printed whole" grep -q '^\[events\] clock: {"anchors": 2, "before_call": 0, "bound_ns_max": 1800, "bound_ns_p50": 640, "checked": 0, "conversion": "event-anchors", "converted": 1605, "end_before_call_end": 0, "end_checked": 1605' "$S"
 check "A: torch events association and clock fail" grep -Eq '^events +events +110/112 +110 +0 +0 +0 +2/5 +3/-/0/0/1 +- +3/110 +- +1.80us/640ns +same  assoc=FAIL dur=PASS clock=FAIL$' "$S"
 check "A: torch events: graph launches not compared" grep -q '^\[events\] not a kernel row (not compared): \[graph launch\] n=10 p50=14.00us' "$S"
-check "A: torch events: the end check failed" grep -q '^\[events\] problem (clock): 3 device interval(s) end before their issuing call ended (want 0)' "$S"
+check "A: torch events: the end check failed" grep -q '^\[events\] problem (clock): 3 device interval(s) end before their issuing call ended (want 0, or within the stated bound)' "$S"
 check "A: torch durations vs the profiler too" grep -Eq "^_ZN2at6native29vectorized_el~.* +3 +1.80us +1.85us \| +1.85us +\+2.8% +ok +ok \| +1.85us +\+2.8% +ok +ok \| +2.60us +\+800ns +\+44.4% +upper-ok +upper-ok$" "$S"
 check "A: torch kernel mismatches named" bash -c "grep -q '^\[events\]   count mismatch: graph_relu: cupti=10 events=-' '$S' && grep -q '^\[events\]   count mismatch: vadd_kernel: cupti=22 events=20' '$S'"
 check "A: cost: events ratio 3 MISSED" grep -q '^  causeway level 3 events: 9.000 / 3.000 = 3.00  MISSED$' "$S"
