@@ -315,3 +315,61 @@ fn sampling_times_a_random_share_of_the_calls_and_says_so() {
     }
     assert_eq!(r["processes"][0]["sample_every"], 4);
 }
+
+#[test]
+fn the_timeline_places_each_interval_on_its_calls_stream() {
+    use causeway_scanner::model::{StreamId, Timeline};
+    let (_, cap, r) = events("multistream", &["30"], &[]);
+    let c = Capture::open(&cap).unwrap();
+    let t = Timeline::build(&c.rings().unwrap());
+    assert_eq!(t.processes.len(), 1);
+    let p = &t.processes[0];
+    assert_eq!(p.unplaced_device, 0);
+    assert_eq!(
+        p.device.len() as u64,
+        r["device"]["intervals"].as_u64().unwrap()
+    );
+    // Two user streams: A (copies, sleep_200us, the graph) and B (sleep_300us, sleep_50us).
+    let stream_of = |name: &str| -> Vec<StreamId> {
+        let mut v: Vec<StreamId> = p
+            .device
+            .iter()
+            .filter(|d| d.name == name)
+            .map(|d| d.stream)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let a = stream_of("sleep_200us");
+    let b = stream_of("sleep_300us");
+    assert_eq!(a.len(), 1);
+    assert_eq!(b.len(), 1);
+    assert_ne!(a, b);
+    assert_eq!(stream_of("HtoD"), a);
+    assert_eq!(stream_of("sleep_50us"), b);
+    assert_eq!(stream_of("[graph launch]"), a);
+    // Every span is tied to a call of the timeline, which began before the span ended.
+    for d in &p.device {
+        let call = p
+            .calls
+            .iter()
+            .find(|c| Some(c.seq) == d.call)
+            .expect("issuing call");
+        assert!(call.begin_ns <= d.end_ns + d.bound_ns, "{d:?} {call:?}");
+        assert!(d.begin_ns <= d.end_ns);
+    }
+    // Calls carry names, classes and end times.
+    let launches = p
+        .calls
+        .iter()
+        .filter(|c| c.api == "cudaLaunchKernel")
+        .count();
+    assert_eq!(launches, 3 * 30 + 2);
+    assert!(p.calls.iter().all(|c| c.end_ns.is_some()));
+    assert!(p
+        .calls
+        .iter()
+        .filter(|c| c.class == Some("launch"))
+        .all(|c| c.kernel.is_some()));
+}

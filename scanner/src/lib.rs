@@ -12,6 +12,8 @@ pub mod anchors;
 pub mod capture;
 pub mod decode;
 pub mod device;
+pub mod model;
+pub(crate) mod names;
 pub mod pair;
 pub mod record;
 pub mod render;

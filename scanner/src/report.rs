@@ -15,11 +15,12 @@ use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
+use crate::names::Names;
 use crate::pair::{args_of, parents, same_class_children};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
-use causeway_ring::{ApiInfo, Class, Entry, Header, Kind, Layer, StrKind};
+use causeway_ring::{Class, Entry, Header, Kind, Layer};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -210,75 +211,6 @@ impl Report {
 }
 
 /// Names from one ring's string area. Keys are the writer's, so they are only meaningful per ring.
-struct Names {
-    apis: HashMap<u16, (String, ApiInfo)>,
-    /// Class by API id, as a flat table: looked up several times per entry, so no hashing.
-    classes: Vec<Option<Class>>,
-    kernels: HashMap<u64, String>,
-    texts: HashMap<u64, String>,
-}
-
-impl Names {
-    fn of(ring: &Ring) -> Names {
-        let mut n = Names {
-            apis: HashMap::new(),
-            classes: Vec::new(),
-            kernels: HashMap::new(),
-            texts: HashMap::new(),
-        };
-        for r in &ring.view.strings {
-            // First record wins: the writer interns each key once, so a repeat is corruption.
-            match r.kind {
-                StrKind::Api => {
-                    if let Ok(id) = u16::try_from(r.key) {
-                        let info = ApiInfo::unpack(r.aux);
-                        n.apis.entry(id).or_insert_with(|| (r.text.clone(), info));
-                        if n.classes.len() <= id as usize {
-                            n.classes.resize(id as usize + 1, None);
-                        }
-                        n.classes[id as usize].get_or_insert(info.class);
-                    }
-                }
-                StrKind::Kernel => {
-                    n.kernels.entry(r.key).or_insert_with(|| r.text.clone());
-                }
-                StrKind::Text => {
-                    n.texts.entry(r.key).or_insert_with(|| r.text.clone());
-                }
-                StrKind::Thread => {}
-            }
-        }
-        n
-    }
-
-    fn api(&self, id: u16) -> Option<&(String, ApiInfo)> {
-        self.apis.get(&id)
-    }
-
-    fn kernel(&self, handle: u64) -> Option<&str> {
-        self.kernels.get(&handle).map(String::as_str)
-    }
-
-    fn class(&self, e: &Entry) -> Option<Class> {
-        self.classes.get(e.api as usize).copied().flatten()
-    }
-
-    fn text(&self, id: u64) -> String {
-        match id {
-            0 => "<unnamed>".into(),
-            _ => self
-                .texts
-                .get(&id)
-                .cloned()
-                .unwrap_or_else(|| format!("<string {id}>")),
-        }
-    }
-
-    fn domain(&self, id: u64) -> Option<String> {
-        (id != 0).then(|| self.text(id))
-    }
-}
-
 #[derive(Default)]
 struct ApiAcc {
     layer: String,

@@ -1,0 +1,336 @@
+//! The timeline model the views share (exports, steps, gaps): per process, every call, NVTX range and
+//! device interval with host CLOCK_MONOTONIC nanosecond times, names resolved, device intervals tied to
+//! their calls and converted to host time with their bound. Built once per ring, rings in parallel.
+//!
+//! What cannot be placed on the host clock is kept out of the time lines and counted
+//! (`ProcessTimeline::unplaced_device`): a view never guesses a time.
+
+use crate::anchors::{anchored, Anchors};
+use crate::capture::Ring;
+use crate::decode::decode;
+use crate::names::Names;
+use crate::report::layer_name;
+use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
+use causeway_ring::{Entry, Header, Kind};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One process's timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessTimeline {
+    pub pid: u32,
+    pub ppid: u32,
+    pub exe: String,
+    pub host: String,
+    /// Thread ids that made calls or NVTX entries, sorted.
+    pub threads: Vec<u32>,
+    pub calls: Vec<Call>,
+    pub ranges: Vec<Range>,
+    pub marks: Vec<Mark>,
+    pub device: Vec<DeviceSpan>,
+    /// Device intervals without a host time (unconverted clock, untimed, or a lost anchor).
+    pub unplaced_device: u64,
+    /// Device-timing backend (`none`, `cupti`, `events`).
+    pub backend: String,
+}
+
+/// A host call: a hooked CUDA runtime or driver entry point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Call {
+    /// The entry's sequence number in its ring (device intervals name it).
+    pub seq: u64,
+    pub tid: u32,
+    pub api: String,
+    /// `runtime`, `driver`, `nvtx`, `loader`.
+    pub layer: &'static str,
+    /// The API class (`launch`, `copy`, `sync`, …), `None` for an API the ring does not describe.
+    pub class: Option<&'static str>,
+    pub begin_ns: u64,
+    /// `None` while the call had not returned (hung, or the process died in it).
+    pub end_ns: Option<u64>,
+    /// Hooked calls already open on the thread when this one began (0 = outermost).
+    pub depth: u16,
+    pub result: i32,
+    /// The stream handle for stream-ordered classes (launch, copy, memset, sync, event record/wait,
+    /// graph launch, capture), else `None`.
+    pub stream: Option<u64>,
+    /// A launch's kernel name, when known.
+    pub kernel: Option<String>,
+}
+
+/// An NVTX range on one thread (push/pop) or across threads (start/end).
+#[derive(Debug, Clone, Serialize)]
+pub struct Range {
+    pub tid: u32,
+    pub name: String,
+    pub domain: Option<String>,
+    pub begin_ns: u64,
+    /// `None` for a range never closed.
+    pub end_ns: Option<u64>,
+    /// Push/pop ranges: how many ranges of the same thread and domain enclose it (0 = outermost);
+    /// start/end ranges: 0.
+    pub level: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Mark {
+    pub tid: u32,
+    pub name: String,
+    pub domain: Option<String>,
+    pub ns: u64,
+}
+
+/// When device work ran, on the host clock.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceSpan {
+    /// `kernel`, `memcpy`, `memset`, `graph`.
+    pub kind: &'static str,
+    /// Kernel name; a copy's direction (`HtoD`, …); `memset`; `[graph launch]`.
+    pub name: String,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+    /// How far the converted times may be off (ns, either way): 0 when the backend's timestamps were
+    /// already on the host clock (CUPTI's timestamp callback).
+    pub bound_ns: u64,
+    /// A track for the stream the work ran on: the issuing call's stream handle when the interval is
+    /// tied to a call, else the backend's own stream id.
+    pub stream: StreamId,
+    /// Sequence number of the issuing call (`None`: not tied to one).
+    pub call: Option<u64>,
+    /// Bytes copied or set (copies, memsets).
+    pub bytes: u64,
+}
+
+/// Which stream a device span ran on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum StreamId {
+    /// A stream handle as the program passed it (0: the legacy default stream; 2: per-thread).
+    Handle(u64),
+    /// The per-thread default stream of one thread.
+    PerThread(u32),
+    /// The backend's own id (CUPTI's stream id) for work no call was tied to.
+    Backend(u32),
+}
+
+impl StreamId {
+    pub fn label(&self) -> String {
+        match *self {
+            StreamId::Handle(0) => "stream 0 (legacy default)".into(),
+            StreamId::Handle(h) => format!("stream {h:#x}"),
+            StreamId::PerThread(t) => format!("per-thread default stream of {t}"),
+            StreamId::Backend(id) => format!("device stream {id}"),
+        }
+    }
+}
+
+/// Every process of a capture.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    pub processes: Vec<ProcessTimeline>,
+}
+
+impl Timeline {
+    pub fn build(rings: &[Ring]) -> Timeline {
+        Timeline {
+            processes: rings.par_iter().map(process).collect(),
+        }
+    }
+}
+
+fn class_name(c: Class) -> &'static str {
+    c.name()
+}
+
+/// Whether a class takes a stream in a0.
+fn streamed(c: Option<Class>) -> bool {
+    matches!(
+        c,
+        Some(
+            Class::Launch
+                | Class::Copy
+                | Class::Memset
+                | Class::Sync
+                | Class::EventRecord
+                | Class::StreamWait
+                | Class::GraphLaunch
+                | Class::Capture
+                | Class::HostFunc
+        )
+    )
+}
+
+fn stream_of(e: &Entry) -> StreamId {
+    if e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0 || e.a0 == 2 {
+        StreamId::PerThread(e.tid)
+    } else {
+        StreamId::Handle(e.a0)
+    }
+}
+
+fn process(ring: &Ring) -> ProcessTimeline {
+    let h: &Header = &ring.view.header;
+    let names = Names::of(ring);
+    let d = decode(&ring.view);
+    let ns = |t: u64| h.ticks_to_ns(t);
+    let mut calls = Vec::new();
+    let mut ranges = Vec::new();
+    let mut marks = Vec::new();
+    let mut threads: Vec<u32> = Vec::new();
+    let mut pushed: HashMap<(u32, u64), Vec<(&Entry, u32)>> = HashMap::new();
+    let mut started: HashMap<u64, &Entry> = HashMap::new();
+    let range = |open: &Entry, end: Option<u64>, level: u32| Range {
+        tid: open.tid,
+        name: names.text(open.a0),
+        domain: names.domain(open.a1),
+        begin_ns: ns(open.t_begin),
+        end_ns: end.map(ns),
+        level,
+    };
+    for e in &d.entries {
+        match e.kind {
+            Some(Kind::Call) => {
+                threads.push(e.tid);
+                let (api, layer) = match names.api(e.api) {
+                    Some((n, info)) => (n.clone(), layer_name(info.layer)),
+                    None => (format!("<api {}>", e.api), "unknown"),
+                };
+                let class = names.class(e);
+                calls.push(Call {
+                    seq: e.seq,
+                    tid: e.tid,
+                    api,
+                    layer,
+                    class: class.map(class_name),
+                    begin_ns: ns(e.t_begin),
+                    end_ns: e.done.then(|| ns(e.t_end)),
+                    depth: e.depth,
+                    result: e.result,
+                    stream: streamed(class).then_some(e.a0),
+                    kernel: (class == Some(Class::Launch))
+                        .then(|| names.kernel(e.a1).map(str::to_string))
+                        .flatten(),
+                });
+            }
+            Some(Kind::RangePush) => {
+                threads.push(e.tid);
+                let stack = pushed.entry((e.tid, e.a1)).or_default();
+                let level = stack.len() as u32;
+                stack.push((e, level));
+            }
+            Some(Kind::RangePop) => {
+                if let Some((open, level)) = pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
+                    ranges.push(range(open, Some(e.t_begin), level));
+                }
+            }
+            Some(Kind::RangeStart) => {
+                started.insert(e.a2, e);
+            }
+            Some(Kind::RangeEnd) => {
+                if let Some(open) = started.remove(&e.a2) {
+                    ranges.push(range(open, Some(e.t_begin), 0));
+                }
+            }
+            Some(Kind::Mark) => marks.push(Mark {
+                tid: e.tid,
+                name: names.text(e.a0),
+                domain: names.domain(e.a1),
+                ns: ns(e.t_begin),
+            }),
+            _ => {}
+        }
+    }
+    for (open, level) in pushed.into_values().flatten() {
+        ranges.push(range(open, None, level));
+    }
+    for open in started.into_values() {
+        ranges.push(range(open, None, 0));
+    }
+    ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
+    threads.sort_unstable();
+    threads.dedup();
+
+    let (device, unplaced_device) = device_spans(h, &d.entries, &names);
+    ProcessTimeline {
+        pid: h.pid,
+        ppid: h.ppid,
+        exe: h.exe.clone(),
+        host: h.host.clone(),
+        threads,
+        calls,
+        ranges,
+        marks,
+        device,
+        unplaced_device,
+        backend: crate::device::backend_name(h.backend),
+    }
+}
+
+fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan>, u64) {
+    let anchors = Anchors::from_entries(h, entries);
+    let mut out = Vec::new();
+    let mut unplaced = 0u64;
+    for e in entries
+        .iter()
+        .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
+    {
+        let call = (e.a0 != NO_CALL)
+            .then(|| entries.binary_search_by_key(&e.a0, |x| x.seq).ok())
+            .flatten()
+            .map(|i| &entries[i])
+            .filter(|c| c.kind == Some(Kind::Call));
+        let times = if let Some((id, o0, o1)) = anchored(e) {
+            anchors.get(id).filter(|_| o1 >= o0).map(|c| {
+                let (s, t) = (c.convert(o0), c.convert(o1));
+                (
+                    s.ns.max(0.0).round() as u64,
+                    t.ns.max(0.0).round() as u64,
+                    s.bound_ns.max(t.bound_ns).ceil() as u64,
+                )
+            })
+        } else if e.flags & entry_flags::HOST_CLOCK != 0 && e.t_begin != 0 && e.t_end >= e.t_begin {
+            Some((h.ticks_to_ns(e.t_begin), h.ticks_to_ns(e.t_end), 0))
+        } else {
+            None
+        };
+        let Some((begin_ns, end_ns, bound_ns)) = times else {
+            unplaced += 1;
+            continue;
+        };
+        let kind = DeviceKind::from_u16(e.api);
+        let anchored_kernel = e.flags & entry_flags::ANCHORED != 0;
+        let (kind_name, name, bytes) = match kind {
+            Some(DeviceKind::Kernel) if anchored_kernel => (
+                "kernel",
+                call.and_then(|c| names.kernel(c.a1).map(str::to_string))
+                    .unwrap_or_else(|| crate::device::UNKNOWN_KERNEL_ROW.into()),
+                0,
+            ),
+            Some(DeviceKind::Kernel) => ("kernel", names.text(e.a1), 0),
+            Some(DeviceKind::Memcpy) => ("memcpy", crate::device::copy_kind_name(e.depth), e.a1),
+            Some(DeviceKind::Memset) => ("memset", "memset".into(), e.a1),
+            Some(DeviceKind::Graph) => ("graph", crate::device::GRAPH_ROW.into(), 0),
+            None => {
+                unplaced += 1;
+                continue;
+            }
+        };
+        // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
+        let stream = match call {
+            Some(c) if c.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 => stream_of(c),
+            _ => StreamId::Backend(e.a2 as u32),
+        };
+        out.push(DeviceSpan {
+            kind: kind_name,
+            name,
+            begin_ns,
+            end_ns,
+            bound_ns,
+            stream,
+            call: call.map(|c| c.seq),
+            bytes,
+        });
+    }
+    out.sort_by_key(|s| (s.begin_ns, s.end_ns));
+    (out, unplaced)
+}
