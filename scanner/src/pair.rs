@@ -5,7 +5,6 @@
 
 use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
-use std::collections::HashMap;
 
 /// `parents(entries)[i]` is the index of the innermost call enclosing call `i` on the same thread, with
 /// depth one less and a time span that contains it; `None` for depth-0 calls, non-call entries, and
@@ -56,16 +55,18 @@ fn contains(p: &Entry, c: &Entry) -> bool {
 /// The first child of each call that is the same operation one layer down: a call of the same class
 /// nested directly in it (the driver launch a runtime launch made). `class_of(i)` is call `i`'s class,
 /// `None` for entries that are not calls.
+/// Indexed by entry (dense: looked up for every call, so no hashing); `None` where there is no such
+/// child.
 pub fn same_class_children(
     parent: &[Option<usize>],
     class_of: impl Fn(usize) -> Option<Class>,
-) -> HashMap<usize, usize> {
-    let mut child = HashMap::new();
+) -> Vec<Option<usize>> {
+    let mut child = vec![None; parent.len()];
     for (i, p) in parent.iter().enumerate() {
         if let Some(p) = *p {
             let c = class_of(i);
-            if c.is_some() && class_of(p) == c {
-                child.entry(p).or_insert(i);
+            if c.is_some() && child[p].is_none() && class_of(p) == c {
+                child[p] = Some(i);
             }
         }
     }
@@ -75,10 +76,14 @@ pub fn same_class_children(
 /// Entry `i` with the arguments it was recorded with — or, for a call recorded through CUPTI's runtime
 /// callback (which carries none), those of its same-class child: stream, handles and the per-thread
 /// stream flag.
-pub fn args_of(entries: &[Entry], child: &HashMap<usize, usize>, i: usize) -> Entry {
+#[inline]
+pub fn args_of(entries: &[Entry], child: &[Option<usize>], i: usize) -> Entry {
     let e = entries[i];
-    match child.get(&i) {
-        Some(&c) if e.flags & entry_flags::VIA_CUPTI_CALLBACK != 0 => {
+    if e.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 {
+        return e;
+    }
+    match child.get(i).copied().flatten() {
+        Some(c) => {
             let k = &entries[c];
             let per_thread = k.flags & entry_flags::PER_THREAD;
             Entry {

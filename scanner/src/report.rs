@@ -595,7 +595,7 @@ fn kernel_stats(
             Class::Launch if outermost => {
                 let known = names
                     .kernel(e.a1)
-                    .or_else(|| child.get(&i).and_then(|&c| names.kernel(d.entries[c].a1)));
+                    .or_else(|| child[i].and_then(|c| names.kernel(d.entries[c].a1)));
                 let name = match known {
                     Some(n) => std::borrow::Cow::Borrowed(n),
                     None => std::borrow::Cow::Owned(unknown_handle(e.a1)),
