@@ -82,12 +82,15 @@ pub fn bare(mut c: Command) -> Output {
     c.output().expect("spawn")
 }
 
-/// Runs `c` with the shim preloaded at `level`, writing into a fresh capture directory.
+/// Runs `c` with the shim preloaded at `level`, writing into a fresh capture directory. Rings are
+/// 16 MiB (262 144 entries, enough for every test program) unless `extra` says otherwise: kept
+/// captures of the default 64 MiB, reserved on disk, would fill a CI disk.
 pub fn traced(mut c: Command, level: u8, extra: &[(&str, &str)]) -> (Output, PathBuf) {
     let dir = scratch("cap");
     c.env("LD_PRELOAD", shim())
         .env("CAUSEWAY_OUT", &dir)
-        .env("CAUSEWAY_LEVEL", level.to_string());
+        .env("CAUSEWAY_LEVEL", level.to_string())
+        .env("CAUSEWAY_RING_MB", "16");
     for (k, v) in extra {
         c.env(k, v);
     }

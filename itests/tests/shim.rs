@@ -550,9 +550,11 @@ fn child_graphs_are_walked_for_their_kernels() {
 fn a_process_that_records_nothing_costs_no_ring_memory_or_disk() {
     use std::os::unix::fs::MetadataExt;
     // `rtld_next` makes no CUDA call; `exitcode` makes some.
-    let (o, cap) = traced(command("rtld_next", &[]), 4, &[]);
+    // The default ring size (the harness uses 16 MiB otherwise).
+    let mb = [("CAUSEWAY_RING_MB", "64")];
+    let (o, cap) = traced(command("rtld_next", &[]), 4, &mb);
     assert!(o.status.success());
-    let (o2, cap2) = traced(command("exitcode", &["0"]), 4, &[]);
+    let (o2, cap2) = traced(command("exitcode", &["0"]), 4, &mb);
     assert!(o2.status.success());
     let allocated = |dir: &std::path::Path| -> Vec<(u64, u64)> {
         std::fs::read_dir(dir)
