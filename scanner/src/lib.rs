@@ -12,12 +12,15 @@ pub mod anchors;
 pub mod capture;
 pub mod decode;
 pub mod device;
+pub mod export;
+pub mod gaps;
 pub mod model;
 pub(crate) mod names;
 pub mod pair;
 pub mod record;
 pub mod render;
 pub mod report;
+pub mod steps;
 pub mod waits;
 
 pub use capture::{Capture, CaptureError};

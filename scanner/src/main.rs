@@ -3,6 +3,7 @@
 //! through `record` unchanged.
 
 use causeway_scanner::record::{self, BackendArg, PolicyArg, RecordOptions};
+use causeway_scanner::steps::{StepOptions, ViewOptions, Views};
 use causeway_scanner::{render, Report};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -89,6 +90,52 @@ enum Cmd {
         /// Print one JSON object instead of tables
         #[arg(long)]
         json: bool,
+        /// Per-step view instead of the summary: steps are NVTX ranges (--range, else the outermost
+        /// range that repeats most); per step host time in launches and syncs, NVTX sub-ranges, device
+        /// busy/idle, copy, compute and their overlap, with min/median/p99/max, the slowest steps and a
+        /// histogram of step times (definitions: causeway_scanner::steps)
+        #[arg(long)]
+        steps: bool,
+        /// With --steps: the steps are the ranges with this name
+        #[arg(long, value_name = "NAME", requires = "steps")]
+        range: Option<String>,
+        /// With --steps: only ranges of this NVTX domain
+        #[arg(long, value_name = "DOMAIN", requires = "steps")]
+        domain: Option<String>,
+        /// Launch-gap view instead of the summary (with --steps: as well): gaps between consecutive
+        /// device spans per stream and for all streams, p50/p99/p99.9/max, and the largest gaps with
+        /// the host calls and NVTX ranges in them (definitions: causeway_scanner::gaps)
+        #[arg(long)]
+        gaps: bool,
+        /// A capture directory (cw-…) or a single ring file
+        capture: PathBuf,
+    },
+    /// Write a capture as a trace file for a timeline viewer (Chrome JSON or Perfetto protobuf)
+    #[command(
+        long_about = "Write a capture (a capture directory or one .cwring file) as a trace file for a \
+            timeline viewer: chrome (Trace Event Format JSON: chrome://tracing, ui.perfetto.dev) or \
+            perfetto (protobuf .pftrace: ui.perfetto.dev, trace_processor).",
+        after_help = "LAYOUT (both formats):\n  \
+            one process per traced process; one track per host thread with its calls and NVTX ranges as\n  \
+            slices and its marks as instants; one track per device stream (after the threads) with the\n  \
+            kernels, copies, memsets and graph launches on the host clock; an arrow from each call to\n  \
+            the device work it issued. A slice that does not nest on its track (interleaved NVTX ranges,\n  \
+            overlapping device spans) goes on an extra `(overlap N)` track: nothing is dropped or clipped.\n\n\
+            Times are the capture's CLOCK_MONOTONIC nanoseconds. Each device span carries bound_ns, the\n\
+            uncertainty of its conversion to host time; the file's metadata (chrome: the top-level\n\
+            `metadata` object; perfetto: the `causeway capture` instant on each process) has the\n\
+            backend, the largest bound and how many device intervals had no host time (left out)."
+    )]
+    Export {
+        /// Output format
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: ExportFormat,
+        /// The file to write
+        #[arg(short = 'o', long = "output", value_name = "PATH")]
+        output: PathBuf,
+        /// Replace PATH if it exists
+        #[arg(long)]
+        force: bool,
         /// A capture directory (cw-…) or a single ring file
         capture: PathBuf,
     },
@@ -154,7 +201,30 @@ fn error(msg: impl std::fmt::Display) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Report { json, capture } => report(json, &capture),
+        Cmd::Report {
+            json,
+            capture,
+            steps,
+            range,
+            domain,
+            gaps,
+        } => {
+            if steps || gaps {
+                let o = ViewOptions {
+                    steps: steps.then_some(StepOptions { range, domain }),
+                    gaps,
+                };
+                views(json, &capture, &o)
+            } else {
+                report(json, &capture)
+            }
+        }
+        Cmd::Export {
+            format,
+            output,
+            force,
+            capture,
+        } => export(format, &output, force, &capture),
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
@@ -206,6 +276,84 @@ fn report(json: bool, capture: &std::path::Path) -> ExitCode {
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     for w in &r.warnings {
         eprintln!("causeway: warning: {w}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// `report --steps` / `--gaps`: the views instead of the summary.
+fn views(json: bool, capture: &std::path::Path, o: &ViewOptions) -> ExitCode {
+    let v = match Views::from_path(capture, o) {
+        Ok(v) => v,
+        Err(e) => return error(e),
+    };
+    let text = if json {
+        match serde_json::to_string_pretty(&v) {
+            Ok(s) => s + "\n",
+            Err(e) => return error(format!("{}: cannot serialize: {e}", capture.display())),
+        }
+    } else {
+        render::render_views(&v)
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    ExitCode::SUCCESS
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    /// Chrome Trace Event Format (JSON)
+    Chrome,
+    /// Perfetto protobuf trace (.pftrace)
+    Perfetto,
+}
+
+/// `export`: the capture as a trace file; a one-line summary on stderr.
+fn export(
+    format: ExportFormat,
+    output: &std::path::Path,
+    force: bool,
+    capture: &std::path::Path,
+) -> ExitCode {
+    use causeway_scanner::export::{self, Format};
+    let f = match format {
+        ExportFormat::Chrome => Format::Chrome,
+        ExportFormat::Perfetto => Format::Perfetto,
+    };
+    let s = match export::export(capture, f, output, force) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
+    eprintln!(
+        "causeway: wrote {} ({} bytes): {} process(es), {} calls, {} NVTX ranges, {} marks, {} device \
+         spans, {} call->device flows",
+        output.display(),
+        s.bytes,
+        s.processes,
+        s.calls,
+        s.ranges,
+        s.marks,
+        s.device_spans,
+        s.flows
+    );
+    if s.empty_processes > 0 {
+        eprintln!(
+            "causeway: note: {} process(es) of the capture recorded nothing to draw (listed in the \
+             metadata only)",
+            s.empty_processes
+        );
+    }
+    if s.overlap_tracks > 0 {
+        eprintln!(
+            "causeway: note: {} extra track(s) hold slices that do not nest on their thread's or \
+             stream's track",
+            s.overlap_tracks
+        );
+    }
+    if s.unplaced_device > 0 {
+        eprintln!(
+            "causeway: warning: {} device interval(s) have no host time and are not in the export",
+            s.unplaced_device
+        );
     }
     ExitCode::SUCCESS
 }

@@ -631,3 +631,399 @@ fn waits(r: &Report, out: &mut String) {
     }
     l.write(out);
 }
+
+// ---- steps and gaps (`causeway report --steps`, `--gaps`) ------------------------------------------
+
+/// The `--steps` / `--gaps` views as text.
+pub fn render_views(v: &crate::steps::Views) -> String {
+    let mut out = format!("capture {}\n", v.capture);
+    // Processes with nothing to show (a shell, a compiler) are named on one line per reason; the JSON
+    // form has each of them in full.
+    let steps = v.steps.as_deref().unwrap_or_default();
+    let gaps = v.gaps.as_deref().unwrap_or_default();
+    let many = steps.len().max(gaps.len()) > 1;
+    let mut quiet: Vec<(String, Vec<String>)> = Vec::new();
+    let mut hush = |why: String, pid: u32, exe: &str| {
+        let who = format!("{pid} ({})", exe.rsplit('/').next().unwrap_or(exe));
+        match quiet.iter_mut().find(|q| q.0 == why) {
+            Some(q) => q.1.push(who),
+            None => quiet.push((why, vec![who])),
+        }
+    };
+    for p in steps {
+        if many && p.selection.is_none() {
+            let why = p.notes.first().cloned().unwrap_or_default();
+            hush(why, p.pid, &p.exe);
+        } else {
+            out.push('\n');
+            out.push_str(&render_steps(p));
+        }
+    }
+    for p in gaps {
+        if many && !p.device_timed {
+            hush(
+                "no launch gaps: no device spans on the host clock".into(),
+                p.pid,
+                &p.exe,
+            );
+        } else {
+            out.push('\n');
+            out.push_str(&render_gaps(p));
+        }
+    }
+    if !quiet.is_empty() {
+        out.push('\n');
+    }
+    for (why, who) in quiet {
+        let _ = writeln!(
+            out,
+            "{why}: {} process{}: {}",
+            who.len(),
+            if who.len() == 1 { "" } else { "es" },
+            who.join(", ")
+        );
+    }
+    out
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |r| format!("{r:.2}"))
+}
+
+fn range_name(name: &str, d: &Option<String>) -> String {
+    match d {
+        Some(d) => format!("\"{}\" (domain {})", clip(name), clip(d)),
+        None => format!("\"{}\"", clip(name)),
+    }
+}
+
+/// One process's steps: the selection, the figures across steps, regions, the slowest steps and the
+/// shape of the step-time distribution.
+pub fn render_steps(p: &crate::steps::ProcessSteps) -> String {
+    use crate::steps::Stats;
+    use Align::*;
+    let mut out = String::new();
+    let _ = writeln!(out, "STEPS  process {} ({})", p.pid, p.exe);
+    let Some(sel) = &p.selection else {
+        for n in &p.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "  {} step{}: {}",
+        p.steps.len(),
+        if p.steps.len() == 1 { "" } else { "s" },
+        sel.reason
+    );
+    let Some(s) = &p.summary else {
+        for n in &p.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+        return out;
+    };
+    if let Some(d) = &s.device {
+        let _ = writeln!(
+            out,
+            "  device ({}): unions of device spans clipped to each step; each span edge within ±{} (each figure within ±{} when the spans share their error)",
+            p.backend,
+            fmt_ns(d.bound_ns),
+            fmt_ns(2 * d.bound_ns)
+        );
+    }
+    for n in &p.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out.push('\n');
+    let mut t = Table::new(&[
+        ("per step", Left),
+        ("min", Right),
+        ("median", Right),
+        ("p99", Right),
+        ("max", Right),
+        ("total", Right),
+    ]);
+    let row = |t: &mut Table, name: &str, st: &Stats| {
+        t.row(vec![
+            name.to_string(),
+            fmt_ns(st.min),
+            fmt_ns(st.median),
+            fmt_ns(st.p99),
+            fmt_ns(st.max),
+            fmt_ns(st.total),
+        ])
+    };
+    row(&mut t, "wall", &s.wall_ns);
+    row(&mut t, "host in launch calls", &s.launch_ns);
+    row(&mut t, "host in syncs", &s.sync_ns);
+    row(&mut t, "host other", &s.other_ns);
+    if let Some(d) = &s.device {
+        row(&mut t, "device busy", &d.busy_ns);
+        row(&mut t, "device idle", &d.idle_ns);
+        row(&mut t, "copy (memcpy)", &d.copy_ns);
+        row(&mut t, "compute (kernels)", &d.compute_ns);
+        row(&mut t, "copy ∩ compute", &d.overlap_ns);
+        match &d.copy_compute_overlap {
+            Some(r) => t.row(vec![
+                format!("copy/compute overlap ({} steps)", r.steps),
+                format!("{:.2}", r.min),
+                format!("{:.2}", r.median),
+                format!("{:.2}", r.p99),
+                format!("{:.2}", r.max),
+                "-".into(),
+            ]),
+            None => t.row(vec![
+                "copy/compute overlap".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]),
+        }
+    }
+    t.write(&mut out);
+    if s.device.is_some() {
+        out.push_str(
+            "  (overlap = |copy ∩ compute| / min(|copy|, |compute|); idle = wall − busy)\n",
+        );
+    }
+
+    const REGIONS_SHOWN: usize = 20;
+    if !p.regions.is_empty() {
+        out.push_str(
+            "\nREGIONS (NVTX sub-ranges on the step's thread; per-step time, 0 where absent)\n",
+        );
+        let mut t = Table::new(&[
+            ("region", Left),
+            ("depth", Right),
+            ("steps", Right),
+            ("min", Right),
+            ("median", Right),
+            ("p99", Right),
+            ("max", Right),
+        ]);
+        for r in p.regions.iter().take(REGIONS_SHOWN) {
+            t.row(vec![
+                range_name(&r.name, &r.domain),
+                r.depth.to_string(),
+                r.steps.to_string(),
+                fmt_ns(r.ns.min),
+                fmt_ns(r.ns.median),
+                fmt_ns(r.ns.p99),
+                fmt_ns(r.ns.max),
+            ]);
+        }
+        t.row(vec![
+            "(outside any sub-range)".into(),
+            "-".into(),
+            "-".into(),
+            fmt_ns(s.outside_regions_ns.min),
+            fmt_ns(s.outside_regions_ns.median),
+            fmt_ns(s.outside_regions_ns.p99),
+            fmt_ns(s.outside_regions_ns.max),
+        ]);
+        t.write(&mut out);
+        if p.regions.len() > REGIONS_SHOWN {
+            let _ = writeln!(
+                out,
+                "  … {} more in --json",
+                p.regions.len() - REGIONS_SHOWN
+            );
+        }
+    }
+
+    let origin = p.steps.first().map_or(0, |s| s.begin_ns);
+    out.push_str("\nSLOWEST STEPS (begin: from the first step's begin)\n");
+    let mut heads = vec![
+        ("step", Right),
+        ("tid", Right),
+        ("begin", Right),
+        ("wall", Right),
+        ("launch", Right),
+        ("sync", Right),
+        ("other", Right),
+    ];
+    if s.device.is_some() {
+        heads.extend([
+            ("busy", Right),
+            ("idle", Right),
+            ("copy", Right),
+            ("compute", Right),
+            ("overlap", Right),
+        ]);
+    }
+    heads.push(("largest region", Left));
+    let mut t = Table::new(&heads);
+    for &i in &p.slowest {
+        let st = &p.steps[i];
+        let mut cells = vec![
+            st.index.to_string(),
+            st.tid.to_string(),
+            format!("+{}", fmt_ns(st.begin_ns - origin)),
+            fmt_ns(st.wall_ns),
+            fmt_ns(st.launch_ns),
+            fmt_ns(st.sync_ns),
+            fmt_ns(st.other_ns),
+        ];
+        if let Some(d) = &st.device {
+            cells.extend([
+                fmt_ns(d.busy_ns),
+                fmt_ns(d.idle_ns),
+                fmt_ns(d.copy_ns),
+                fmt_ns(d.compute_ns),
+                ratio(d.copy_compute_overlap),
+            ]);
+        } else if s.device.is_some() {
+            cells.extend(std::iter::repeat_n("-".to_string(), 5));
+        }
+        cells.push(
+            st.regions
+                .iter()
+                .filter(|r| r.depth == 1)
+                .max_by_key(|r| r.ns)
+                .map_or_else(
+                    || "-".into(),
+                    |r| format!("{} {}", clip(&r.name), fmt_ns(r.ns)),
+                ),
+        );
+        t.row(cells);
+    }
+    t.write(&mut out);
+
+    if let Some(d) = &p.distribution {
+        out.push_str("\nSTEP TIME DISTRIBUTION (wall; equal bins from min to max)\n");
+        let mut t = Table::new(&[("from", Right), ("to", Right), ("steps", Right), ("", Left)]);
+        let most = d.counts.iter().copied().max().unwrap_or(0).max(1);
+        for (i, &c) in d.counts.iter().enumerate() {
+            let bar = "#".repeat(((c * 40).div_ceil(most)) as usize);
+            let mark = if d.mode_bins.contains(&i) {
+                " <- mode"
+            } else {
+                ""
+            };
+            t.row(vec![
+                fmt_ns(d.edges_ns[i]),
+                fmt_ns(d.edges_ns[i + 1]),
+                c.to_string(),
+                format!("{bar}{mark}"),
+            ]);
+        }
+        t.write(&mut out);
+        let _ = writeln!(
+            out,
+            "  modes: {} (peaks holding >= 5% of the steps and >= 2, separated from any higher peak by a dip to <= half their height); p50 {}, p99 {}, p99/p50 {}",
+            d.modes,
+            fmt_ns(d.p50_ns),
+            fmt_ns(d.p99_ns),
+            ratio(d.p99_over_p50)
+        );
+    }
+    out
+}
+
+/// One process's launch gaps: per track, then the largest gaps with the host activity in them.
+pub fn render_gaps(p: &crate::gaps::ProcessGaps) -> String {
+    use Align::*;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "LAUNCH GAPS  process {} ({}), backend {}: gap = next span's begin − latest end of earlier spans on the track",
+        p.pid, p.exe, p.backend
+    );
+    for n in &p.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    if !p.device_timed {
+        return out;
+    }
+    let mut t = Table::new(&[
+        ("track", Left),
+        ("spans", Right),
+        ("gaps", Right),
+        ("p50", Right),
+        ("p99", Right),
+        ("p99.9", Right),
+        ("max", Right),
+        ("total", Right),
+        ("overlaps", Right),
+        ("overlap", Right),
+        ("bound", Right),
+    ]);
+    for k in &p.tracks {
+        t.row(vec![
+            clip(&k.track),
+            k.spans.to_string(),
+            k.gaps.count.to_string(),
+            fmt_ns(k.gaps.p50_ns),
+            fmt_ns(k.gaps.p99_ns),
+            fmt_ns(k.gaps.p999_ns),
+            fmt_ns(k.gaps.max_ns),
+            fmt_ns(k.gaps.total_ns),
+            k.overlaps.to_string(),
+            fmt_ns(k.overlap_ns),
+            format!("±{}", fmt_ns(k.bound_ns)),
+        ]);
+    }
+    t.write(&mut out);
+    if p.largest.is_empty() {
+        return out;
+    }
+    let origin = p.first_span_ns;
+    out.push_str(
+        "\nLARGEST GAPS (no stream of the process running; at: from the first device span)\n",
+    );
+    for (i, g) in p.largest.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "#{} {} (±{}) at +{}: after {} ({}, {}), before {} ({}, {})",
+            i + 1,
+            fmt_ns(g.gap_ns),
+            fmt_ns(g.bound_ns),
+            fmt_ns(g.begin_ns.saturating_sub(origin)),
+            clip(&g.before.name),
+            g.before.kind,
+            g.before.stream,
+            clip(&g.after.name),
+            g.after.kind,
+            g.after.stream
+        );
+        let _ = writeln!(
+            out,
+            "   host inside CUDA calls for {} of it; {} call{}, {} NVTX range{} overlap it",
+            fmt_ns(g.host_in_calls_ns),
+            g.calls_total,
+            if g.calls_total == 1 { "" } else { "s" },
+            g.ranges_total,
+            if g.ranges_total == 1 { "" } else { "s" }
+        );
+        if !g.calls.is_empty() || !g.ranges.is_empty() {
+            let mut t = Table::new(&[
+                ("   host", Left),
+                ("tid", Right),
+                ("duration", Right),
+                ("in gap", Right),
+            ]);
+            for c in &g.calls {
+                t.row(vec![
+                    format!("   {}", clip(&c.api)),
+                    c.tid.to_string(),
+                    c.duration_ns.map_or_else(|| "open".into(), fmt_ns),
+                    fmt_ns(c.in_gap_ns),
+                ]);
+            }
+            for r in &g.ranges {
+                t.row(vec![
+                    format!("   range {}", range_name(&r.name, &r.domain)),
+                    r.tid.to_string(),
+                    r.end_ns
+                        .map_or_else(|| "open".into(), |e| fmt_ns(e.saturating_sub(r.begin_ns))),
+                    fmt_ns(r.in_gap_ns),
+                ]);
+            }
+            t.write(&mut out);
+        }
+    }
+    out
+}

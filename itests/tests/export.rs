@@ -1,0 +1,212 @@
+//! `causeway export` on captures of real programs run under the shim against the C doubles: every call,
+//! NVTX range and device span of the capture's timeline is in both formats, at its exact times, tied to
+//! its call by a flow, on tracks that nest (the checks shared with the scanner's own export tests).
+
+#[path = "../../scanner/tests/export_check/mod.rs"]
+mod export_check;
+
+use causeway_itests::*;
+use causeway_scanner::capture::Capture;
+use causeway_scanner::export::perfetto::proto::Value;
+use causeway_scanner::model::{ProcessTimeline, Timeline};
+use export_check::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn export(format: &str, cap: &Path) -> PathBuf {
+    let out = cap.join(format!("trace.{format}"));
+    let o = Command::new(cli())
+        .args(["export", "--format", format, "-o"])
+        .arg(&out)
+        .arg(cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(o.status.success(), "export failed: {}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!("causeway: wrote {}", out.display())),
+        "{}",
+        stderr(&o)
+    );
+    out
+}
+
+/// Runs `name` at level 3 with the events backend and small rings (these programs record a few hundred
+/// entries); returns the capture directory.
+fn capture(name: &str, args: &[&str]) -> PathBuf {
+    let (o, cap) = traced(
+        command(name, args),
+        3,
+        &[("CAUSEWAY_BACKEND", "events"), ("CAUSEWAY_RING_MB", "1")],
+    );
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    cap
+}
+
+fn timeline(cap: &Path) -> Timeline {
+    Timeline::build(&Capture::open(cap).unwrap().rings().unwrap())
+}
+
+/// Calls' (begin, end) as the timeline has them (all calls of these programs return).
+fn call_times(p: &ProcessTimeline) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = p
+        .calls
+        .iter()
+        .map(|c| (c.begin_ns, c.end_ns.expect("returned")))
+        .collect();
+    v.sort();
+    v
+}
+
+fn tied(p: &ProcessTimeline) -> usize {
+    p.device
+        .iter()
+        .filter(|d| d.call.is_some_and(|s| p.calls.iter().any(|c| c.seq == s)))
+        .count()
+}
+
+/// Track name without the overlap suffix.
+fn base(n: &str) -> String {
+    n.split(" (overlap ").next().unwrap().to_string()
+}
+
+fn check_both(cap: &Path) -> (Timeline, PerfettoStats, ChromeStats) {
+    let t = timeline(cap);
+    let drawn: Vec<&ProcessTimeline> = t
+        .processes
+        .iter()
+        .filter(|p| !(p.calls.is_empty() && p.ranges.is_empty() && p.device.is_empty()))
+        .collect();
+    let calls: usize = drawn.iter().map(|p| p.calls.len()).sum();
+    let ranges: usize = drawn.iter().map(|p| p.ranges.len()).sum();
+    let marks: usize = drawn.iter().map(|p| p.marks.len()).sum();
+    let spans: usize = drawn.iter().map(|p| p.device.len()).sum();
+    let flows: usize = drawn.iter().map(|p| tied(p)).sum();
+
+    let pf = check_perfetto(&std::fs::read(export("perfetto", cap)).unwrap());
+    assert_eq!(pf.host.len(), calls + ranges);
+    assert_eq!(pf.device.len(), spans);
+    assert_eq!(pf.flows.len(), flows);
+    assert_eq!(pf.instants.len(), marks + drawn.len());
+    let (_, ch) = check_chrome(&std::fs::read_to_string(export("chrome", cap)).unwrap());
+    assert_eq!(ch.host.len(), calls + ranges);
+    assert_eq!(ch.device.len(), spans);
+    assert_eq!(ch.flows.len(), flows);
+    assert_eq!(ch.instants.len(), marks);
+
+    // Exact times: every call of the timeline, in both formats.
+    let want: Vec<(u64, u64)> = drawn.iter().flat_map(|p| call_times(p)).collect();
+    let mut want = want;
+    want.sort();
+    let mut got: Vec<(u64, u64)> = pf
+        .host
+        .iter()
+        .filter(|s| s.categories[0] != "nvtx")
+        .map(|s| (s.begin, s.end))
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "perfetto call times");
+    let mut got: Vec<(u64, u64)> = ch
+        .host
+        .iter()
+        .filter(|x| x.cat != "nvtx")
+        .map(|x| (x.ts, x.ts + x.dur))
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "chrome call times");
+    // One device track per stream of the timeline (plus overlap tracks where spans overlap).
+    let streams: BTreeSet<String> = drawn
+        .iter()
+        .flat_map(|p| p.device.iter().map(|d| d.stream.label()))
+        .collect();
+    let tracks: BTreeSet<String> = pf.device_tracks.iter().map(|n| base(n)).collect();
+    assert_eq!(tracks, streams);
+    assert_eq!(
+        pf.device_tracks
+            .iter()
+            .filter(|n| !n.contains("(overlap"))
+            .count(),
+        streams.len()
+    );
+    (t, pf, ch)
+}
+
+#[test]
+fn a_multistream_capture_exports_every_call_span_and_flow_in_both_formats() {
+    let n = 30usize;
+    let cap = capture("multistream", &[&n.to_string()]);
+    let (t, pf, ch) = check_both(&cap);
+    let p = &t.processes[0];
+    assert_eq!(p.unplaced_device, 0);
+    // Every interval is tied to its call: one flow per span.
+    assert_eq!(pf.flows.len(), p.device.len());
+    assert_eq!(ch.flows.len(), p.device.len());
+    // Two user streams (A: copies, sleep_200us, the graph; B: sleep_300us, sleep_50us).
+    let tracks: BTreeSet<String> = pf.device_tracks.iter().map(|n| base(n)).collect();
+    assert_eq!(tracks.len(), 2, "{tracks:?}");
+    for (k, count) in [
+        ("sleep_200us", n),
+        ("sleep_300us", n),
+        ("sleep_50us", n),
+        ("HtoD", n),
+        ("[graph launch]", 2),
+    ] {
+        assert_eq!(
+            pf.device.iter().filter(|s| s.name == k).count(),
+            count,
+            "{k}"
+        );
+        assert_eq!(
+            ch.device.iter().filter(|x| x.name == k).count(),
+            count,
+            "{k}"
+        );
+    }
+    // Each kernel's flow starts at a launch naming that kernel, and the span carries its bound.
+    for (call, span) in &pf.flows {
+        if span.categories[0] == "kernel" {
+            assert_eq!(call.name, "cudaLaunchKernel");
+            assert_eq!(
+                call.args.get("kernel"),
+                Some(&Value::String(span.name.clone()))
+            );
+        }
+        assert!(matches!(span.args.get("bound_ns"), Some(Value::Uint(_))));
+    }
+    let info = pf
+        .instants
+        .iter()
+        .find(|i| i.1 == "causeway capture")
+        .unwrap();
+    assert_eq!(info.3.get("backend"), Some(&Value::String("events".into())));
+    let bound = p.device.iter().map(|d| d.bound_ns).max().unwrap();
+    assert!(bound > 0, "events intervals have a conversion bound");
+    assert_eq!(info.3.get("clock_bound_max_ns"), Some(&Value::Uint(bound)));
+}
+
+#[test]
+fn nvtx_ranges_of_a_real_program_are_on_their_threads() {
+    let cap = capture("nvtx_prog", &[]);
+    let (t, pf, ch) = check_both(&cap);
+    let p = &t.processes[0];
+    assert!(p.ranges.len() >= 15, "{}", p.ranges.len());
+    for name in ["step", "forward", "kernel"] {
+        assert_eq!(pf.host.iter().filter(|s| s.name == name).count(), 5);
+        assert_eq!(ch.host.iter().filter(|x| x.name == name).count(), 5);
+    }
+    // The program's ranges enclose its launches on one thread: nothing needs an overlap track.
+    assert!(
+        pf.host.iter().all(|s| !s.track_name.contains("(overlap")),
+        "{:?}",
+        pf.host
+            .iter()
+            .filter(|s| s.track_name.contains("overlap"))
+            .collect::<Vec<_>>()
+    );
+    let kernel = pf.host.iter().find(|s| s.name == "kernel").unwrap();
+    assert!(pf
+        .host
+        .iter()
+        .any(|s| s.categories[0] == "launch" && s.begin >= kernel.begin && s.end <= kernel.end));
+    let _ = std::fs::remove_dir_all(&cap);
+}

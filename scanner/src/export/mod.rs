@@ -1,0 +1,700 @@
+//! `causeway export`: a capture as a trace file for a timeline viewer, in the Chrome Trace Event Format
+//! (`chrome`, JSON: chrome://tracing, Perfetto UI, Speedscope) or as Perfetto's own protobuf trace
+//! (`perfetto`, `.pftrace`: ui.perfetto.dev, trace_processor).
+//!
+//! Both formats are written from the timeline model (`crate::model`) through one layout, so they show the
+//! same thing:
+//!
+//! * one process per traced process (one ring);
+//! * one track per host thread that made calls, NVTX ranges or marks: its calls (name = API, category =
+//!   API class) and its NVTX ranges as slices, its marks as instants. A call that never returned and a
+//!   range never closed end at the process's last timestamp and say `open`;
+//! * one track per device stream (named by `StreamId::label`), after the host threads: kernels, copies,
+//!   memsets and graph launches as slices on the host clock, each with its conversion bound (`bound_ns`);
+//! * one flow (arrow) from each call to each device span tied to it, by sequence number.
+//!
+//! Viewers require the slices of one track to nest (a slice either contains another or is disjoint from
+//! it). Calls on one thread always nest; NVTX ranges need not (ranges of two domains may interleave, and
+//! a start/end range may end on another thread, in the middle of a call), and device spans of one stream
+//! may overlap within their bound. Such a slice is never dropped nor clipped: it goes on an extra track
+//! beside its thread's or stream's (`… (overlap N)`), so every track nests. Calls keep the thread's own
+//! track: a range that would cross a call moves, never the call.
+//!
+//! All times are the capture's host CLOCK_MONOTONIC nanoseconds. Device intervals that could not be put
+//! on the host clock (`ProcessTimeline::unplaced_device`) are not in the export; they are counted in its
+//! metadata and in the command's summary.
+
+pub mod chrome;
+pub mod perfetto;
+
+use crate::capture::{Capture, CaptureError};
+use crate::model::{ProcessTimeline, StreamId, Timeline};
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Chrome Trace Event Format (JSON object with `traceEvents`).
+    Chrome,
+    /// Perfetto protobuf trace (`perfetto.protos.Trace`).
+    Perfetto,
+}
+
+/// Why an export failed: one line, naming the file concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportError(pub String);
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+impl From<CaptureError> for ExportError {
+    fn from(e: CaptureError) -> Self {
+        ExportError(e.to_string())
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Processes drawn (those with at least one call, range, mark or device span).
+    pub processes: usize,
+    /// Processes of the capture with nothing to draw (a shell, a compiler): listed in the metadata only.
+    pub empty_processes: usize,
+    pub calls: usize,
+    pub ranges: usize,
+    pub marks: usize,
+    pub device_spans: usize,
+    /// Call → device span arrows.
+    pub flows: usize,
+    /// Extra tracks made for slices that do not nest on their thread's or stream's track.
+    pub overlap_tracks: usize,
+    /// Device intervals without a host time, left out.
+    pub unplaced_device: u64,
+    pub bytes: u64,
+}
+
+/// Opens the capture at `capture`, and writes it to `output` in `format`. An existing `output` is
+/// replaced only with `force`; the file appears complete or not at all (written beside it, then renamed).
+pub fn export(
+    capture: &Path,
+    format: Format,
+    output: &Path,
+    force: bool,
+) -> Result<Summary, ExportError> {
+    check_output(output, force)?;
+    let cap = Capture::open(capture)?;
+    refuse_ring_target(&cap, output)?;
+    let rings = cap.rings()?;
+    let timeline = Timeline::build(&rings);
+    let label = capture.display().to_string();
+
+    let tmp = temp_path(output);
+    let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
+    let result = (|| -> Result<Summary, ExportError> {
+        let file = std::fs::File::create(&tmp).map_err(|e| {
+            ExportError(format!(
+                "{}: cannot create: {}",
+                output.display(),
+                io_problem(&e)
+            ))
+        })?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut summary = write(&timeline, &label, format, &mut w).map_err(out_err)?;
+        let file = w.into_inner().map_err(|e| out_err(e.into_error()))?;
+        file.sync_all().map_err(out_err)?;
+        summary.bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if !force {
+            // Claim the name atomically, so a file that appeared meanwhile is not replaced either.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(output)
+                .map_err(|e| exists_error(output, &e))?;
+        }
+        std::fs::rename(&tmp, output).map_err(|e| {
+            ExportError(format!(
+                "{}: cannot write: {}",
+                output.display(),
+                io_problem(&e)
+            ))
+        })?;
+        Ok(summary)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes `timeline` in `format` to `w`. `capture` names the capture in the output's metadata.
+pub fn write(
+    timeline: &Timeline,
+    capture: &str,
+    format: Format,
+    w: &mut impl Write,
+) -> io::Result<Summary> {
+    let layout = Layout::of(timeline);
+    let s = layout.summary();
+    match format {
+        Format::Chrome => chrome::write(&layout, capture, w)?,
+        Format::Perfetto => perfetto::write(&layout, capture, w)?,
+    }
+    w.flush()?;
+    Ok(s)
+}
+
+fn check_output(output: &Path, force: bool) -> Result<(), ExportError> {
+    match std::fs::metadata(output) {
+        Ok(m) if m.is_dir() => Err(ExportError(format!(
+            "{}: is a directory (-o names the file to write)",
+            output.display()
+        ))),
+        Ok(_) if !force => Err(ExportError(format!(
+            "{}: already exists (pass --force to overwrite it)",
+            output.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn exists_error(output: &Path, e: &io::Error) -> ExportError {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        ExportError(format!(
+            "{}: already exists (pass --force to overwrite it)",
+            output.display()
+        ))
+    } else {
+        ExportError(format!(
+            "{}: cannot create: {}",
+            output.display(),
+            io_problem(e)
+        ))
+    }
+}
+
+/// Writing over one of the capture's own rings would destroy the capture.
+fn refuse_ring_target(cap: &Capture, output: &Path) -> Result<(), ExportError> {
+    let Some(target) = canonical_target(output) else {
+        return Ok(());
+    };
+    for f in &cap.files {
+        if std::fs::canonicalize(&f.path).ok().as_deref() == Some(target.as_path()) {
+            return Err(ExportError(format!(
+                "{}: is a ring of the capture being exported (choose another -o)",
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `output` with its directory resolved (the file itself may not exist yet).
+fn canonical_target(output: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(output) {
+        return Some(p);
+    }
+    let name = output.file_name()?;
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
+fn temp_path(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
+    output.with_file_name(format!(".{name}.causeway-{}.tmp", std::process::id()))
+}
+
+fn io_problem(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+// ---- the layout both formats share ------------------------------------------------------------------
+
+/// What a slice shows: an index into its process's `calls`, `ranges` or `device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum What {
+    Call(usize),
+    Range(usize),
+    Span(usize),
+}
+
+/// One slice on a track, with the times it is drawn at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Item {
+    pub what: What,
+    pub begin: u64,
+    pub end: u64,
+    /// A call that never returned or a range never closed (drawn to the process's last timestamp).
+    pub open: bool,
+}
+
+/// The slices of one track, properly nested, in the order (begin, longest first) that nesting
+/// reconstruction needs.
+pub(crate) type Lane = Vec<Item>;
+
+pub(crate) struct ThreadLanes {
+    pub tid: u32,
+    /// Lane 0 is the thread's own track; more lanes hold ranges that do not nest on it.
+    pub lanes: Vec<Lane>,
+    /// Indices into the process's `marks`, in time order.
+    pub marks: Vec<usize>,
+}
+
+pub(crate) struct StreamLanes {
+    pub stream: StreamId,
+    /// Lane 0 is the stream's track; more lanes hold spans that overlap without nesting.
+    pub lanes: Vec<Lane>,
+}
+
+pub(crate) struct ProcLayout<'t> {
+    pub p: &'t ProcessTimeline,
+    /// Earliest timestamp of anything in the process (0 when it has nothing).
+    pub first_ns: u64,
+    pub threads: Vec<ThreadLanes>,
+    pub streams: Vec<StreamLanes>,
+    /// Largest conversion bound of the process's device spans.
+    pub bound_max_ns: u64,
+    /// The flows each call starts (call index → flow ids).
+    pub call_flows: HashMap<usize, Vec<u64>>,
+    /// The flow ending at each device span.
+    pub span_flow: Vec<Option<u64>>,
+}
+
+pub(crate) struct Layout<'t> {
+    pub procs: Vec<ProcLayout<'t>>,
+}
+
+impl<'t> Layout<'t> {
+    pub fn of(t: &'t Timeline) -> Layout<'t> {
+        let mut next_flow = 1u64;
+        let procs = t
+            .processes
+            .iter()
+            .map(|p| ProcLayout::of(p, &mut next_flow))
+            .collect();
+        Layout { procs }
+    }
+
+    /// The processes with something to draw, in capture order.
+    pub fn drawn(&self) -> impl Iterator<Item = &ProcLayout<'t>> {
+        self.procs.iter().filter(|p| !p.is_empty())
+    }
+
+    fn summary(&self) -> Summary {
+        let mut s = Summary {
+            processes: self.drawn().count(),
+            empty_processes: self.procs.len() - self.drawn().count(),
+            ..Summary::default()
+        };
+        for pl in &self.procs {
+            s.calls += pl.p.calls.len();
+            s.ranges += pl.p.ranges.len();
+            s.marks += pl.p.marks.len();
+            s.device_spans += pl.p.device.len();
+            s.flows += pl.span_flow.iter().flatten().count();
+            s.unplaced_device += pl.p.unplaced_device;
+            s.overlap_tracks += pl
+                .threads
+                .iter()
+                .map(|t| t.lanes.len().saturating_sub(1))
+                .sum::<usize>();
+            s.overlap_tracks += pl
+                .streams
+                .iter()
+                .map(|t| t.lanes.len().saturating_sub(1))
+                .sum::<usize>();
+        }
+        s
+    }
+}
+
+impl<'t> ProcLayout<'t> {
+    fn of(p: &'t ProcessTimeline, next_flow: &mut u64) -> ProcLayout<'t> {
+        let (first_ns, last_ns) = extent(p);
+
+        // Host threads: every tid with a call, a range or a mark.
+        let mut tids: Vec<u32> = p.threads.clone();
+        tids.extend(p.ranges.iter().map(|r| r.tid));
+        tids.extend(p.marks.iter().map(|m| m.tid));
+        tids.sort_unstable();
+        tids.dedup();
+        let mut by_tid: HashMap<u32, Vec<(Item, u8, u32)>> = HashMap::new();
+        for (i, c) in p.calls.iter().enumerate() {
+            let (end, open) = match c.end_ns {
+                Some(e) => (e.max(c.begin_ns), false),
+                None => (last_ns.max(c.begin_ns), true),
+            };
+            by_tid.entry(c.tid).or_default().push((
+                Item {
+                    what: What::Call(i),
+                    begin: c.begin_ns,
+                    end,
+                    open,
+                },
+                1,
+                c.depth as u32,
+            ));
+        }
+        for (i, r) in p.ranges.iter().enumerate() {
+            let (end, open) = match r.end_ns {
+                Some(e) => (e.max(r.begin_ns), false),
+                None => (last_ns.max(r.begin_ns), true),
+            };
+            by_tid.entry(r.tid).or_default().push((
+                Item {
+                    what: What::Range(i),
+                    begin: r.begin_ns,
+                    end,
+                    open,
+                },
+                0,
+                r.level,
+            ));
+        }
+        let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (i, m) in p.marks.iter().enumerate() {
+            marks_by_tid.entry(m.tid).or_default().push(i);
+        }
+        let threads = tids
+            .iter()
+            .map(|&tid| {
+                let mut items = by_tid.remove(&tid).unwrap_or_default();
+                // Begin order, the enclosing slice first: longer first, a range before a call of the
+                // same extent, the outer level first.
+                items.sort_by_key(|&(it, rank, level)| {
+                    (it.begin, std::cmp::Reverse(it.end), rank, level)
+                });
+                let mut marks = marks_by_tid.remove(&tid).unwrap_or_default();
+                marks.sort_by_key(|&i| p.marks[i].ns);
+                ThreadLanes {
+                    tid,
+                    lanes: thread_lanes(items.into_iter().map(|(it, _, _)| it)),
+                    marks,
+                }
+            })
+            .collect();
+
+        // Device streams, in StreamId order.
+        let mut by_stream: HashMap<StreamId, Vec<Item>> = HashMap::new();
+        for (i, d) in p.device.iter().enumerate() {
+            by_stream.entry(d.stream).or_default().push(Item {
+                what: What::Span(i),
+                begin: d.begin_ns,
+                end: d.end_ns.max(d.begin_ns),
+                open: false,
+            });
+        }
+        let mut stream_ids: Vec<StreamId> = by_stream.keys().copied().collect();
+        stream_ids.sort();
+        let streams = stream_ids
+            .into_iter()
+            .map(|stream| {
+                let mut items = by_stream.remove(&stream).unwrap_or_default();
+                items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
+                StreamLanes {
+                    stream,
+                    lanes: greedy_lanes(items, Vec::new()),
+                }
+            })
+            .collect();
+
+        // Flows: one per device span tied to a call of this process.
+        let call_index: HashMap<u64, usize> = p
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.seq, i))
+            .collect();
+        let mut call_flows: HashMap<usize, Vec<u64>> = HashMap::new();
+        let span_flow = p
+            .device
+            .iter()
+            .map(|d| {
+                let ci = *call_index.get(&d.call?)?;
+                let id = *next_flow;
+                *next_flow += 1;
+                call_flows.entry(ci).or_default().push(id);
+                Some(id)
+            })
+            .collect();
+
+        ProcLayout {
+            p,
+            first_ns,
+            threads,
+            streams,
+            bound_max_ns: p.device.iter().map(|d| d.bound_ns).max().unwrap_or(0),
+            call_flows,
+            span_flow,
+        }
+    }
+
+    /// Nothing to draw: no call, range, mark or device span.
+    pub fn is_empty(&self) -> bool {
+        let p = self.p;
+        p.calls.is_empty() && p.ranges.is_empty() && p.marks.is_empty() && p.device.is_empty()
+    }
+
+    /// Name of a thread's track (lane 0) or of one of its overlap tracks.
+    pub fn thread_name(&self, tid: u32, lane: usize) -> String {
+        let base = if tid == self.p.pid {
+            format!("main thread {tid}")
+        } else {
+            format!("thread {tid}")
+        };
+        if lane == 0 {
+            base
+        } else {
+            format!("{base} (overlap {lane})")
+        }
+    }
+
+    pub fn stream_name(stream: &StreamId, lane: usize) -> String {
+        if lane == 0 {
+            stream.label()
+        } else {
+            format!("{} (overlap {lane})", stream.label())
+        }
+    }
+
+    pub fn exe_name(&self) -> &str {
+        let exe = self.p.exe.trim_end_matches('/');
+        let base = exe.rsplit('/').next().unwrap_or(exe);
+        if base.is_empty() {
+            "?"
+        } else {
+            base
+        }
+    }
+}
+
+fn extent(p: &ProcessTimeline) -> (u64, u64) {
+    let times = p
+        .calls
+        .iter()
+        .flat_map(|c| [Some(c.begin_ns), c.end_ns])
+        .chain(p.ranges.iter().flat_map(|r| [Some(r.begin_ns), r.end_ns]))
+        .chain(p.marks.iter().map(|m| Some(m.ns)))
+        .chain(
+            p.device
+                .iter()
+                .flat_map(|d| [Some(d.begin_ns), Some(d.end_ns)]),
+        )
+        .flatten();
+    let mut first = u64::MAX;
+    let mut last = 0;
+    for t in times {
+        first = first.min(t);
+        last = last.max(t);
+    }
+    if first == u64::MAX {
+        (0, 0)
+    } else {
+        (first, last)
+    }
+}
+
+/// Lanes for one thread's items (in begin order, enclosing first). Lane 0 gets every call and every
+/// range that nests with them; a range that would cross a call is evicted from lane 0 (the call stays),
+/// and a range that would cross what lane 0 holds goes to a further lane.
+fn thread_lanes(items: impl Iterator<Item = Item>) -> Vec<Lane> {
+    let items: Vec<Item> = items.collect();
+    let mut evicted = vec![false; items.len()];
+    // Open slices of lane 0: (end, index into items).
+    let mut stack: Vec<(u64, usize)> = Vec::new();
+    for (i, x) in items.iter().enumerate() {
+        while stack.last().is_some_and(|&(end, _)| end <= x.begin) {
+            stack.pop();
+        }
+        loop {
+            match stack.last() {
+                Some(&(end, j)) if end < x.end => {
+                    // x would start inside j and end after it.
+                    let x_call = matches!(x.what, What::Call(_));
+                    let j_range = matches!(items[j].what, What::Range(_));
+                    if x_call && j_range {
+                        evicted[j] = true;
+                        stack.pop();
+                    } else {
+                        evicted[i] = true;
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        if !evicted[i] {
+            stack.push((x.end, i));
+        }
+    }
+    let mut lane0 = Vec::new();
+    let mut rest = Vec::new();
+    for (i, x) in items.into_iter().enumerate() {
+        if evicted[i] {
+            rest.push(x);
+        } else {
+            lane0.push(x);
+        }
+    }
+    let mut lanes = vec![lane0];
+    lanes.extend(greedy_lanes(rest, Vec::new()));
+    lanes
+}
+
+/// Puts each item (in begin order, enclosing first) on the first lane where it nests, opening lanes as
+/// needed. Appends to `lanes`.
+fn greedy_lanes(items: Vec<Item>, mut lanes: Vec<Lane>) -> Vec<Lane> {
+    let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); lanes.len()];
+    for x in items {
+        let mut placed = false;
+        for (lane, stack) in lanes.iter_mut().zip(stacks.iter_mut()) {
+            while stack.last().is_some_and(|&end| end <= x.begin) {
+                stack.pop();
+            }
+            let nests = match stack.last() {
+                Some(&end) => end >= x.end,
+                None => true,
+            };
+            if nests {
+                stack.push(x.end);
+                lane.push(x);
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            lanes.push(vec![x]);
+            stacks.push(vec![x.end]);
+        }
+    }
+    lanes
+}
+
+/// A slice boundary on one lane, in the order a viewer must see them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edge {
+    Begin(usize),
+    End(usize),
+}
+
+/// The begin and end events of a lane's slices (indices into the lane), in nesting order: a slice ends
+/// before one that begins at the same time, and a nested slice ends before its parent. Timestamps are
+/// non-decreasing.
+pub(crate) fn edges(lane: &[Item]) -> Vec<(u64, Edge)> {
+    let mut out = Vec::with_capacity(lane.len() * 2);
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, x) in lane.iter().enumerate() {
+        while let Some(&j) = stack.last() {
+            if lane[j].end <= x.begin {
+                out.push((lane[j].end, Edge::End(j)));
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        out.push((x.begin, Edge::Begin(i)));
+        stack.push(i);
+    }
+    while let Some(j) = stack.pop() {
+        out.push((lane[j].end, Edge::End(j)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(what: What, begin: u64, end: u64) -> Item {
+        Item {
+            what,
+            begin,
+            end,
+            open: false,
+        }
+    }
+
+    fn nests(lane: &Lane) -> bool {
+        lane.iter().enumerate().all(|(i, a)| {
+            lane[i + 1..].iter().all(|b| {
+                b.begin >= a.end || a.begin >= b.end || // disjoint
+                (a.begin <= b.begin && b.end <= a.end) || (b.begin <= a.begin && a.end <= b.end)
+            })
+        })
+    }
+
+    #[test]
+    fn a_range_crossing_a_call_moves_and_the_call_stays() {
+        // Range [0, 150) crosses call [100, 200).
+        let items = vec![
+            it(What::Range(0), 0, 150),
+            it(What::Call(0), 100, 200),
+            it(What::Call(1), 300, 400),
+        ];
+        let lanes = thread_lanes(items.into_iter());
+        assert_eq!(lanes.len(), 2);
+        assert_eq!(
+            lanes[0].iter().map(|x| x.what).collect::<Vec<_>>(),
+            [What::Call(0), What::Call(1)]
+        );
+        assert_eq!(lanes[1][0].what, What::Range(0));
+    }
+
+    #[test]
+    fn interleaved_ranges_get_a_second_lane_and_every_lane_nests() {
+        // A [0,100) and B [50,150) interleave; C [60,70) nests in both; D [100,120) follows A.
+        let items = vec![
+            it(What::Range(0), 0, 100),
+            it(What::Range(1), 50, 150),
+            it(What::Call(0), 60, 70),
+            it(What::Range(2), 100, 120),
+        ];
+        let lanes = thread_lanes(items.into_iter());
+        assert_eq!(lanes.len(), 2);
+        assert!(lanes.iter().all(nests));
+        assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 4);
+    }
+
+    #[test]
+    fn edges_close_children_first_and_touching_slices_in_order() {
+        let lane = vec![
+            it(What::Call(0), 0, 100),
+            it(What::Call(1), 50, 100),
+            it(What::Call(2), 100, 100),
+            it(What::Call(3), 100, 130),
+        ];
+        let e = edges(&lane);
+        use Edge::*;
+        assert_eq!(
+            e.iter().map(|x| x.1).collect::<Vec<_>>(),
+            [
+                Begin(0),
+                Begin(1),
+                End(1),
+                End(0),
+                Begin(2),
+                End(2),
+                Begin(3),
+                End(3)
+            ]
+        );
+        assert!(e.windows(2).all(|w| w[0].0 <= w[1].0));
+    }
+}

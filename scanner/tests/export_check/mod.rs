@@ -1,0 +1,421 @@
+//! Checks every exported trace must pass, whatever the capture: shared by `scanner/tests/export.rs`
+//! (synthetic rings) and `itests/tests/export.rs` (captures of real programs under the shim). Each check
+//! panics with what is wrong; the returned stats let a test compare counts with the capture.
+#![allow(dead_code)]
+
+use causeway_scanner::export::perfetto::proto::{self, Data, Type, Value};
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashMap};
+
+/// One slice rebuilt from a BEGIN/END pair.
+#[derive(Debug, Clone)]
+pub struct PSlice {
+    pub track: u64,
+    pub track_name: String,
+    pub name: String,
+    pub categories: Vec<String>,
+    pub begin: u64,
+    pub end: u64,
+    pub flows: Vec<u64>,
+    pub args: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Default)]
+pub struct PerfettoStats {
+    /// Slices on host-thread tracks (a thread's own track or its overlap tracks).
+    pub host: Vec<PSlice>,
+    /// Slices on device-stream tracks (a stream's own track or its overlap tracks).
+    pub device: Vec<PSlice>,
+    /// (track name, event name, ts, args) of every instant.
+    pub instants: Vec<(String, String, u64, BTreeMap<String, Value>)>,
+    /// Names of device tracks, in file order.
+    pub device_tracks: Vec<String>,
+    /// (pid, tid, name) of every thread track.
+    pub thread_tracks: Vec<(i32, i32, String)>,
+    /// (pid, name) of every process track.
+    pub process_tracks: Vec<(i32, String)>,
+    /// Flow ids, each seen exactly twice: (call slice on a host track, span slice on a device track).
+    pub flows: Vec<(PSlice, PSlice)>,
+}
+
+fn is_host_track_name(n: &str) -> bool {
+    n.starts_with("thread ") || n.starts_with("main thread ")
+}
+
+pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
+    let trace = causeway_scanner::export::perfetto::decode(bytes).expect("decodes as a Trace");
+    let packets = &trace.packet;
+    assert!(!packets.is_empty(), "no packets");
+    // 1. The clock: a snapshot making CLOCK_MONOTONIC the trace clock, first.
+    match &packets[0].data {
+        Some(Data::ClockSnapshot(c)) => {
+            assert_eq!(
+                c.primary_trace_clock,
+                Some(proto::BUILTIN_CLOCK_MONOTONIC as i32)
+            );
+            assert_eq!(c.clocks.len(), 1);
+            assert_eq!(c.clocks[0].clock_id, Some(proto::BUILTIN_CLOCK_MONOTONIC));
+        }
+        other => panic!("first packet is not a clock snapshot: {other:?}"),
+    }
+    assert_eq!(
+        packets[0].sequence_flags,
+        Some(proto::SEQ_INCREMENTAL_STATE_CLEARED)
+    );
+
+    // 2. Descriptors, all before the first event; unique uuids; parents are process tracks.
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut kind: HashMap<u64, char> = HashMap::new(); // 'p'rocess, 't'hread, 'h'ost overlap, 'd'evice
+    let mut pid_of_process_track: HashMap<u64, i32> = HashMap::new();
+    let mut stats = PerfettoStats::default();
+    let mut seen_event = false;
+    for p in packets {
+        assert_eq!(
+            p.trusted_packet_sequence_id,
+            Some(1),
+            "every packet on sequence 1: {p:?}"
+        );
+        match &p.data {
+            Some(Data::TrackDescriptor(d)) => {
+                assert!(!seen_event, "descriptor after an event: {d:?}");
+                let uuid = d.uuid.expect("descriptor uuid");
+                assert!(uuid != 0, "uuid 0 is the global track");
+                let k = if let Some(pr) = &d.process {
+                    let pid = pr.pid.expect("process pid");
+                    let name = pr.process_name.clone().expect("process name");
+                    assert!(!name.is_empty());
+                    pid_of_process_track.insert(uuid, pid);
+                    stats.process_tracks.push((pid, name.clone()));
+                    names.insert(uuid, name);
+                    'p'
+                } else if let Some(t) = &d.thread {
+                    let name = t.thread_name.clone().expect("thread name");
+                    stats.thread_tracks.push((
+                        t.pid.expect("thread pid"),
+                        t.tid.expect("tid"),
+                        name.clone(),
+                    ));
+                    names.insert(uuid, name);
+                    't'
+                } else {
+                    let parent = d.parent_uuid.expect("child track has a parent");
+                    assert_eq!(
+                        kind.get(&parent),
+                        Some(&'p'),
+                        "parent {parent} is not a process track"
+                    );
+                    let name = d.name.clone().expect("child track has a name");
+                    names.insert(uuid, name.clone());
+                    if is_host_track_name(&name) {
+                        'h'
+                    } else {
+                        stats.device_tracks.push(name);
+                        'd'
+                    }
+                };
+                assert!(kind.insert(uuid, k).is_none(), "uuid {uuid} declared twice");
+            }
+            Some(Data::TrackEvent(_)) => seen_event = true,
+            Some(Data::ClockSnapshot(_)) => {}
+            None => panic!("empty packet"),
+        }
+    }
+
+    // 3. Events: timestamps on CLOCK_MONOTONIC, non-decreasing in the file; per track, each END closes
+    //    the latest open BEGIN, and nothing stays open.
+    let mut last_ts = 0u64;
+    let mut open: HashMap<u64, Vec<(u64, &proto::TrackEvent)>> = HashMap::new();
+    let mut by_flow: HashMap<u64, Vec<(char, PSlice)>> = HashMap::new();
+    for p in packets {
+        let Some(Data::TrackEvent(e)) = &p.data else {
+            continue;
+        };
+        let ts = p.timestamp.expect("event timestamp");
+        assert_eq!(p.timestamp_clock_id, Some(proto::BUILTIN_CLOCK_MONOTONIC));
+        assert!(
+            ts >= last_ts,
+            "events out of time order: {ts} after {last_ts}"
+        );
+        last_ts = ts;
+        let track = e.track_uuid.expect("event track");
+        let k = *kind
+            .get(&track)
+            .unwrap_or_else(|| panic!("event on undeclared track {track}"));
+        let ty = e.r#type.and_then(|t| Type::try_from(t).ok());
+        assert!(e.terminating_flow_ids.is_empty());
+        match ty {
+            Some(Type::SliceBegin) => {
+                assert!(matches!(k, 't' | 'h' | 'd'), "slice on a process track");
+                assert!(e.name.as_deref().is_some_and(|n| !n.is_empty()), "{e:?}");
+                assert_eq!(e.categories.len(), 1, "{e:?}");
+                open.entry(track).or_default().push((ts, e));
+            }
+            Some(Type::SliceEnd) => {
+                let (begin, b) = open
+                    .get_mut(&track)
+                    .and_then(Vec::pop)
+                    .unwrap_or_else(|| panic!("END without BEGIN on track {track} at {ts}"));
+                assert!(e.name.is_none() && e.flow_ids.is_empty());
+                let s = PSlice {
+                    track,
+                    track_name: names[&track].clone(),
+                    name: b.name.clone().unwrap(),
+                    categories: b.categories.clone(),
+                    begin,
+                    end: ts,
+                    flows: b.flow_ids.clone(),
+                    args: args(&b.debug_annotations),
+                };
+                for &f in &s.flows {
+                    by_flow.entry(f).or_default().push((k, s.clone()));
+                }
+                if k == 'd' {
+                    stats.device.push(s);
+                } else {
+                    stats.host.push(s);
+                }
+            }
+            Some(Type::Instant) => {
+                assert!(e.name.is_some());
+                stats.instants.push((
+                    names[&track].clone(),
+                    e.name.clone().unwrap(),
+                    ts,
+                    args(&e.debug_annotations),
+                ));
+            }
+            other => panic!("unexpected event type {other:?}"),
+        }
+    }
+    for (track, v) in &open {
+        assert!(
+            v.is_empty(),
+            "{} slices left open on track {track}",
+            v.len()
+        );
+    }
+    // Slices of one track nest (no END out of order is possible by construction above, so this checks
+    // the times: a child lies within its parent).
+    for group in [&stats.host, &stats.device] {
+        let mut per: HashMap<u64, Vec<&PSlice>> = HashMap::new();
+        for s in group.iter() {
+            assert!(s.end >= s.begin);
+            per.entry(s.track).or_default().push(s);
+        }
+        for v in per.values() {
+            assert_nested(
+                v.iter().map(|s| (s.begin, s.end)).collect(),
+                "perfetto track",
+            );
+        }
+    }
+    // 4. Flows: each id on exactly one call slice (host track) and one span slice (device track).
+    let mut ids: Vec<u64> = by_flow.keys().copied().collect();
+    ids.sort();
+    for id in ids {
+        let v = by_flow.remove(&id).unwrap();
+        assert_eq!(v.len(), 2, "flow {id} on {} slices", v.len());
+        let host = v
+            .iter()
+            .find(|x| x.0 != 'd')
+            .expect("flow starts on a host track");
+        let dev = v
+            .iter()
+            .find(|x| x.0 == 'd')
+            .expect("flow ends on a device track");
+        assert_eq!(
+            host.1.args.get("seq").cloned(),
+            dev.1.args.get("call_seq").cloned(),
+            "flow {id} joins a call to a span of another call"
+        );
+        stats.flows.push((host.1.clone(), dev.1.clone()));
+    }
+    stats
+}
+
+fn args(a: &[proto::DebugAnnotation]) -> BTreeMap<String, Value> {
+    a.iter()
+        .map(|d| {
+            (
+                d.name.clone().expect("annotation name"),
+                d.value.clone().expect("annotation value"),
+            )
+        })
+        .collect()
+}
+
+/// Intervals (in any order) nest: any two are disjoint or one contains the other.
+pub fn assert_nested(mut v: Vec<(u64, u64)>, what: &str) {
+    v.sort_by_key(|&(b, e)| (b, std::cmp::Reverse(e)));
+    let mut stack: Vec<u64> = Vec::new();
+    for (b, e) in v {
+        while stack.last().is_some_and(|&end| end <= b) {
+            stack.pop();
+        }
+        if let Some(&end) = stack.last() {
+            assert!(
+                e <= end,
+                "{what}: [{b}, {e}] crosses a slice ending at {end}"
+            );
+        }
+        stack.push(e);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CEvent {
+    pub pid: u64,
+    pub tid: u64,
+    pub thread: String,
+    /// Nanoseconds, from the microsecond text with three decimals.
+    pub ts: u64,
+    pub dur: u64,
+    pub name: String,
+    pub cat: String,
+    pub args: Json,
+}
+
+#[derive(Debug, Default)]
+pub struct ChromeStats {
+    pub host: Vec<CEvent>,
+    pub device: Vec<CEvent>,
+    pub instants: Vec<CEvent>,
+    /// (call X event, span X event) per flow id.
+    pub flows: Vec<(CEvent, CEvent)>,
+    /// thread name per (pid, tid), and the sort index.
+    pub threads: BTreeMap<(u64, u64), (String, u64)>,
+    pub processes: BTreeMap<u64, String>,
+}
+
+/// Microseconds (a JSON number printed with three decimals) to nanoseconds, exactly.
+fn ns(v: &Json) -> u64 {
+    let f = v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    assert!(f >= 0.0, "negative time {f}");
+    (f * 1000.0).round() as u64
+}
+
+pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
+    let root: Json = serde_json::from_str(text).expect("valid JSON");
+    let events = root["traceEvents"].as_array().expect("traceEvents");
+    assert_eq!(root["displayTimeUnit"], "ns");
+    assert!(root["metadata"].is_object(), "metadata object");
+    let mut st = ChromeStats::default();
+    for e in events {
+        if e["ph"] == "M" {
+            let pid = e["pid"].as_u64().unwrap();
+            let tid = e["tid"].as_u64().unwrap();
+            match e["name"].as_str().unwrap() {
+                "process_name" => {
+                    st.processes
+                        .insert(pid, e["args"]["name"].as_str().unwrap().into());
+                }
+                "thread_name" => {
+                    st.threads.entry((pid, tid)).or_default().0 =
+                        e["args"]["name"].as_str().unwrap().into();
+                }
+                "thread_sort_index" => {
+                    st.threads.entry((pid, tid)).or_default().1 =
+                        e["args"]["sort_index"].as_u64().unwrap();
+                }
+                "process_sort_index" => {}
+                other => panic!("unexpected metadata event {other}"),
+            }
+        }
+    }
+    let mut starts: HashMap<u64, CEvent> = HashMap::new();
+    let mut finishes: HashMap<u64, CEvent> = HashMap::new();
+    let mut last_x: HashMap<(u64, u64), CEvent> = HashMap::new();
+    for e in events {
+        let ph = e["ph"].as_str().expect("ph");
+        if ph == "M" {
+            continue;
+        }
+        let pid = e["pid"].as_u64().expect("pid");
+        let tid = e["tid"].as_u64().expect("tid");
+        let thread = st
+            .threads
+            .get(&(pid, tid))
+            .unwrap_or_else(|| panic!("event on unnamed thread {pid}/{tid}: {e}"))
+            .0
+            .clone();
+        assert!(st.processes.contains_key(&pid), "unnamed process {pid}");
+        let ev = CEvent {
+            pid,
+            tid,
+            thread: thread.clone(),
+            ts: ns(&e["ts"]),
+            dur: if ph == "X" { ns(&e["dur"]) } else { 0 },
+            name: e["name"].as_str().expect("name").into(),
+            cat: e["cat"].as_str().expect("cat").into(),
+            args: e["args"].clone(),
+        };
+        let host = is_host_track_name(&thread);
+        match ph {
+            "X" => {
+                assert!(e["dur"].as_f64().unwrap() >= 0.0, "dur < 0: {e}");
+                assert!(!ev.name.is_empty());
+                last_x.insert((pid, tid), ev.clone());
+                if host {
+                    st.host.push(ev);
+                } else {
+                    st.device.push(ev);
+                }
+            }
+            "i" => {
+                assert_eq!(e["s"], "t");
+                assert!(host, "instant on a device track");
+                st.instants.push(ev);
+            }
+            "s" | "f" => {
+                let id = e["id"].as_u64().expect("flow id");
+                // Written right after the slice it binds to, at that slice's begin.
+                let x = last_x
+                    .get(&(pid, tid))
+                    .unwrap_or_else(|| panic!("flow {id} before any slice on its thread"));
+                assert_eq!(x.ts, ev.ts, "flow {id} not at its slice's begin");
+                assert_eq!(e["name"], "device work");
+                assert_eq!(e["cat"], "flow");
+                if ph == "s" {
+                    assert!(host, "flow start on a device track");
+                    assert!(starts.insert(id, x.clone()).is_none(), "two starts of {id}");
+                } else {
+                    assert_eq!(e["bp"], "e");
+                    assert!(!host, "flow end on a host track");
+                    assert!(finishes.insert(id, x.clone()).is_none(), "two ends of {id}");
+                }
+            }
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    let mut ids: Vec<u64> = starts.keys().copied().collect();
+    ids.sort();
+    assert_eq!(starts.len(), finishes.len(), "unpaired flows");
+    for id in ids {
+        let s = starts.remove(&id).unwrap();
+        let f = finishes
+            .remove(&id)
+            .unwrap_or_else(|| panic!("flow {id} never ends"));
+        assert_eq!(s.args["seq"], f.args["call_seq"], "flow {id}");
+        st.flows.push((s, f));
+    }
+    // Device tracks sort after the host threads of their process; every track nests.
+    let mut per: HashMap<(u64, u64), Vec<(u64, u64)>> = HashMap::new();
+    for x in st.host.iter().chain(&st.device) {
+        per.entry((x.pid, x.tid))
+            .or_default()
+            .push((x.ts, x.ts + x.dur));
+    }
+    for v in per.into_values() {
+        assert_nested(v, "chrome thread");
+    }
+    for (&(pid, _), (name, sort)) in &st.threads {
+        if !is_host_track_name(name) {
+            for (&(p2, _), (n2, s2)) in &st.threads {
+                if p2 == pid && is_host_track_name(n2) {
+                    assert!(s2 < sort, "{n2} sorts after device track {name}");
+                }
+            }
+        }
+    }
+    (root, st)
+}

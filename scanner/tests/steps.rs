@@ -1,0 +1,615 @@
+//! The steps and gaps views on synthetic timelines built in code, with answers worked out by hand.
+
+use causeway_scanner::gaps::{self, permille};
+use causeway_scanner::model::{Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline};
+use causeway_scanner::steps::{
+    self, distribution, intersection, measure, modes, process_steps, union, StepOptions,
+    ViewOptions, Views,
+};
+
+const T0: u64 = 1_000_000; // keep times away from 0
+
+fn timeline() -> ProcessTimeline {
+    ProcessTimeline {
+        pid: 42,
+        ppid: 1,
+        exe: "/usr/bin/train".into(),
+        host: "h".into(),
+        threads: vec![1, 2],
+        calls: Vec::new(),
+        ranges: Vec::new(),
+        marks: Vec::new(),
+        device: Vec::new(),
+        unplaced_device: 0,
+        backend: "cupti".into(),
+    }
+}
+
+fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) -> Call {
+    Call {
+        seq: b,
+        tid,
+        api: api.into(),
+        layer: "runtime",
+        class: Some(class),
+        begin_ns: T0 + b,
+        end_ns: Some(T0 + e),
+        depth,
+        result: 0,
+        stream: Some(0),
+        kernel: None,
+    }
+}
+
+fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
+    Range {
+        tid,
+        name: name.into(),
+        domain: None,
+        begin_ns: T0 + b,
+        end_ns: Some(T0 + e),
+        level,
+    }
+}
+
+fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
+    DeviceSpan {
+        kind,
+        name: format!("{kind}@{b}"),
+        begin_ns: T0 + b,
+        end_ns: T0 + e,
+        bound_ns: 0,
+        stream: StreamId::Handle(stream),
+        call: None,
+        bytes: 0,
+    }
+}
+
+/// Ranges and spans in the order the model keeps them.
+fn sorted(mut p: ProcessTimeline) -> ProcessTimeline {
+    p.ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
+    p.device.sort_by_key(|s| (s.begin_ns, s.end_ns));
+    p
+}
+
+fn default_steps(p: &ProcessTimeline) -> steps::ProcessSteps {
+    process_steps(p, &StepOptions::default())
+}
+
+#[test]
+fn intervals_union_measure_and_intersect() {
+    let u = union(vec![(5, 7), (0, 3), (2, 4), (7, 9), (10, 10)]);
+    assert_eq!(u, vec![(0, 4), (5, 9)]);
+    assert_eq!(measure(&u), 8);
+    assert_eq!(intersection(&u, &union(vec![(3, 6), (8, 20)])), 1 + 1 + 1);
+    assert_eq!(intersection(&u, &[]), 0);
+}
+
+#[test]
+fn one_step_with_overlapping_copy_and_compute() {
+    // The brief's example: a 1000 ns step, compute [0,600), copy [300,800).
+    let mut p = timeline();
+    p.ranges.push(range(1, "step", 0, 1000, 0));
+    p.ranges.push(range(1, "step", 2000, 3000, 0));
+    p.device.push(span("kernel", 7, 0, 600));
+    p.device.push(span("memcpy", 8, 300, 800));
+    let s = default_steps(&sorted(p));
+    let d = s.steps[0].device.as_ref().unwrap();
+    assert_eq!(s.steps[0].wall_ns, 1000);
+    assert_eq!(d.busy_ns, 800);
+    assert_eq!(d.idle_ns, 200);
+    assert_eq!(d.copy_ns, 500);
+    assert_eq!(d.compute_ns, 600);
+    assert_eq!(d.overlap_ns, 300);
+    assert_eq!(d.copy_compute_overlap, Some(0.6));
+    assert_eq!(d.spans, 2);
+    // The second step has no device work: all idle, overlap undefined.
+    let d1 = s.steps[1].device.as_ref().unwrap();
+    assert_eq!((d1.busy_ns, d1.idle_ns, d1.spans), (0, 1000, 0));
+    assert_eq!(d1.copy_compute_overlap, None);
+    let dev = s.summary.as_ref().unwrap().device.as_ref().unwrap();
+    // The ratio is summarized over the one step where it is defined.
+    let r = dev.copy_compute_overlap.unwrap();
+    assert_eq!((r.steps, r.min, r.max), (1, 0.6, 0.6));
+}
+
+#[test]
+fn device_spans_are_clipped_merged_across_streams_and_classified() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "step", 1000, 2000, 0));
+    p.ranges.push(range(1, "step", 3000, 4000, 0));
+    // Straddles the step's begin: only [1000,1200) counts.
+    p.device.push(span("kernel", 1, 500, 1200));
+    // Two streams, overlapping kernels: compute is their union.
+    p.device.push(span("kernel", 1, 1300, 1500));
+    p.device.push(span("kernel", 2, 1400, 1600));
+    // A memset and a graph span: busy only.
+    p.device.push(span("memset", 1, 1700, 1750));
+    p.device.push(span("graph", 2, 1800, 1900));
+    // Straddles the step's end and the next step's begin.
+    p.device.push(span("memcpy", 3, 1950, 3100));
+    // Entirely between the steps: in neither.
+    let mut far = span("kernel", 1, 2200, 2300);
+    far.bound_ns = 999;
+    p.device.push(far);
+    let mut b = span("kernel", 1, 3500, 3600);
+    b.bound_ns = 40;
+    p.device.push(b);
+    let s = default_steps(&sorted(p));
+    let d = s.steps[0].device.as_ref().unwrap();
+    assert_eq!(d.spans, 6);
+    assert_eq!(d.compute_ns, 200 + 300);
+    assert_eq!(d.copy_ns, 50);
+    assert_eq!(d.busy_ns, 200 + 300 + 50 + 100 + 50);
+    assert_eq!(d.idle_ns, 1000 - 700);
+    assert_eq!(d.overlap_ns, 0);
+    assert_eq!(d.copy_compute_overlap, Some(0.0));
+    assert_eq!(d.bound_ns, 0);
+    let d1 = s.steps[1].device.as_ref().unwrap();
+    assert_eq!((d1.copy_ns, d1.compute_ns, d1.busy_ns), (100, 100, 200));
+    assert_eq!(d1.bound_ns, 40);
+    // The bound of the span outside every step does not count.
+    assert_eq!(
+        s.summary
+            .as_ref()
+            .unwrap()
+            .device
+            .as_ref()
+            .unwrap()
+            .bound_ns,
+        40
+    );
+}
+
+#[test]
+fn host_time_in_launches_and_syncs_on_the_steps_thread() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "step", 0, 1000, 0));
+    p.ranges.push(range(1, "step", 5000, 5100, 0));
+    p.calls = vec![
+        // Straddles the step's begin: 30 ns inside.
+        call(1, "cudaLaunchKernel", "launch", 0, 0, 0),
+        call(1, "cudaMemcpyAsync", "copy", 200, 260, 0),
+        // The driver call inside it (depth 1) adds nothing.
+        call(1, "cuMemcpyHtoDAsync_v2", "copy", 210, 250, 1),
+        call(1, "cudaGraphLaunch", "graph_launch", 300, 310, 0),
+        call(1, "cudaMemsetAsync", "memset", 320, 330, 0),
+        // Another thread's launch is not this step's.
+        call(2, "cudaLaunchKernel", "launch", 400, 600, 0),
+        // Not a launch or sync class.
+        call(1, "cudaMalloc", "alloc", 600, 650, 0),
+        call(1, "cudaStreamSynchronize", "sync", 700, 950, 0),
+        // Straddles the step's end: 40 ns inside.
+        call(1, "cudaEventSynchronize", "event_sync", 960, 1100, 0),
+    ];
+    // The first call straddles the begin: [-20, 30) relative to the step.
+    p.calls[0].begin_ns = T0 - 20;
+    p.calls[0].end_ns = Some(T0 + 30);
+    let s = default_steps(&sorted(p));
+    let st = &s.steps[0];
+    assert_eq!(st.launch_ns, 30 + 60 + 10 + 10);
+    assert_eq!(st.launch_calls, 4);
+    assert_eq!(st.sync_ns, 250 + 40);
+    assert_eq!(st.sync_calls, 2);
+    assert_eq!(st.other_ns, 1000 - 110 - 290);
+    assert_eq!(s.steps[1].launch_ns, 0);
+    // No device spans at all: no device figures, and a note says why.
+    assert!(st.device.is_none());
+    assert!(!s.device_timed);
+    assert!(
+        s.notes.iter().any(|n| n.contains("level-3")),
+        "{:?}",
+        s.notes
+    );
+}
+
+#[test]
+fn an_open_call_counts_until_the_steps_end() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "step", 0, 1000, 0));
+    p.ranges.push(range(1, "step", 2000, 3000, 0));
+    let mut hung = call(1, "cudaDeviceSynchronize", "sync", 900, 0, 0);
+    hung.end_ns = None;
+    p.calls.push(hung);
+    let s = default_steps(&sorted(p));
+    assert_eq!(s.steps[0].sync_ns, 100);
+    assert_eq!(s.steps[1].sync_ns, 1000);
+}
+
+#[test]
+fn regions_are_the_sub_ranges_of_the_steps_thread_by_depth() {
+    let mut p = timeline();
+    p.ranges = vec![
+        range(1, "step", 0, 1000, 0),
+        range(1, "fwd", 100, 400, 1),
+        range(1, "kernel", 150, 200, 2),
+        range(1, "bwd", 400, 900, 1),
+        range(1, "fwd", 920, 980, 1),
+        // Another thread's range inside the window is not a region.
+        range(2, "loader", 100, 900, 0),
+        range(1, "step", 2000, 2500, 0),
+        range(1, "bwd", 2100, 2200, 1),
+    ];
+    let s = default_steps(&sorted(p));
+    let r = &s.steps[0].regions;
+    let get = |n: &str| r.iter().find(|x| x.name == n).unwrap();
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(
+        (get("fwd").depth, get("fwd").count, get("fwd").ns),
+        (1, 2, 360)
+    );
+    assert_eq!((get("bwd").depth, get("bwd").ns), (1, 500));
+    assert_eq!((get("kernel").depth, get("kernel").ns), (2, 50));
+    // Depth first, then time: bwd, fwd, kernel.
+    let order: Vec<&str> = r.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(order, ["bwd", "fwd", "kernel"]);
+    assert_eq!(s.steps[0].outside_regions_ns, 1000 - 300 - 500 - 60);
+    assert_eq!(s.steps[1].outside_regions_ns, 400);
+    // Across steps: per-step time with 0 where absent.
+    let fwd = s.regions.iter().find(|x| x.name == "fwd").unwrap();
+    assert_eq!(fwd.steps, 1);
+    assert_eq!((fwd.ns.min, fwd.ns.max, fwd.ns.total), (0, 360, 360));
+    let bwd = s.regions.iter().find(|x| x.name == "bwd").unwrap();
+    assert_eq!((bwd.steps, bwd.ns.min, bwd.ns.max), (2, 100, 500));
+    // The chosen range is the level-0 one on thread 1 (2 steps), not the loader (1).
+    assert_eq!(s.selection.as_ref().unwrap().count, 2);
+}
+
+#[test]
+fn the_default_step_is_the_most_repeated_outermost_range_earliest_on_ties() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "init", 0, 10, 0));
+    for i in 0..3u64 {
+        let b = 100 + i * 1000;
+        p.ranges.push(range(1, "eval", b + 600, b + 700, 0));
+        p.ranges.push(range(1, "step", b, b + 500, 0));
+        // More frequent, but nested: never the default.
+        for j in 0..4 {
+            p.ranges
+                .push(range(1, "inner", b + 10 + j * 10, b + 15 + j * 10, 1));
+        }
+    }
+    // An open step is counted apart.
+    let mut open = range(1, "step", 9000, 0, 0);
+    open.end_ns = None;
+    p.ranges.push(open);
+    let p = sorted(p);
+    let s = default_steps(&p);
+    let sel = s.selection.as_ref().unwrap();
+    // step: 3 closed (+1 open) ties eval's 3 and began first.
+    assert_eq!(sel.name, "step");
+    assert_eq!(sel.rule, "most-repeated-level-0");
+    assert_eq!(sel.count, 3);
+    assert_eq!(s.open, 1);
+    let ru = sel.runner_up.as_ref().unwrap();
+    assert_eq!((ru.name.as_str(), ru.count), ("eval", 3));
+    assert!(sel.reason.contains("tie"), "{}", sel.reason);
+    assert_eq!(s.steps.len(), 3);
+    assert_eq!(s.steps[2].begin_ns, T0 + 2100);
+
+    // --range picks any level.
+    let o = StepOptions {
+        range: Some("inner".into()),
+        domain: None,
+    };
+    let s = process_steps(&p, &o);
+    assert_eq!(s.steps.len(), 12);
+    assert_eq!(s.selection.as_ref().unwrap().rule, "range-option");
+
+    // A domain restricts both forms.
+    let o = StepOptions {
+        range: Some("step".into()),
+        domain: Some("other".into()),
+    };
+    let s = process_steps(&p, &o);
+    assert!(s.selection.is_none());
+    assert!(s.notes[0].starts_with("no steps"), "{:?}", s.notes);
+}
+
+#[test]
+fn domains_are_part_of_the_choice() {
+    let mut p = timeline();
+    for i in 0..3u64 {
+        let mut r = range(1, "iter", i * 100, i * 100 + 50, 0);
+        r.domain = Some("trainer".into());
+        p.ranges.push(r);
+    }
+    for i in 0..2u64 {
+        p.ranges
+            .push(range(1, "iter", 1000 + i * 100, 1050 + i * 100, 0));
+    }
+    let p = sorted(p);
+    let s = default_steps(&p);
+    let sel = s.selection.as_ref().unwrap();
+    assert_eq!((sel.domain.as_deref(), sel.count), (Some("trainer"), 3));
+    assert_eq!(sel.runner_up.as_ref().unwrap().domain, None);
+    // --range without --domain takes the name in every domain.
+    let s = process_steps(
+        &p,
+        &StepOptions {
+            range: Some("iter".into()),
+            domain: None,
+        },
+    );
+    assert_eq!(s.steps.len(), 5);
+}
+
+#[test]
+fn no_repeating_range_means_no_steps_and_says_so() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "once", 0, 10, 0));
+    p.ranges.push(range(1, "twice-nested", 2, 3, 1));
+    p.ranges.push(range(1, "twice-nested", 4, 5, 1));
+    let s = default_steps(&sorted(p));
+    assert!(s.selection.is_none());
+    assert!(s.steps.is_empty());
+    assert!(s.summary.is_none());
+    assert!(s.notes[0].contains("repeats"), "{:?}", s.notes);
+}
+
+#[test]
+fn summary_slowest_and_distribution() {
+    let mut p = timeline();
+    // Walls 100, 200, …, 1000 ns, in a shuffled order of time.
+    let walls = [300u64, 1000, 100, 700, 500, 200, 900, 400, 800, 600];
+    let mut at = 0;
+    for w in walls {
+        p.ranges.push(range(1, "step", at, at + w, 0));
+        at += w + 50;
+    }
+    let s = default_steps(&sorted(p));
+    let sum = s.summary.as_ref().unwrap();
+    assert_eq!(sum.steps, 10);
+    assert_eq!(
+        (
+            sum.wall_ns.min,
+            sum.wall_ns.median,
+            sum.wall_ns.p99,
+            sum.wall_ns.max
+        ),
+        (100, 500, 1000, 1000)
+    );
+    assert_eq!(sum.wall_ns.total, 5500);
+    // The five longest, longest first, as indices in time order.
+    assert_eq!(s.slowest, vec![1, 6, 8, 3, 9]);
+    let d = s.distribution.as_ref().unwrap();
+    // Bins of 90 ns from 100: each wall in its own bin (900 in [820, 910), 1000 in the closed last one).
+    assert_eq!(
+        d.edges_ns,
+        vec![100, 190, 280, 370, 460, 550, 640, 730, 820, 910, 1000]
+    );
+    assert_eq!(d.counts, vec![1; 10]);
+    // Ten bins of one step each: no bin holds 2 steps, so no mode.
+    assert_eq!(d.modes, 0);
+    assert_eq!(d.p99_over_p50, Some(2.0));
+}
+
+#[test]
+fn ties_among_the_slowest_keep_time_order() {
+    let mut p = timeline();
+    for i in 0..7u64 {
+        p.ranges.push(range(1, "step", i * 1000, i * 1000 + 100, 0));
+    }
+    let s = default_steps(&sorted(p));
+    assert_eq!(s.slowest, vec![0, 1, 2, 3, 4]);
+    let d = s.distribution.as_ref().unwrap();
+    // All equal: one bin holds them all.
+    assert_eq!(d.counts[0], 7);
+    assert_eq!(d.edges_ns, vec![100; 11]);
+    assert_eq!(d.modes, 1);
+}
+
+#[test]
+fn bimodal_step_times_have_two_modes() {
+    let walls: Vec<u64> = std::iter::repeat_n(10_000, 50)
+        .chain(std::iter::repeat_n(20_000, 50))
+        .collect();
+    let d = distribution(&walls);
+    assert_eq!(d.counts, vec![50, 0, 0, 0, 0, 0, 0, 0, 0, 50]);
+    assert_eq!((d.modes, d.mode_bins.clone()), (2, vec![0, 9]));
+    assert_eq!((d.p50_ns, d.p99_ns), (10_000, 20_000));
+    assert_eq!(d.p99_over_p50, Some(2.0));
+}
+
+#[test]
+fn the_mode_rule() {
+    // A shoulder (28) whose dip (25) is more than half its height is not a mode; the lone value in the
+    // last bin is too small (1 < 5% of 100).
+    assert_eq!(modes(&[1, 3, 10, 30, 25, 28, 2, 0, 0, 1], 100), vec![3]);
+    // The same shoulder with a deep dip is one.
+    assert_eq!(
+        modes(&[1, 3, 10, 30, 5, 28, 2, 0, 0, 21], 100),
+        vec![3, 5, 9]
+    );
+    // A plateau is one peak; equal peaks are both modes.
+    assert_eq!(modes(&[0, 4, 4, 0, 0, 0, 0, 4, 0, 0], 12), vec![1, 7]);
+    // One step in a bin is not a mode when there are others.
+    assert_eq!(modes(&[7, 0, 0, 0, 0, 0, 0, 0, 0, 1], 8), vec![0]);
+    assert_eq!(modes(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], 1), vec![0]);
+    assert!(modes(&[0; 10], 0).is_empty());
+}
+
+#[test]
+fn gaps_per_stream_and_for_all_streams() {
+    let mut p = timeline();
+    // Stream A: [0,100) [150,200) [200,300) → gaps 50, 0.
+    p.device.push(span("kernel", 0xa, 0, 100));
+    p.device.push(span("kernel", 0xa, 150, 200));
+    p.device.push(span("memcpy", 0xa, 200, 300));
+    // Stream B: [120,180) [400,500) → gap 220.
+    p.device.push(span("kernel", 0xb, 120, 180));
+    p.device.push(span("kernel", 0xb, 400, 500));
+    let p = sorted(p);
+    let g = gaps::process_gaps(&p);
+    assert!(g.device_timed);
+    let all = &g.tracks[0];
+    assert_eq!(all.track, "all streams");
+    // All streams: [0,100) gap 20 [120,180) overlapped by [150,200) (30 ns), [200,300) gap 0 (reach 200),
+    // gap 100, [400,500).
+    assert_eq!(all.spans, 5);
+    assert_eq!(all.gaps.count, 3);
+    assert_eq!((all.overlaps, all.overlap_ns), (1, 30));
+    assert_eq!(
+        (all.gaps.p50_ns, all.gaps.max_ns, all.gaps.total_ns),
+        (20, 100, 120)
+    );
+    let a = &g.tracks[1];
+    assert_eq!(a.stream, Some(StreamId::Handle(0xa)));
+    assert_eq!((a.gaps.count, a.gaps.max_ns, a.gaps.p50_ns), (2, 50, 0));
+    assert_eq!(a.overlaps, 0);
+    let b = &g.tracks[2];
+    assert_eq!((b.gaps.count, b.gaps.max_ns), (1, 220));
+    // The largest gaps of all streams, longest first; the zero gap is not one.
+    assert_eq!(g.largest.len(), 2);
+    assert_eq!(
+        (g.largest[0].begin_ns, g.largest[0].gap_ns),
+        (T0 + 300, 100)
+    );
+    assert_eq!(g.largest[0].before.name, "memcpy@200");
+    assert_eq!(g.largest[0].after.name, "kernel@400");
+    assert_eq!((g.largest[1].begin_ns, g.largest[1].gap_ns), (T0 + 100, 20));
+}
+
+#[test]
+fn a_span_inside_a_longer_one_does_not_open_a_gap() {
+    let mut p = timeline();
+    p.device.push(span("kernel", 1, 0, 1000));
+    p.device.push(span("kernel", 2, 100, 200));
+    p.device.push(span("kernel", 3, 1100, 1200));
+    let g = gaps::process_gaps(&sorted(p));
+    let all = &g.tracks[0];
+    // Measured from the latest end (1000), not from the inner span's end (200).
+    assert_eq!((all.gaps.count, all.gaps.max_ns), (1, 100));
+    assert_eq!((all.overlaps, all.overlap_ns), (1, 100));
+}
+
+#[test]
+fn the_host_activity_in_a_large_gap() {
+    let mut p = timeline();
+    p.device.push(span("kernel", 1, 0, 100));
+    let mut late = span("kernel", 1, 1000, 1100);
+    late.bound_ns = 7;
+    p.device.push(late);
+    p.calls = vec![
+        call(7, "cudaStreamSynchronize", "sync", 50, 300, 0),
+        // Nested: not listed.
+        call(7, "cuStreamSynchronize", "sync", 60, 290, 1),
+        call(8, "cudaLaunchKernel", "launch", 950, 1020, 0),
+        // Before the gap.
+        call(7, "cudaLaunchKernel", "launch", 10, 20, 0),
+        // Overlaps the other thread's sync: the union counts it once.
+        call(8, "cudaMemcpyAsync", "copy", 250, 400, 0),
+    ];
+    p.ranges.push(range(7, "dataload", 310, 890, 0));
+    p.ranges.push(range(7, "outer", 0, 2000, 0));
+    let g = gaps::process_gaps(&sorted(p));
+    assert_eq!(g.largest.len(), 1);
+    let gap = &g.largest[0];
+    assert_eq!((gap.gap_ns, gap.bound_ns), (900, 7));
+    assert_eq!(gap.calls_total, 3);
+    let listed: Vec<(&str, u32, u64)> = gap
+        .calls
+        .iter()
+        .map(|c| (c.api.as_str(), c.tid, c.in_gap_ns))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("cudaStreamSynchronize", 7, 200),
+            ("cudaMemcpyAsync", 8, 150),
+            ("cudaLaunchKernel", 8, 50)
+        ]
+    );
+    assert_eq!(gap.calls[0].duration_ns, Some(250));
+    // [100,400) ∪ [950,1000) inside the gap.
+    assert_eq!(gap.host_in_calls_ns, 300 + 50);
+    assert_eq!(gap.ranges_total, 2);
+    assert_eq!(
+        (gap.ranges[0].name.as_str(), gap.ranges[0].in_gap_ns),
+        ("outer", 900)
+    );
+    assert_eq!(
+        (gap.ranges[1].name.as_str(), gap.ranges[1].in_gap_ns),
+        ("dataload", 580)
+    );
+}
+
+#[test]
+fn permille_is_nearest_rank() {
+    let v: Vec<u64> = (1..=1000).collect();
+    assert_eq!(permille(&v, 500), 500);
+    assert_eq!(permille(&v, 990), 990);
+    assert_eq!(permille(&v, 999), 999);
+    let v: Vec<u64> = (1..=10).collect();
+    assert_eq!(permille(&v, 999), 10);
+    assert_eq!(permille(&v, 500), 5);
+    assert_eq!(permille(&[], 500), 0);
+}
+
+#[test]
+fn without_device_spans_the_gaps_view_says_so() {
+    let g = gaps::process_gaps(&timeline());
+    assert!(!g.device_timed);
+    assert!(g.largest.is_empty());
+    assert_eq!(g.tracks[0].spans, 0);
+    assert!(g.notes[0].contains("level-3"));
+}
+
+#[test]
+fn views_serialize_only_what_was_asked_for() {
+    let mut p = timeline();
+    p.ranges.push(range(1, "step", 0, 1000, 0));
+    p.ranges.push(range(1, "step", 2000, 3000, 0));
+    p.device.push(span("kernel", 1, 0, 600));
+    let t = Timeline {
+        processes: vec![sorted(p)],
+    };
+    let v = Views::build(
+        "cap",
+        &t,
+        &ViewOptions {
+            steps: Some(StepOptions::default()),
+            gaps: false,
+        },
+    );
+    let j = serde_json::to_value(&v).unwrap();
+    assert!(j.get("gaps").is_none());
+    let p0 = &j["steps"][0];
+    assert_eq!(p0["selection"]["name"], "step");
+    assert_eq!(p0["steps"][0]["device"]["busy_ns"], 600);
+    assert_eq!(
+        p0["steps"][0]["device"]["copy_compute_overlap"],
+        serde_json::Value::Null
+    );
+    assert_eq!(p0["summary"]["wall_ns"]["median"], 1000);
+    assert_eq!(p0["distribution"]["counts"].as_array().unwrap().len(), 10);
+    let v = Views::build(
+        "cap",
+        &t,
+        &ViewOptions {
+            steps: None,
+            gaps: true,
+        },
+    );
+    let j = serde_json::to_value(&v).unwrap();
+    assert!(j.get("steps").is_none());
+    assert_eq!(j["gaps"][0]["tracks"][0]["track"], "all streams");
+    // The text form names the chosen range and the figures.
+    let text = causeway_scanner::render::render_views(&Views::build(
+        "cap",
+        &t,
+        &ViewOptions {
+            steps: Some(StepOptions::default()),
+            gaps: true,
+        },
+    ));
+    for want in [
+        "STEPS",
+        "\"step\"",
+        "device busy",
+        "SLOWEST STEPS",
+        "LAUNCH GAPS",
+    ] {
+        assert!(text.contains(want), "{want} missing:\n{text}");
+    }
+}
