@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job. Builds causeway, then:
-#   demo/run.sh CAPTURE          reports on CAPTURE (a capture directory or one .cwring file);
+# The main job. Builds causeway, then reports (summary, steps, gaps) and exports timelines (Perfetto,
+# Chrome JSON, into target/demo-out/):
+#   demo/run.sh CAPTURE          on CAPTURE (a capture directory or one .cwring file);
 #   demo/run.sh                  on a machine with an NVIDIA GPU and PyTorch, records the PyTorch spine
 #                                workload (control-experiments/workloads/torch_spine.py) at level 4 and
 #                                reports on it; anywhere else reports on the small real H200 capture
@@ -25,3 +26,10 @@ if [ -z "$cap" ]; then
   cap=$(ls -d target/demo/cw-*)
 fi
 "$cw" report "$cap"
+# The step and gap views, and the capture as timelines for ui.perfetto.dev / chrome://tracing.
+echo
+"$cw" report --steps --gaps "$cap"
+mkdir -p target/demo-out
+"$cw" export --format perfetto --force -o target/demo-out/trace.pftrace "$cap"
+"$cw" export --format chrome --force -o target/demo-out/trace.json "$cap"
+echo "causeway demo: timelines in target/demo-out/ (trace.pftrace, trace.json: open in ui.perfetto.dev)" >&2
