@@ -195,14 +195,28 @@ struct Record {
     deps: Option<Rc<Frontier>>,
 }
 
-/// The device intervals of one issuing call.
-#[derive(Default)]
+/// The device intervals of the issuing calls, by the call's entry index (flat tables: a capture holds
+/// millions of calls, and a map of small vectors costs more than the rest of the analysis).
 struct CallDevice {
     /// Latest device end in host CLOCK_MONOTONIC ns, over timed intervals on the host clock or
-    /// converted through the events backend's anchors.
-    last_end: Option<u64>,
-    /// Kernel name text ids, in order.
-    kernels: Vec<u64>,
+    /// converted through the events backend's anchors; `NONE` where unknown.
+    last_end: Vec<u64>,
+    /// (call index, kernel name text id), sorted by call index, intervals in order within a call.
+    kernels: Vec<(usize, u64)>,
+}
+
+impl CallDevice {
+    const NONE: u64 = u64::MAX;
+
+    fn last_end(&self, idx: usize) -> Option<u64> {
+        self.last_end.get(idx).copied().filter(|&t| t != Self::NONE)
+    }
+
+    fn kernels(&self, idx: usize) -> &[(usize, u64)] {
+        let lo = self.kernels.partition_point(|&(i, _)| i < idx);
+        let hi = self.kernels.partition_point(|&(i, _)| i <= idx);
+        &self.kernels[lo..hi]
+    }
 }
 
 fn work_class(c: Option<Class>) -> bool {
@@ -291,13 +305,22 @@ pub(crate) fn analyze(
     let child = same_class_children(parent, class_of);
     let args_of = |i: usize| args_of(entries, &child, i);
     // Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
-    let mut device: HashMap<u64, CallDevice> = HashMap::new();
+    let mut device = CallDevice {
+        last_end: Vec::new(),
+        kernels: Vec::new(),
+    };
     let anchors = Anchors::from_entries(h, entries);
     for e in entries
         .iter()
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
-        let d = device.entry(e.a0).or_default();
+        // Entries are sorted by sequence number: the issuing call by identity.
+        let Ok(ci) = entries.binary_search_by_key(&e.a0, |x| x.seq) else {
+            continue;
+        };
+        if device.last_end.is_empty() {
+            device.last_end = vec![CallDevice::NONE; entries.len()];
+        }
         let end = if let Some((id, o0, o1)) = anchored(e) {
             // Events backend: no name of its own (the launch's is used), times through the anchors.
             anchors
@@ -306,15 +329,22 @@ pub(crate) fn analyze(
                 .map(|t| t.ns.max(0.0).round() as u64)
         } else {
             if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-                d.kernels.push(e.a1);
+                device.kernels.push((ci, e.a1));
             }
             let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
             (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
         };
         if let Some(end) = end {
-            d.last_end = Some(d.last_end.map_or(end, |m| m.max(end)));
+            let slot = &mut device.last_end[ci];
+            *slot = if *slot == CallDevice::NONE {
+                end
+            } else {
+                (*slot).max(end)
+            };
         }
     }
+    // Stable: a call's kernels keep their order.
+    device.kernels.sort_by_key(|&(i, _)| i);
 
     let mut names: HashMap<u16, String> = HashMap::new();
     let mut name_of = |api: u16| -> String {
@@ -485,7 +515,7 @@ fn record_wait(
     covered: &[Item],
     direct: Option<StreamGen>,
     entries: &[Entry],
-    device: &HashMap<u64, CallDevice>,
+    device: &CallDevice,
     look: &Lookup,
     out: &mut WaitsPartial,
 ) {
@@ -494,12 +524,9 @@ fn record_wait(
     let last_end = if covered.is_empty() {
         None
     } else {
-        covered.iter().try_fold(0u64, |m, it| {
-            device
-                .get(&it.seq)
-                .and_then(|d| d.last_end)
-                .map(|t| m.max(t))
-        })
+        covered
+            .iter()
+            .try_fold(0u64, |m, it| device.last_end(it.idx).map(|t| m.max(t)))
     };
     let begin = h.ticks_to_ns(e.t_begin);
     let end = h.ticks_to_ns(e.t_end);
@@ -525,7 +552,7 @@ fn record_wait(
     }
     let mut kernels: Vec<String> = Vec::new();
     'items: for it in covered {
-        let from_device = device.get(&it.seq).map(|d| d.kernels.as_slice());
+        let from_device = Some(device.kernels(it.idx));
         let mut add = |k: String| {
             if !kernels.contains(&k) {
                 kernels.push(k);
@@ -534,7 +561,7 @@ fn record_wait(
         };
         match from_device {
             Some(ids) if !ids.is_empty() => {
-                for &id in ids {
+                for &(_, id) in ids {
                     if add((look.text)(id)) {
                         break 'items;
                     }
