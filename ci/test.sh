@@ -16,6 +16,11 @@ if [ ! -f "$deps/.cuda-wheels-2" ]; then
     "nvidia-cuda-runtime==13.0.96" "nvidia-nvtx==13.0.85" "nvidia-cuda-cupti==13.0.85"
   touch "$deps/.cuda-wheels-2"
 fi
+if [ ! -f "$deps/.duckdb-2.0.1" ]; then
+  # DuckDB reads `causeway export --format parquet` back in scanner/tests/parquet_duckdb.py.
+  python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$deps/py" "duckdb==2.0.1"
+  touch "$deps/.duckdb-2.0.1"
+fi
 export CAUSEWAY_REAL_CUDART="$deps/py/nvidia/cu13/lib/libcudart.so.13"
 export NVTX_INC="$deps/py/nvidia/cu13/include"
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
@@ -38,6 +43,8 @@ python3 control-experiments/device/test_level3_check.py
 bash control-experiments/device/test_spine_fake.sh > "$root/ci/build/test_spine_fake.log"
 bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level3_fake.log"
 bash control-experiments/device/test_backends_fake.sh > "$root/ci/build/test_backends_fake.log"
+# The Parquet export queried with DuckDB's read_parquet must agree with `causeway report --json`.
+CAUSEWAY_REQUIRE_DUCKDB=1 PYTHONPATH="$deps/py" python3 scanner/tests/parquet_duckdb.py "$root/target/debug/causeway"
 
 # The main job on the shipped capture must keep working.
 bash demo/run.sh > "$root/ci/build/demo-report.txt"

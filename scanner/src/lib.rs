@@ -10,6 +10,7 @@
 
 pub mod anchors;
 pub mod capture;
+pub mod compare;
 pub mod decode;
 pub mod device;
 pub mod export;

@@ -130,7 +130,7 @@ enum Cmd {
         /// Output format
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: ExportFormat,
-        /// The file to write
+        /// The file to write (for parquet: a directory, one .parquet file per table)
         #[arg(short = 'o', long = "output", value_name = "PATH")]
         output: PathBuf,
         /// Replace PATH if it exists
@@ -138,6 +138,31 @@ enum Cmd {
         force: bool,
         /// A capture directory (cw-…) or a single ring file
         capture: PathBuf,
+    },
+    /// Put two captures side by side: step figures, kernels and APIs, A, B and B - A
+    #[command(
+        long_about = "Put two captures (capture directories or ring files) side by side: per step figure \
+            (wall, launch, sync, other; device busy, idle, copy, compute, overlap) A's and B's min, median \
+            and max, the difference of medians B - A and its spread; per kernel name count, p50 and total, \
+            and per API calls and p50 host time, A, B and B - A. Numbers only.",
+        after_help = "SPREAD: the nearest-rank p5 and p95 of the n_A x n_B differences b - a over every pair \
+            of an A step and a B step\n(computed exactly). Steps are chosen with the same rule on both sides: \
+            --range NAME, else each process's outermost\nrepeating NVTX range (as `report --steps`). \
+            Kernels: device time per name when both captures have device intervals\n(level 3), else \
+            executions requested. A warning says when backends or levels differ: the figures are then not\n\
+            like for like. Definitions: causeway_scanner::compare."
+    )]
+    Compare {
+        /// Print one JSON object instead of tables
+        #[arg(long)]
+        json: bool,
+        /// The steps are the ranges with this name, on both sides
+        #[arg(long, value_name = "NAME")]
+        range: Option<String>,
+        /// The first capture (A)
+        a: PathBuf,
+        /// The second capture (B)
+        b: PathBuf,
     },
 }
 
@@ -225,6 +250,7 @@ fn main() -> ExitCode {
             force,
             capture,
         } => export(format, &output, force, &capture),
+        Cmd::Compare { json, range, a, b } => compare(json, range, &a, &b),
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
@@ -305,6 +331,8 @@ enum ExportFormat {
     Chrome,
     /// Perfetto protobuf trace (.pftrace)
     Perfetto,
+    /// A directory of Parquet tables (-o names the directory; docs/parquet.md)
+    Parquet,
 }
 
 /// `export`: the capture as a trace file; a one-line summary on stderr.
@@ -318,6 +346,7 @@ fn export(
     let f = match format {
         ExportFormat::Chrome => Format::Chrome,
         ExportFormat::Perfetto => Format::Perfetto,
+        ExportFormat::Parquet => Format::Parquet,
     };
     let s = match export::export(capture, f, output, force) {
         Ok(s) => s,
@@ -355,5 +384,30 @@ fn export(
             s.unplaced_device
         );
     }
+    ExitCode::SUCCESS
+}
+
+/// `compare`: two captures side by side.
+fn compare(
+    json: bool,
+    range: Option<String>,
+    a: &std::path::Path,
+    b: &std::path::Path,
+) -> ExitCode {
+    use causeway_scanner::compare::{CompareOptions, Comparison};
+    let c = match Comparison::from_paths(a, b, &CompareOptions { range }) {
+        Ok(c) => c,
+        Err(e) => return error(e),
+    };
+    let text = if json {
+        match serde_json::to_string_pretty(&c) {
+            Ok(s) => s + "\n",
+            Err(e) => return error(format!("cannot serialize the comparison: {e}")),
+        }
+    } else {
+        render::render_compare(&c)
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     ExitCode::SUCCESS
 }

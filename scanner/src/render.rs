@@ -1027,3 +1027,204 @@ pub fn render_gaps(p: &crate::gaps::ProcessGaps) -> String {
     }
     out
 }
+
+// ---- compare ------------------------------------------------------------------------------------------
+
+/// A difference B − A with its sign always shown.
+fn signed_diff(v: i64, unit: &str) -> String {
+    let sign = if v < 0 { "-" } else { "+" };
+    format!("{sign}{}", figure_value(v.unsigned_abs() as i64, unit))
+}
+
+/// A compared figure's value: a duration, or a ratio kept in millionths.
+fn figure_value(v: i64, unit: &str) -> String {
+    if unit == "millionths" {
+        format!("{:.3}", v as f64 / 1e6)
+    } else {
+        fmt_signed_ns(v)
+    }
+}
+
+fn opt_u(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), fmt_ns)
+}
+
+fn opt_diff(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), |d| signed_diff(d, "ns"))
+}
+
+fn side_line(tag: &str, s: &crate::compare::SideInfo) -> String {
+    let levels: Vec<String> = s.levels.iter().map(u32::to_string).collect();
+    let bound = match (s.clock_bound_ns_p50, s.clock_bound_ns_max) {
+        (Some(p), Some(m)) => format!(", bound ±{} median, ±{} max", fmt_ns(p), fmt_ns(m)),
+        _ => String::new(),
+    };
+    let ranges = if s.step_ranges.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", s.step_ranges.join(", "))
+    };
+    format!(
+        "{tag}: {}\n   {} process(es); backend {}; level {}; clock {}{bound}; {} step(s){ranges}\n",
+        s.capture,
+        s.processes,
+        s.backends.join(","),
+        levels.join(","),
+        s.clock_conversion,
+        s.steps
+    )
+}
+
+/// `causeway compare` as text: both sides, warnings, then steps, kernels and APIs tables.
+pub fn render_compare(c: &crate::compare::Comparison) -> String {
+    use crate::compare::{SPREAD_HI, SPREAD_LO};
+    use Align::*;
+    let mut out = String::new();
+    out.push_str(&side_line("A", &c.a));
+    out.push_str(&side_line("B", &c.b));
+    for w in &c.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+
+    let _ = writeln!(
+        out,
+        "\nSTEPS (rule {}; differences are B - A; spread: nearest-rank p{SPREAD_LO}..p{SPREAD_HI} of \
+         all A x B pairwise differences)",
+        c.steps.rule
+    );
+    if c.a.steps == 0 || c.b.steps == 0 {
+        for (tag, s) in [("A", &c.a), ("B", &c.b)] {
+            if s.steps == 0 {
+                let _ = writeln!(out, "{tag} has no steps");
+            }
+        }
+    }
+    let mut t = Table::new(&[
+        ("figure", Left),
+        ("n A", Right),
+        ("min A", Right),
+        ("median A", Right),
+        ("max A", Right),
+        ("n B", Right),
+        ("min B", Right),
+        ("median B", Right),
+        ("max B", Right),
+        ("median B-A", Right),
+        ("spread", Right),
+    ]);
+    for f in &c.steps.figures {
+        if f.a.is_none() && f.b.is_none() {
+            continue;
+        }
+        let side = |s: &Option<crate::compare::SideStats>| -> [String; 4] {
+            match s {
+                Some(s) => [
+                    s.n.to_string(),
+                    figure_value(s.min, f.unit),
+                    figure_value(s.median, f.unit),
+                    figure_value(s.max, f.unit),
+                ],
+                None => ["0".into(), "-".into(), "-".into(), "-".into()],
+            }
+        };
+        let mut row = vec![f.figure.to_string()];
+        row.extend(side(&f.a));
+        row.extend(side(&f.b));
+        row.push(
+            f.median_diff
+                .map_or_else(|| "-".into(), |d| signed_diff(d, f.unit)),
+        );
+        row.push(f.spread.map_or_else(
+            || "-".into(),
+            |s| {
+                format!(
+                    "{}..{}",
+                    signed_diff(s.p5, f.unit),
+                    signed_diff(s.p95, f.unit)
+                )
+            },
+        ));
+        t.row(row);
+    }
+    if !t.rows.is_empty() {
+        t.write(&mut out);
+    }
+
+    let _ = writeln!(
+        out,
+        "\nKERNELS ({}; sorted by |total B-A|{})",
+        if c.kernels.source == "device" {
+            "device time per kernel name"
+        } else {
+            "executions requested (launches); no device intervals on both sides"
+        },
+        if c.kernels.source == "device" {
+            ""
+        } else {
+            ", here |count B-A|"
+        }
+    );
+    if c.kernels.rows.is_empty() {
+        out.push_str("(no kernels on either side)\n");
+    } else {
+        let mut t = Table::new(&[
+            ("kernel", Left),
+            ("in", Left),
+            ("count A", Right),
+            ("count B", Right),
+            ("B-A", Right),
+            ("p50 A", Right),
+            ("p50 B", Right),
+            ("p50 B-A", Right),
+            ("total A", Right),
+            ("total B", Right),
+            ("total B-A", Right),
+        ]);
+        for k in &c.kernels.rows {
+            t.row(vec![
+                clip(&k.name),
+                k.present.to_string(),
+                k.count_a.to_string(),
+                k.count_b.to_string(),
+                format!("{:+}", k.count_diff),
+                opt_u(k.p50_ns_a),
+                opt_u(k.p50_ns_b),
+                opt_diff(k.p50_diff),
+                opt_u(k.total_ns_a),
+                opt_u(k.total_ns_b),
+                opt_diff(k.total_diff),
+            ]);
+        }
+        t.write(&mut out);
+    }
+
+    out.push_str("\nAPIS (host time of completed calls; sorted by |p50 B-A|)\n");
+    if c.apis.is_empty() {
+        out.push_str("(no API calls on either side)\n");
+    } else {
+        let mut t = Table::new(&[
+            ("api", Left),
+            ("in", Left),
+            ("calls A", Right),
+            ("calls B", Right),
+            ("B-A", Right),
+            ("p50 A", Right),
+            ("p50 B", Right),
+            ("p50 B-A", Right),
+        ]);
+        for a in &c.apis {
+            t.row(vec![
+                clip(&a.name),
+                a.present.to_string(),
+                a.calls_a.to_string(),
+                a.calls_b.to_string(),
+                format!("{:+}", a.calls_diff),
+                opt_u(a.p50_ns_a),
+                opt_u(a.p50_ns_b),
+                opt_diff(a.p50_diff),
+            ]);
+        }
+        t.write(&mut out);
+    }
+    out
+}

@@ -1,6 +1,7 @@
 //! `causeway export`: a capture as a trace file for a timeline viewer, in the Chrome Trace Event Format
 //! (`chrome`, JSON: chrome://tracing, Perfetto UI, Speedscope) or as Perfetto's own protobuf trace
-//! (`perfetto`, `.pftrace`: ui.perfetto.dev, trace_processor).
+//! (`perfetto`, `.pftrace`: ui.perfetto.dev, trace_processor), or as a directory of Parquet tables
+//! (`parquet`: DuckDB, pandas, polars; see `parquet` and docs/parquet.md).
 //!
 //! Both formats are written from the timeline model (`crate::model`) through one layout, so they show the
 //! same thing:
@@ -25,6 +26,7 @@
 //! metadata and in the command's summary.
 
 pub mod chrome;
+pub mod parquet;
 pub mod perfetto;
 
 use crate::capture::{Capture, CaptureError};
@@ -41,6 +43,8 @@ pub enum Format {
     Chrome,
     /// Perfetto protobuf trace (`perfetto.protos.Trace`).
     Perfetto,
+    /// A directory of Parquet tables (`parquet::TABLES`), not a single file.
+    Parquet,
 }
 
 /// Why an export failed: one line, naming the file concerned.
@@ -83,12 +87,16 @@ pub struct Summary {
 
 /// Opens the capture at `capture`, and writes it to `output` in `format`. An existing `output` is
 /// replaced only with `force`; the file appears complete or not at all (written beside it, then renamed).
+/// `Format::Parquet` writes a directory instead (`parquet::export`).
 pub fn export(
     capture: &Path,
     format: Format,
     output: &Path,
     force: bool,
 ) -> Result<Summary, ExportError> {
+    if format == Format::Parquet {
+        return parquet::export(capture, output, force);
+    }
     check_output(output, force)?;
     let cap = Capture::open(capture)?;
     refuse_ring_target(&cap, output)?;
@@ -134,7 +142,7 @@ pub fn export(
     result
 }
 
-/// Writes `timeline` in `format` to `w`. `capture` names the capture in the output's metadata.
+/// Writes `timeline` in `format` (chrome or perfetto: one stream) to `w`. `capture` names the capture in the output's metadata.
 pub fn write(
     timeline: &Timeline,
     capture: &str,
@@ -146,6 +154,12 @@ pub fn write(
     match format {
         Format::Chrome => chrome::write(&layout, capture, w)?,
         Format::Perfetto => perfetto::write(&layout, capture, w)?,
+        Format::Parquet => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "parquet is a directory of tables: use export::parquet::write_dir",
+            ))
+        }
     }
     w.flush()?;
     Ok(s)

@@ -1,0 +1,411 @@
+//! `causeway export --format parquet`: the timeline model (`crate::model`) and the steps view
+//! (`crate::steps`, default selection) as Parquet tables in one directory, for SQL engines and
+//! dataframes (DuckDB `read_parquet`, pandas, polars). The schema, column by column, is in
+//! `docs/parquet.md`.
+//!
+//! Tables: `processes`, `calls`, `device_intervals`, `ranges`, `marks`, `steps` (each `NAME.parquet`;
+//! every table is written, empty when the capture has no such rows). Names are stored inline as Utf8
+//! (Parquet dictionary-encodes repeated values), so there is no separate strings table to join.
+//! Nanosecond times and durations are Int64 (CLOCK_MONOTONIC ns fit); sequence numbers, stream
+//! handles and byte counts are UInt64; pids and tids UInt32.
+//!
+//! The directory appears complete or not at all: the tables are written into a temporary directory
+//! beside it, which is then renamed. An existing empty directory is taken; an existing non-empty one
+//! is replaced only with `force`.
+
+use super::{io_problem, ExportError, Summary};
+use crate::capture::Capture;
+use crate::model::{StreamId, Timeline};
+use crate::steps::{process_steps, StepOptions};
+use arrow_array::{
+    ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
+    UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The tables, in the order they are written.
+pub const TABLES: [&str; 6] = [
+    "processes",
+    "calls",
+    "device_intervals",
+    "ranges",
+    "marks",
+    "steps",
+];
+
+fn ns(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A column: its field and its values.
+struct Col(Field, ArrayRef);
+
+fn u32s(name: &str, v: Vec<u32>) -> Col {
+    Col(
+        Field::new(name, DataType::UInt32, false),
+        Arc::new(UInt32Array::from(v)),
+    )
+}
+fn u64s(name: &str, v: Vec<u64>) -> Col {
+    Col(
+        Field::new(name, DataType::UInt64, false),
+        Arc::new(UInt64Array::from(v)),
+    )
+}
+fn opt_u64s(name: &str, v: Vec<Option<u64>>) -> Col {
+    Col(
+        Field::new(name, DataType::UInt64, true),
+        Arc::new(UInt64Array::from(v)),
+    )
+}
+fn i64s(name: &str, v: Vec<i64>) -> Col {
+    Col(
+        Field::new(name, DataType::Int64, false),
+        Arc::new(Int64Array::from(v)),
+    )
+}
+fn opt_i64s(name: &str, v: Vec<Option<i64>>) -> Col {
+    Col(
+        Field::new(name, DataType::Int64, true),
+        Arc::new(Int64Array::from(v)),
+    )
+}
+fn strs(name: &str, v: Vec<&str>) -> Col {
+    Col(
+        Field::new(name, DataType::Utf8, false),
+        Arc::new(StringArray::from(v)),
+    )
+}
+fn opt_strs(name: &str, v: Vec<Option<&str>>) -> Col {
+    Col(
+        Field::new(name, DataType::Utf8, true),
+        Arc::new(StringArray::from(v)),
+    )
+}
+
+fn batch(cols: Vec<Col>) -> RecordBatch {
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) =
+        cols.into_iter().map(|c| (c.0, c.1)).unzip();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .expect("columns of one table have equal lengths")
+}
+
+/// The tables of `t`, by name (in `TABLES` order).
+pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
+    let ps = &t.processes;
+    let processes = batch(vec![
+        u32s("pid", ps.iter().map(|p| p.pid).collect()),
+        u32s("ppid", ps.iter().map(|p| p.ppid).collect()),
+        strs("exe", ps.iter().map(|p| p.exe.as_str()).collect()),
+        strs("host", ps.iter().map(|p| p.host.as_str()).collect()),
+        strs("backend", ps.iter().map(|p| p.backend.as_str()).collect()),
+        u64s(
+            "unplaced_device",
+            ps.iter().map(|p| p.unplaced_device).collect(),
+        ),
+    ]);
+
+    let calls: Vec<_> = ps
+        .iter()
+        .flat_map(|p| p.calls.iter().map(move |c| (p.pid, c)))
+        .collect();
+    let calls = batch(vec![
+        u32s("pid", calls.iter().map(|c| c.0).collect()),
+        u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
+        u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
+        strs("api", calls.iter().map(|c| c.1.api.as_str()).collect()),
+        strs("layer", calls.iter().map(|c| c.1.layer).collect()),
+        opt_strs("class", calls.iter().map(|c| c.1.class).collect()),
+        i64s("begin_ns", calls.iter().map(|c| ns(c.1.begin_ns)).collect()),
+        opt_i64s("end_ns", calls.iter().map(|c| c.1.end_ns.map(ns)).collect()),
+        Col(
+            Field::new("depth", DataType::UInt16, false),
+            Arc::new(UInt16Array::from(
+                calls.iter().map(|c| c.1.depth).collect::<Vec<_>>(),
+            )),
+        ),
+        Col(
+            Field::new("result", DataType::Int32, false),
+            Arc::new(Int32Array::from(
+                calls.iter().map(|c| c.1.result).collect::<Vec<_>>(),
+            )),
+        ),
+        opt_u64s("stream", calls.iter().map(|c| c.1.stream).collect()),
+        opt_strs(
+            "kernel",
+            calls.iter().map(|c| c.1.kernel.as_deref()).collect(),
+        ),
+    ]);
+
+    let spans: Vec<_> = ps
+        .iter()
+        .flat_map(|p| p.device.iter().map(move |d| (p.pid, d)))
+        .collect();
+    let labels: Vec<String> = spans.iter().map(|s| s.1.stream.label()).collect();
+    let device = batch(vec![
+        u32s("pid", spans.iter().map(|s| s.0).collect()),
+        strs("kind", spans.iter().map(|s| s.1.kind).collect()),
+        strs("name", spans.iter().map(|s| s.1.name.as_str()).collect()),
+        i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
+        i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
+        i64s("bound_ns", spans.iter().map(|s| ns(s.1.bound_ns)).collect()),
+        strs("stream", labels.iter().map(String::as_str).collect()),
+        opt_u64s(
+            "stream_handle",
+            spans
+                .iter()
+                .map(|s| match s.1.stream {
+                    StreamId::Handle(h) => Some(h),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        opt_u64s("call_seq", spans.iter().map(|s| s.1.call).collect()),
+        u64s("bytes", spans.iter().map(|s| s.1.bytes).collect()),
+    ]);
+
+    let rs: Vec<_> = ps
+        .iter()
+        .flat_map(|p| p.ranges.iter().map(move |r| (p.pid, r)))
+        .collect();
+    let ranges = batch(vec![
+        u32s("pid", rs.iter().map(|r| r.0).collect()),
+        u32s("tid", rs.iter().map(|r| r.1.tid).collect()),
+        strs("name", rs.iter().map(|r| r.1.name.as_str()).collect()),
+        opt_strs("domain", rs.iter().map(|r| r.1.domain.as_deref()).collect()),
+        i64s("begin_ns", rs.iter().map(|r| ns(r.1.begin_ns)).collect()),
+        opt_i64s("end_ns", rs.iter().map(|r| r.1.end_ns.map(ns)).collect()),
+        u32s("level", rs.iter().map(|r| r.1.level).collect()),
+    ]);
+
+    let ms: Vec<_> = ps
+        .iter()
+        .flat_map(|p| p.marks.iter().map(move |m| (p.pid, m)))
+        .collect();
+    let marks = batch(vec![
+        u32s("pid", ms.iter().map(|m| m.0).collect()),
+        u32s("tid", ms.iter().map(|m| m.1.tid).collect()),
+        strs("name", ms.iter().map(|m| m.1.name.as_str()).collect()),
+        opt_strs("domain", ms.iter().map(|m| m.1.domain.as_deref()).collect()),
+        i64s("ns", ms.iter().map(|m| ns(m.1.ns)).collect()),
+    ]);
+
+    let views: Vec<_> = ps
+        .iter()
+        .map(|p| (p.pid, process_steps(p, &StepOptions::default())))
+        .collect();
+    let st: Vec<_> = views
+        .iter()
+        .flat_map(|(pid, v)| {
+            let sel = v.selection.as_ref();
+            v.steps.iter().map(move |s| (*pid, sel, s))
+        })
+        .collect();
+    let dev = |f: fn(&crate::steps::StepDevice) -> u64| -> Vec<Option<i64>> {
+        st.iter()
+            .map(|s| s.2.device.as_ref().map(|d| ns(f(d))))
+            .collect()
+    };
+    let steps = batch(vec![
+        u32s("pid", st.iter().map(|s| s.0).collect()),
+        u64s("index", st.iter().map(|s| s.2.index as u64).collect()),
+        u32s("tid", st.iter().map(|s| s.2.tid).collect()),
+        strs(
+            "range",
+            st.iter()
+                .map(|s| s.1.map(|x| x.name.as_str()).unwrap_or(""))
+                .collect(),
+        ),
+        opt_strs(
+            "domain",
+            st.iter()
+                .map(|s| s.1.and_then(|x| x.domain.as_deref()))
+                .collect(),
+        ),
+        i64s("begin_ns", st.iter().map(|s| ns(s.2.begin_ns)).collect()),
+        i64s("end_ns", st.iter().map(|s| ns(s.2.end_ns)).collect()),
+        i64s("wall_ns", st.iter().map(|s| ns(s.2.wall_ns)).collect()),
+        i64s("launch_ns", st.iter().map(|s| ns(s.2.launch_ns)).collect()),
+        u64s(
+            "launch_calls",
+            st.iter().map(|s| s.2.launch_calls).collect(),
+        ),
+        i64s("sync_ns", st.iter().map(|s| ns(s.2.sync_ns)).collect()),
+        u64s("sync_calls", st.iter().map(|s| s.2.sync_calls).collect()),
+        i64s("other_ns", st.iter().map(|s| ns(s.2.other_ns)).collect()),
+        opt_u64s(
+            "device_spans",
+            st.iter()
+                .map(|s| s.2.device.as_ref().map(|d| d.spans))
+                .collect(),
+        ),
+        opt_i64s("device_busy_ns", dev(|d| d.busy_ns)),
+        opt_i64s("device_idle_ns", dev(|d| d.idle_ns)),
+        opt_i64s("device_copy_ns", dev(|d| d.copy_ns)),
+        opt_i64s("device_compute_ns", dev(|d| d.compute_ns)),
+        opt_i64s("device_overlap_ns", dev(|d| d.overlap_ns)),
+        opt_i64s("device_bound_ns", dev(|d| d.bound_ns)),
+    ]);
+
+    vec![
+        ("processes", processes),
+        ("calls", calls),
+        ("device_intervals", device),
+        ("ranges", ranges),
+        ("marks", marks),
+        ("steps", steps),
+    ]
+}
+
+/// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
+/// written.
+pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut bytes = 0;
+    for (name, b) in tables(t) {
+        let path = dir.join(format!("{name}.parquet"));
+        let err = |e: &dyn std::fmt::Display| {
+            ExportError(format!("{}: cannot write: {e}", path.display()))
+        };
+        let file = std::fs::File::create(&path).map_err(|e| err(&io_problem(&e)))?;
+        let mut w =
+            ArrowWriter::try_new(file, b.schema(), Some(props.clone())).map_err(|e| err(&e))?;
+        w.write(&b).map_err(|e| err(&e))?;
+        let file = w.into_inner().map_err(|e| err(&e))?;
+        file.sync_all().map_err(|e| err(&io_problem(&e)))?;
+        bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
+    }
+    Ok(bytes)
+}
+
+/// `causeway export --format parquet`: opens `capture` and writes its tables into the directory
+/// `output` (see the module docs for how an existing one is treated).
+pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, ExportError> {
+    let exists = match std::fs::symlink_metadata(output) {
+        Ok(m) if !m.is_dir() => {
+            return Err(ExportError(format!(
+                "{}: exists and is not a directory (-o names the directory to write)",
+                output.display()
+            )))
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    let not_empty = || {
+        std::fs::read_dir(output)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    };
+    if exists && !force && not_empty() {
+        return Err(not_empty_error(output));
+    }
+    let cap = Capture::open(capture)?;
+    if exists {
+        // Replacing a directory that holds the capture would destroy it.
+        let out = std::fs::canonicalize(output).map_err(|e| {
+            ExportError(format!(
+                "{}: cannot read: {}",
+                output.display(),
+                io_problem(&e)
+            ))
+        })?;
+        let inside = cap
+            .files
+            .iter()
+            .any(|f| std::fs::canonicalize(&f.path).is_ok_and(|p| p.starts_with(&out)));
+        if inside {
+            return Err(ExportError(format!(
+                "{}: holds rings of the capture being exported (choose another -o)",
+                output.display()
+            )));
+        }
+    }
+    let rings = cap.rings()?;
+    let timeline = Timeline::build(&rings);
+
+    let tmp = sibling(output, "tmp");
+    std::fs::create_dir(&tmp).map_err(|e| {
+        ExportError(format!(
+            "{}: cannot create: {}",
+            output.display(),
+            io_problem(&e)
+        ))
+    })?;
+    let result = (|| -> Result<Summary, ExportError> {
+        let bytes = write_dir(&timeline, &tmp)?;
+        let mut old = None;
+        if exists && force && not_empty() {
+            let o = sibling(output, "old");
+            std::fs::rename(output, &o).map_err(|e| {
+                ExportError(format!(
+                    "{}: cannot replace: {}",
+                    output.display(),
+                    io_problem(&e)
+                ))
+            })?;
+            old = Some(o);
+        }
+        // Renaming onto an empty directory replaces it; onto a non-empty one (one that appeared
+        // meanwhile) fails, and nothing is replaced.
+        if let Err(e) = std::fs::rename(&tmp, output) {
+            if let Some(o) = &old {
+                let _ = std::fs::rename(o, output);
+            }
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => not_empty_error(output),
+                _ => ExportError(format!(
+                    "{}: cannot write: {}",
+                    output.display(),
+                    io_problem(&e)
+                )),
+            });
+        }
+        if let Some(o) = old {
+            let _ = std::fs::remove_dir_all(o);
+        }
+        let t = &timeline.processes;
+        Ok(Summary {
+            processes: t.len(),
+            empty_processes: 0,
+            calls: t.iter().map(|p| p.calls.len()).sum(),
+            ranges: t.iter().map(|p| p.ranges.len()).sum(),
+            marks: t.iter().map(|p| p.marks.len()).sum(),
+            device_spans: t.iter().map(|p| p.device.len()).sum(),
+            flows: t
+                .iter()
+                .map(|p| p.device.iter().filter(|d| d.call.is_some()).count())
+                .sum(),
+            overlap_tracks: 0,
+            unplaced_device: t.iter().map(|p| p.unplaced_device).sum(),
+            bytes,
+        })
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result
+}
+
+fn not_empty_error(output: &Path) -> ExportError {
+    ExportError(format!(
+        "{}: already exists and is not empty (pass --force to replace it)",
+        output.display()
+    ))
+}
+
+/// A hidden name beside `output`, for the directory being written or the one being replaced.
+fn sibling(output: &Path, what: &str) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
+    output.with_file_name(format!(".{name}.causeway-{}.{what}", std::process::id()))
+}
