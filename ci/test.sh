@@ -45,6 +45,8 @@ bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level
 bash control-experiments/device/test_backends_fake.sh > "$root/ci/build/test_backends_fake.log"
 # The Parquet export queried with DuckDB's read_parquet must agree with `causeway report --json`.
 CAUSEWAY_REQUIRE_DUCKDB=1 PYTHONPATH="$deps/py" python3 scanner/tests/parquet_duckdb.py "$root/target/debug/causeway"
+# `causeway html` pages rendered by headless Chromium (.ci/run installs chromium).
+CAUSEWAY_REQUIRE_CHROMIUM=1 python3 scanner/tests/html_browser.py "$root/target/debug/causeway" > "$root/ci/build/html-browser.log"
 
 # The main job on the shipped capture must keep working.
 bash demo/run.sh > "$root/ci/build/demo-report.txt"

@@ -15,6 +15,7 @@ pub mod decode;
 pub mod device;
 pub mod export;
 pub mod gaps;
+pub mod html;
 pub mod model;
 pub(crate) mod names;
 pub mod pair;

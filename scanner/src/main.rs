@@ -139,6 +139,35 @@ enum Cmd {
         /// A capture directory (cw-…) or a single ring file
         capture: PathBuf,
     },
+    /// Write one self-contained HTML page for a capture: charts, top kernels, a zoomable timeline
+    #[command(
+        long_about = "Write one self-contained HTML page for a capture (a capture directory or one \
+            .cwring file): a header with the processes, the clock conversion and its bound and what was \
+            dropped; step times with min/median/p99/max; per-step host budget (launch / sync / other) and \
+            device busy vs idle; a histogram of the gaps between device spans; the top kernels; and a \
+            zoomable timeline of one step (default the slowest; the whole capture without steps).",
+        after_help = "The page needs no network: CSS and JavaScript are inline and the data is embedded \
+            as JSON.\nSteps are chosen as by `report --steps` (--range NAME, else the outermost repeating \
+            NVTX range).\nAn existing -o file is replaced only with --force."
+    )]
+    Html {
+        /// The file to write
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "PATH",
+            default_value = "report.html"
+        )]
+        output: PathBuf,
+        /// Replace PATH if it exists
+        #[arg(long)]
+        force: bool,
+        /// The steps are the ranges with this name
+        #[arg(long, value_name = "NAME")]
+        range: Option<String>,
+        /// A capture directory (cw-…) or a single ring file
+        capture: PathBuf,
+    },
     /// Put two captures side by side: step figures, kernels and APIs, A, B and B - A
     #[command(
         long_about = "Put two captures (capture directories or ring files) side by side: per step figure \
@@ -251,6 +280,12 @@ fn main() -> ExitCode {
             capture,
         } => export(format, &output, force, &capture),
         Cmd::Compare { json, range, a, b } => compare(json, range, &a, &b),
+        Cmd::Html {
+            output,
+            force,
+            range,
+            capture,
+        } => html(&output, force, range, &capture),
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
@@ -409,5 +444,33 @@ fn compare(
     };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    ExitCode::SUCCESS
+}
+
+/// `html`: one self-contained page; a one-line summary on stderr.
+fn html(
+    output: &std::path::Path,
+    force: bool,
+    range: Option<String>,
+    capture: &std::path::Path,
+) -> ExitCode {
+    use causeway_scanner::html::{write_file, HtmlOptions};
+    let s = match write_file(capture, output, force, &HtmlOptions { range }) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
+    eprintln!(
+        "causeway: wrote {} ({} bytes): {} process(es), {} steps, {} timeline items{}",
+        output.display(),
+        s.bytes,
+        s.processes,
+        s.steps,
+        s.items,
+        if s.items_left_out > 0 {
+            format!(" ({} left out over the page's cap)", s.items_left_out)
+        } else {
+            String::new()
+        }
+    );
     ExitCode::SUCCESS
 }
