@@ -21,6 +21,15 @@ if [ ! -f "$deps/.duckdb-2.0.1" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$deps/py" "duckdb==2.0.1"
   touch "$deps/.duckdb-2.0.1"
 fi
+if ! command -v chromium >/dev/null; then
+  # The HTML report's browser test renders pages in headless Chromium (Debian's package).
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq chromium
+  else
+    echo "ci/test.sh: chromium is missing and cannot be installed here (needs apt-get as root)" >&2
+    exit 1
+  fi
+fi
 export CAUSEWAY_REAL_CUDART="$deps/py/nvidia/cu13/lib/libcudart.so.13"
 export NVTX_INC="$deps/py/nvidia/cu13/include"
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
