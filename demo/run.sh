@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job. Builds causeway, then reports (summary, steps, gaps) and exports timelines (Perfetto,
-# Chrome JSON, into target/demo-out/):
+# The main job. Builds causeway, then reports (summary, steps, gaps) and writes into target/demo-out/ the
+# HTML report, the Perfetto and Chrome timelines and the Parquet tables:
 #   demo/run.sh CAPTURE          on CAPTURE (a capture directory or one .cwring file);
 #   demo/run.sh                  on a machine with an NVIDIA GPU and PyTorch, records the PyTorch spine
 #                                workload (control-experiments/workloads/torch_spine.py) at level 4 and
@@ -32,4 +32,6 @@ echo
 mkdir -p target/demo-out
 "$cw" export --format perfetto --force -o target/demo-out/trace.pftrace "$cap"
 "$cw" export --format chrome --force -o target/demo-out/trace.json "$cap"
-echo "causeway demo: timelines in target/demo-out/ (trace.pftrace, trace.json: open in ui.perfetto.dev)" >&2
+"$cw" export --format parquet --force -o target/demo-out/parquet "$cap"
+"$cw" html --force -o target/demo-out/report.html "$cap"
+echo "causeway demo: in target/demo-out/: report.html (open in a browser), trace.pftrace and trace.json (ui.perfetto.dev), parquet/ (DuckDB, pandas)" >&2

@@ -288,6 +288,11 @@ impl<'a> RingView<'a> {
 
     /// Sequence numbers of the slots that can hold live entries: `[first, end)`. Under the overwrite
     /// policy `first` is the number of entries overwritten.
+    /// The ring file's size in bytes.
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
     pub fn window(&self) -> (u64, u64) {
         let h = &self.header;
         match h.policy {

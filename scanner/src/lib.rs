@@ -19,6 +19,7 @@ pub mod html;
 pub mod model;
 pub(crate) mod names;
 pub mod pair;
+pub mod progress;
 pub mod record;
 pub mod render;
 pub mod report;

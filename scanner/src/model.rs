@@ -132,8 +132,20 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn build(rings: &[Ring]) -> Timeline {
+        let progress = crate::progress::Progress::rings(
+            "causeway: building the timeline",
+            rings.len(),
+            crate::progress::bytes_of(rings),
+        );
         Timeline {
-            processes: rings.par_iter().map(process).collect(),
+            processes: rings
+                .par_iter()
+                .map(|r| {
+                    let p = process(r);
+                    progress.ring_done();
+                    p
+                })
+                .collect(),
         }
     }
 }

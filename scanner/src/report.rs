@@ -205,7 +205,20 @@ impl Report {
 
     /// Summarizes already validated rings (one per process).
     pub fn build(capture: &str, rings: &[Ring]) -> Report {
-        let partials: Vec<Partial> = rings.par_iter().map(analyze).collect();
+        let progress = crate::progress::Progress::rings(
+            "causeway report",
+            rings.len(),
+            crate::progress::bytes_of(rings),
+        );
+        let partials: Vec<Partial> = rings
+            .par_iter()
+            .map(|r| {
+                let p = analyze(r);
+                progress.ring_done();
+                p
+            })
+            .collect();
+        drop(progress);
         merge(capture, partials)
     }
 }
