@@ -35,6 +35,39 @@ pub struct ProcessTimeline {
     pub backend: String,
 }
 
+impl ProcessTimeline {
+    /// The first and last host time of anything in the process (calls, ranges, marks, device spans);
+    /// (0, 0) when it has nothing.
+    pub fn extent(&self) -> (u64, u64) {
+        let times = self
+            .calls
+            .iter()
+            .flat_map(|c| [Some(c.begin_ns), c.end_ns])
+            .chain(
+                self.ranges
+                    .iter()
+                    .flat_map(|r| [Some(r.begin_ns), r.end_ns]),
+            )
+            .chain(self.marks.iter().map(|m| Some(m.ns)))
+            .chain(
+                self.device
+                    .iter()
+                    .flat_map(|d| [Some(d.begin_ns), Some(d.end_ns)]),
+            )
+            .flatten();
+        let (mut first, mut last) = (u64::MAX, 0);
+        for t in times {
+            first = first.min(t);
+            last = last.max(t);
+        }
+        if first == u64::MAX {
+            (0, 0)
+        } else {
+            (first, last)
+        }
+    }
+}
+
 /// A host call: a hooked CUDA runtime or driver entry point.
 #[derive(Debug, Clone, Serialize)]
 pub struct Call {

@@ -103,10 +103,34 @@ pub fn export(
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
     let label = capture.display().to_string();
-
-    let tmp = temp_path(output);
     let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
-    let result = (|| -> Result<Summary, ExportError> {
+    let (mut summary, bytes) = write_output(output, force, "export", |w| {
+        write(&timeline, &label, format, w).map_err(out_err)
+    })?;
+    summary.bytes = bytes;
+    Ok(summary)
+}
+
+/// Writes `output` the way every file `causeway` writes is written: into a temporary file beside it
+/// (through `body`), synced, then renamed over it, so it appears complete or not at all. Without `force`
+/// the name is claimed with `create_new` first, so a file that appeared meanwhile is not replaced
+/// either. Returns `body`'s value and the bytes written. `fallback` names the temporary file when
+/// `output` has no file name.
+pub(crate) fn write_output<T>(
+    output: &Path,
+    force: bool,
+    fallback: &str,
+    body: impl FnOnce(&mut BufWriter<std::fs::File>) -> Result<T, ExportError>,
+) -> Result<(T, u64), ExportError> {
+    let tmp = temp_path(output, fallback);
+    let cannot = |e: io::Error| {
+        ExportError(format!(
+            "{}: cannot write: {}",
+            output.display(),
+            io_problem(&e)
+        ))
+    };
+    let result = (|| -> Result<(T, u64), ExportError> {
         let file = std::fs::File::create(&tmp).map_err(|e| {
             ExportError(format!(
                 "{}: cannot create: {}",
@@ -115,26 +139,19 @@ pub fn export(
             ))
         })?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut summary = write(&timeline, &label, format, &mut w).map_err(out_err)?;
-        let file = w.into_inner().map_err(|e| out_err(e.into_error()))?;
-        file.sync_all().map_err(out_err)?;
-        summary.bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let v = body(&mut w)?;
+        let file = w.into_inner().map_err(|e| cannot(e.into_error()))?;
+        file.sync_all().map_err(cannot)?;
+        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         if !force {
-            // Claim the name atomically, so a file that appeared meanwhile is not replaced either.
             std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(output)
                 .map_err(|e| exists_error(output, &e))?;
         }
-        std::fs::rename(&tmp, output).map_err(|e| {
-            ExportError(format!(
-                "{}: cannot write: {}",
-                output.display(),
-                io_problem(&e)
-            ))
-        })?;
-        Ok(summary)
+        std::fs::rename(&tmp, output).map_err(cannot)?;
+        Ok((v, bytes))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -165,7 +182,8 @@ pub fn write(
     Ok(s)
 }
 
-fn check_output(output: &Path, force: bool) -> Result<(), ExportError> {
+/// An `-o` that names a directory, or an existing file without `force`, is refused.
+pub(crate) fn check_output(output: &Path, force: bool) -> Result<(), ExportError> {
     match std::fs::metadata(output) {
         Ok(m) if m.is_dir() => Err(ExportError(format!(
             "{}: is a directory (-o names the file to write)",
@@ -195,7 +213,7 @@ fn exists_error(output: &Path, e: &io::Error) -> ExportError {
 }
 
 /// Writing over one of the capture's own rings would destroy the capture.
-fn refuse_ring_target(cap: &Capture, output: &Path) -> Result<(), ExportError> {
+pub(crate) fn refuse_ring_target(cap: &Capture, output: &Path) -> Result<(), ExportError> {
     let Some(target) = canonical_target(output) else {
         return Ok(());
     };
@@ -223,11 +241,11 @@ fn canonical_target(output: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(dir).ok()?.join(name))
 }
 
-fn temp_path(output: &Path) -> PathBuf {
+fn temp_path(output: &Path, fallback: &str) -> PathBuf {
     let name = output
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
+        .unwrap_or_else(|| fallback.into());
     output.with_file_name(format!(".{name}.causeway-{}.tmp", std::process::id()))
 }
 
@@ -341,7 +359,7 @@ impl<'t> Layout<'t> {
 
 impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, next_flow: &mut u64) -> ProcLayout<'t> {
-        let (first_ns, last_ns) = extent(p);
+        let (first_ns, last_ns) = p.extent();
 
         // Host threads: every tid with a call, a range or a mark.
         let mut tids: Vec<u32> = p.threads.clone();
@@ -496,32 +514,6 @@ impl<'t> ProcLayout<'t> {
         } else {
             base
         }
-    }
-}
-
-fn extent(p: &ProcessTimeline) -> (u64, u64) {
-    let times = p
-        .calls
-        .iter()
-        .flat_map(|c| [Some(c.begin_ns), c.end_ns])
-        .chain(p.ranges.iter().flat_map(|r| [Some(r.begin_ns), r.end_ns]))
-        .chain(p.marks.iter().map(|m| Some(m.ns)))
-        .chain(
-            p.device
-                .iter()
-                .flat_map(|d| [Some(d.begin_ns), Some(d.end_ns)]),
-        )
-        .flatten();
-    let mut first = u64::MAX;
-    let mut last = 0;
-    for t in times {
-        first = first.min(t);
-        last = last.max(t);
-    }
-    if first == u64::MAX {
-        (0, 0)
-    } else {
-        (first, last)
     }
 }
 

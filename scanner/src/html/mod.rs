@@ -23,15 +23,15 @@
 //! element; the script sets text with `textContent` only.
 
 use crate::capture::Capture;
-use crate::export::ExportError;
+use crate::export::{check_output, refuse_ring_target, write_output, ExportError};
 use crate::gaps::permille;
 use crate::model::{ProcessTimeline, StreamId, Timeline};
 use crate::report::Report;
 use crate::steps::{process_steps, ProcessSteps, StepOptions};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
 /// Most timeline items (calls, ranges, device spans) embedded in the page.
 pub const MAX_ITEMS: usize = 50_000;
@@ -307,35 +307,6 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
     out
 }
 
-fn extent(p: &ProcessTimeline) -> (u64, u64) {
-    let mut lo = u64::MAX;
-    let mut hi = 0u64;
-    let mut see = |t: u64| {
-        lo = lo.min(t);
-        hi = hi.max(t);
-    };
-    for c in &p.calls {
-        see(c.begin_ns);
-        c.end_ns.map(&mut see);
-    }
-    for r in &p.ranges {
-        see(r.begin_ns);
-        r.end_ns.map(&mut see);
-    }
-    for m in &p.marks {
-        see(m.ns);
-    }
-    for s in &p.device {
-        see(s.begin_ns);
-        see(s.end_ns);
-    }
-    if lo == u64::MAX {
-        (0, 0)
-    } else {
-        (lo, hi)
-    }
-}
-
 /// The gaps of all streams, as `crate::gaps` defines them: (gaps, overlaps).
 fn all_stream_gaps(p: &ProcessTimeline) -> (Vec<u64>, u64) {
     let mut gaps = Vec::new();
@@ -509,7 +480,7 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
     };
 
     // Timeline.
-    let (lo, hi) = p.map(extent).unwrap_or((0, 0));
+    let (lo, hi) = p.map(ProcessTimeline::extent).unwrap_or((0, 0));
     let raw = p.map(|p| raw_items(p, hi)).unwrap_or_default();
     let total = raw.len() as u64;
     let mut keep = vec![false; raw.len()];
@@ -674,29 +645,6 @@ pub fn render(page: &Page) -> serde_json::Result<String> {
 
 // ---- the file ----------------------------------------------------------------------------------------
 
-fn io_problem(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
-fn exists(output: &Path) -> ExportError {
-    ExportError(format!(
-        "{}: already exists (pass --force to overwrite it)",
-        output.display()
-    ))
-}
-
-fn temp_path(output: &Path) -> PathBuf {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report.html".into());
-    output.with_file_name(format!(".{name}.causeway-{}.tmp", std::process::id()))
-}
-
 /// Opens the capture, and writes its page to `output`: an existing file is replaced only with `force`;
 /// the file appears complete or not at all (written beside it, then renamed). Refuses to write over a
 /// ring of the capture.
@@ -706,29 +654,9 @@ pub fn write_file(
     force: bool,
     o: &HtmlOptions,
 ) -> Result<HtmlSummary, ExportError> {
-    match std::fs::metadata(output) {
-        Ok(m) if m.is_dir() => {
-            return Err(ExportError(format!(
-                "{}: is a directory (-o names the file to write)",
-                output.display()
-            )))
-        }
-        Ok(_) if !force => return Err(exists(output)),
-        _ => {}
-    }
+    check_output(output, force)?;
     let cap = Capture::open(capture)?;
-    if let Ok(target) = std::fs::canonicalize(output) {
-        if cap
-            .files
-            .iter()
-            .any(|f| std::fs::canonicalize(&f.path).ok().as_ref() == Some(&target))
-        {
-            return Err(ExportError(format!(
-                "{}: is a ring of the capture (choose another -o)",
-                output.display()
-            )));
-        }
-    }
+    refuse_ring_target(&cap, output)?;
     let rings = cap.rings()?;
     let label = capture.display().to_string();
     let report = Report::build(&label, &rings);
@@ -737,48 +665,11 @@ pub fn write_file(
     let text = render(&pg)
         .map_err(|e| ExportError(format!("{}: cannot serialize: {e}", capture.display())))?;
 
-    let tmp = temp_path(output);
-    let result = (|| -> Result<(), ExportError> {
-        let cannot = |e: io::Error| {
-            ExportError(format!(
-                "{}: cannot write: {}",
-                output.display(),
-                io_problem(&e)
-            ))
-        };
-        let mut f = std::fs::File::create(&tmp).map_err(|e| {
-            ExportError(format!(
-                "{}: cannot create: {}",
-                output.display(),
-                io_problem(&e)
-            ))
-        })?;
-        f.write_all(text.as_bytes()).map_err(cannot)?;
-        f.sync_all().map_err(cannot)?;
-        if !force {
-            // Claim the name atomically, so a file that appeared meanwhile is not replaced either.
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(output)
-                .map_err(|e| {
-                    if e.kind() == io::ErrorKind::AlreadyExists {
-                        exists(output)
-                    } else {
-                        ExportError(format!(
-                            "{}: cannot create: {}",
-                            output.display(),
-                            io_problem(&e)
-                        ))
-                    }
-                })?;
-        }
-        std::fs::rename(&tmp, output).map_err(cannot)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let cannot =
+        |e: std::io::Error| ExportError(format!("{}: cannot write: {e}", output.display()));
+    write_output(output, force, "report.html", |w| {
+        w.write_all(text.as_bytes()).map_err(cannot)
+    })?;
     Ok(HtmlSummary {
         bytes: text.len() as u64,
         processes: pg.processes.len(),
