@@ -18,7 +18,11 @@
 #include <stdlib.h>
 #include "cw_cudart.h"
 
-/* id, device name (the name the driver sees; the last one is C++-mangled) */
+/* id, device name (the name the driver sees; the last one is C++-mangled).
+ * A program with kernels of its own defines CW_KERNEL_LIST before including
+ * this file (then only its kernels are registered, and the shared programs'
+ * registrations and counters do not change). */
+#ifndef CW_KERNEL_LIST
 #define CW_KERNEL_LIST(K)                                                      \
     K(sleep_0us, "sleep_0us")                                                  \
     K(sleep_1us, "sleep_1us")                                                  \
@@ -27,6 +31,7 @@
     K(generic, "generic_kernel")                                               \
     K(hang, "hang")                                                            \
     K(mangled_sleep_5us, "_Z9sleep_5usPf")
+#endif
 
 /* Distinct bodies so the compiler cannot fold stubs into one address. */
 static volatile int cw_stub_sink;

@@ -22,77 +22,20 @@
  * least the 20 ms of "dataload".  Prints one summary line, then the counters;
  * any failing runtime call exits 1 with a message on stderr.
  *
- * The kernels are registered here, the nvcc way (as multistream does), so
- * that adding them changes no other program's registrations.
+ * Its kernels are its own: it defines CW_KERNEL_LIST before including
+ * cw_kernels.h (as multistream does), so adding them changes no other
+ * program's registrations.
  */
 #include "cw_prog.h"
-#include "cw_cudart.h"
 
 #include <time.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define SP_KERNEL_LIST(K)                                                      \
+#define CW_KERNEL_LIST(K)                                                      \
     K(sleep_100us, "sleep_100us")                                              \
     K(sleep_200us, "sleep_200us")                                              \
     K(sleep_10000us, "sleep_10000us")
-
-/* Host stubs with distinct bodies, so none are folded into one address. */
-static volatile int sp_stub_sink;
-#define SP_STUB(id, name)                                                      \
-    static __attribute__((noinline, used)) void sp_stub_##id(void)             \
-    {                                                                          \
-        sp_stub_sink = __LINE__ + (int)sizeof(name);                           \
-    }
-SP_KERNEL_LIST(SP_STUB)
-#undef SP_STUB
-
-#define SP_KERNEL(id) ((const void *)sp_stub_##id)
-
-/* fatbin header: magic 0xBA55ED50, version 1, header size 16, fat size 0 */
-static const unsigned long long sp_fatbin_data[2]
-    __attribute__((section(".nv_fatbin"), aligned(8), used)) = {
-        0x00100001ba55ed50ULL, 0
-    };
-static const cw_fatBinC_Wrapper_t sp_fatbin_wrapper
-    __attribute__((section(".nvFatBinSegment"), aligned(8), used)) = {
-        CW_FATBINC_MAGIC, 1, sp_fatbin_data, NULL
-    };
-
-static void **sp_fatbin_handle;
-
-static void sp_unregister_fatbin(void)
-{
-    __cudaUnregisterFatBinary(sp_fatbin_handle);
-}
-
-__attribute__((constructor)) static void sp_register_fatbin(void)
-{
-    sp_fatbin_handle = __cudaRegisterFatBinary((void *)&sp_fatbin_wrapper);
-#define SP_REG(id, name)                                                       \
-    __cudaRegisterFunction(sp_fatbin_handle, (const char *)sp_stub_##id,       \
-                           (char *)name, name, -1, NULL, NULL, NULL, NULL, NULL);
-    SP_KERNEL_LIST(SP_REG)
-#undef SP_REG
-    __cudaRegisterFatBinaryEnd(sp_fatbin_handle);
-    atexit(sp_unregister_fatbin);
-}
-
-#define CHECK(call)                                                            \
-    do {                                                                       \
-        cudaError_t sp_e_ = (call);                                            \
-        if (sp_e_ != cudaSuccess)                                              \
-            CW_DIE("%s:%d: %s failed: %d (%s)", __FILE__, __LINE__, #call,     \
-                   sp_e_, cudaGetErrorString(sp_e_));                          \
-    } while (0)
-
-/* Launch kernel k with a 1x1x1 grid of 32 threads and one argument. */
-static cudaError_t launch(const void *k, cudaStream_t s)
-{
-    static int dummy;
-    void *args[] = { &dummy };
-    dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
-    return cudaLaunchKernel(k, grid, block, args, 0, s);
-}
+#include "cw_kernels.h"
 
 static void host_sleep_us(long us)
 {
@@ -117,7 +60,7 @@ int main(int argc, char **argv)
     CHECK(cudaMalloc(&dev, COPY_BYTES));
 
     nvtxRangePushA("warmup");
-    CHECK(launch(SP_KERNEL(sleep_100us), a));
+    CHECK(cw_launch(CW_KERNEL(sleep_100us), a));
     CHECK(cudaStreamSynchronize(a));
     nvtxRangePop();
 
@@ -129,10 +72,10 @@ int main(int argc, char **argv)
         nvtxRangePop();
 
         nvtxRangePushA("compute");
-        CHECK(launch(SP_KERNEL(sleep_200us), b));
-        CHECK(launch(SP_KERNEL(sleep_100us), a));
+        CHECK(cw_launch(CW_KERNEL(sleep_200us), b));
+        CHECK(cw_launch(CW_KERNEL(sleep_100us), a));
         if (i == slow)
-            CHECK(launch(SP_KERNEL(sleep_10000us), b));
+            CHECK(cw_launch(CW_KERNEL(sleep_10000us), b));
         nvtxRangePop();
 
         nvtxRangePushA("wait");
