@@ -280,47 +280,58 @@ fn analyze(ring: &Ring) -> Partial {
     let d = decode(&ring.view);
     let names = Names::of(ring);
     let parent = parents(&d.entries);
-    let mut totals = Totals {
-        entries: d.live,
-        dropped: d.dropped,
-        torn: d.torn,
-        open: d.open,
-        overwritten: d.overwritten,
-        ..Totals::default()
+    // The host-side tables, the device intervals and the host waits read the same entries and write
+    // nothing shared: run them side by side (one ring is otherwise one core's work).
+    let host = || {
+        let mut totals = Totals {
+            entries: d.live,
+            dropped: d.dropped,
+            torn: d.torn,
+            open: d.open,
+            overwritten: d.overwritten,
+            ..Totals::default()
+        };
+        let apis = api_stats(h, &d, &names, &mut totals);
+        let kernels = kernel_stats(&d, &names, &parent, &mut totals);
+        let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
+        let mut unmatched: HashMap<String, u64> = HashMap::new();
+        for e in d
+            .entries
+            .iter()
+            .filter(|e| e.kind == Some(Kind::ProcUnmatched))
+        {
+            *unmatched.entry(names.text(e.a0)).or_default() += 1;
+        }
+        (totals, apis, kernels, ranges, marks, unmatched)
     };
-    let apis = api_stats(h, &d, &names, &mut totals);
-    let kernels = kernel_stats(&d, &names, &parent, &mut totals);
-    let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
-    let mut unmatched: HashMap<String, u64> = HashMap::new();
-    for e in d
-        .entries
-        .iter()
-        .filter(|e| e.kind == Some(Kind::ProcUnmatched))
-    {
-        *unmatched.entry(names.text(e.a0)).or_default() += 1;
-    }
-    let device = device::analyze(
-        h,
-        &d.entries,
-        |e| names.class(e),
-        |id| names.text(id),
-        |f| names.kernel(f).map(str::to_string),
-    );
-    let waits = waits::analyze(
-        h,
-        &d.entries,
-        &parent,
-        &waits::Lookup {
-            class: &|e| names.class(e),
-            api_name: &|id| {
-                names
-                    .api(id)
-                    .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
+    let device = || {
+        device::analyze(
+            h,
+            &d.entries,
+            |e| names.class(e),
+            |id| names.text(id),
+            |f| names.kernel(f).map(str::to_string),
+        )
+    };
+    let waits = || {
+        waits::analyze(
+            h,
+            &d.entries,
+            &parent,
+            &waits::Lookup {
+                class: &|e| names.class(e),
+                api_name: &|id| {
+                    names
+                        .api(id)
+                        .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
+                },
+                kernel: &|h| names.kernel(h).map(str::to_string),
+                text: &|id| names.text(id),
             },
-            kernel: &|h| names.kernel(h).map(str::to_string),
-            text: &|id| names.text(id),
-        },
-    );
+        )
+    };
+    let ((totals, apis, kernels, ranges, marks, unmatched), (device, waits)) =
+        rayon::join(host, || rayon::join(device, waits));
     Partial {
         process: process(ring, &d, &device),
         decoded_totals: totals,
