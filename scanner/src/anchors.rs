@@ -12,8 +12,13 @@
 //! bound = w(k) + |o| · δr + EVENT_RESOLUTION_NS
 //! ```
 //!
-//! where δr is the rate's uncertainty (`ASSUMED_DRIFT` when no neighbouring anchor measured it) and
+//! where δr is the rate's uncertainty (`ASSUMED_DRIFT` when no pair of anchors measured it) and
 //! `EVENT_RESOLUTION_NS` is the resolution CUDA documents for `cuEventElapsedTime` (about 0.5 µs).
+//!
+//! The rate is the device's, one per chain of anchors (anchors of one device whose gaps were all
+//! measured), from its best-conditioned pair (`best_pair`): a clock's drift is steady, and one anchor
+//! taken while the backend was descheduled (a wide bracket) must not spoil it. Such an anchor is itself
+//! placed from the chain's narrowest anchor when that is more certain.
 
 use causeway_ring::layout::{entry_flags, NO_ELAPSED};
 use causeway_ring::{Entry, Header, Kind};
@@ -84,40 +89,62 @@ impl Anchors {
             .collect();
         raw.sort_by_key(|&(id, _)| id);
         let mut out = Anchors::default();
-        // Per device, in id order: the rate of each consecutive pair whose device gap was measured.
-        let mut last: HashMap<u64, (u64, Anchor)> = HashMap::new();
-        let mut fwd: HashMap<u64, (f64, f64)> = HashMap::new();
-        let mut back: HashMap<u64, (f64, f64)> = HashMap::new();
+        // Per device, chains of anchors whose device gaps were all measured: within a chain every
+        // anchor has a device time (the sum of the gaps from the chain's first).
+        let mut chains: Vec<Vec<(u64, Anchor, f64)>> = Vec::new();
+        let mut open: HashMap<u64, usize> = HashMap::new();
         for &(id, a) in &raw {
             out.half_widths.push(a.half_width_ns);
-            if let (Some(&(pid, p)), Some(e)) = (last.get(&a.device), a.elapsed) {
-                if e > 0 {
-                    let rate = (a.mid_ns - p.mid_ns) / e as f64;
-                    let err = (a.half_width_ns + p.half_width_ns) / e as f64;
-                    if rate.is_finite() && rate > 0.0 {
-                        fwd.insert(pid, (rate, err));
-                        back.insert(id, (rate, err));
-                        out.rates.push(rate);
-                    }
+            let cont = match (open.get(&a.device), a.elapsed) {
+                (Some(&c), Some(e)) if e > 0 => Some((c, e as f64)),
+                _ => None,
+            };
+            match cont {
+                Some((c, e)) => {
+                    let d = chains[c].last().map_or(0.0, |x| x.2) + e;
+                    chains[c].push((id, a, d));
+                }
+                None => {
+                    open.insert(a.device, chains.len());
+                    chains.push(vec![(id, a, 0.0)]);
                 }
             }
-            last.insert(a.device, (id, a));
         }
-        for (id, a) in raw {
-            let (rate, rate_err, measured) = match fwd.get(&id).or_else(|| back.get(&id)) {
-                Some(&(r, e)) => (r, e, true),
-                None => (1.0, ASSUMED_DRIFT, false),
-            };
-            out.by_id.insert(
-                id,
-                Conv {
-                    mid_ns: a.mid_ns,
-                    half_width_ns: a.half_width_ns,
-                    rate,
-                    rate_err,
-                    measured,
-                },
-            );
+        for chain in chains {
+            let best = best_pair(&chain);
+            if let Some((rate, _)) = best {
+                out.rates.push(rate);
+            }
+            // The best-conditioned pair's anchors, for re-centring a wide one.
+            for &(id, a, d) in &chain {
+                let (rate, rate_err, measured) = match best {
+                    Some((r, e)) => (r, e, true),
+                    None => (1.0, ASSUMED_DRIFT, false),
+                };
+                // An anchor whose own bracket is wide (the backend was descheduled while taking it) is
+                // placed from the chain's narrowest anchor instead, when that is more certain.
+                let (mut mid, mut hw) = (a.mid_ns, a.half_width_ns);
+                if let Some(&(_, n, dn)) = chain
+                    .iter()
+                    .min_by(|x, y| x.1.half_width_ns.total_cmp(&y.1.half_width_ns))
+                {
+                    let via = n.half_width_ns + (d - dn).abs() * rate_err;
+                    if measured && via < hw {
+                        mid = n.mid_ns + (d - dn) * rate;
+                        hw = via;
+                    }
+                }
+                out.by_id.insert(
+                    id,
+                    Conv {
+                        mid_ns: mid,
+                        half_width_ns: hw,
+                        rate,
+                        rate_err,
+                        measured,
+                    },
+                );
+            }
         }
         out
     }
@@ -146,6 +173,40 @@ impl Conv {
     }
 }
 
+/// The device clock's rate (host ns per device ns) from the best-conditioned pair of a chain's anchors,
+/// with its uncertainty: among the narrowest anchor of the chain's first half and that of its second
+/// half (their separation dominates), and every consecutive pair, the one whose (w_i + w_j) / (D_j −
+/// D_i) is smallest. `None` for a chain of one anchor.
+fn best_pair(chain: &[(u64, Anchor, f64)]) -> Option<(f64, f64)> {
+    let rate_of = |i: usize, j: usize| -> Option<(f64, f64)> {
+        let (a, b) = (&chain[i], &chain[j]);
+        let e = b.2 - a.2;
+        if e <= 0.0 {
+            return None;
+        }
+        let rate = (b.1.mid_ns - a.1.mid_ns) / e;
+        let err = (a.1.half_width_ns + b.1.half_width_ns) / e;
+        (rate.is_finite() && rate > 0.0).then_some((rate, err))
+    };
+    let n = chain.len();
+    if n < 2 {
+        return None;
+    }
+    let narrowest = |r: std::ops::Range<usize>| {
+        r.min_by(|&x, &y| {
+            chain[x]
+                .1
+                .half_width_ns
+                .total_cmp(&chain[y].1.half_width_ns)
+        })
+    };
+    let mut candidates: Vec<(f64, f64)> = (1..n).filter_map(|j| rate_of(j - 1, j)).collect();
+    if let (Some(i), Some(j)) = (narrowest(0..n / 2), narrowest(n / 2..n)) {
+        candidates.extend(rate_of(i, j));
+    }
+    candidates.into_iter().min_by(|x, y| x.1.total_cmp(&y.1))
+}
+
 /// An anchored interval's anchor id and signed device offsets, or `None` for other entries.
 pub fn anchored(e: &Entry) -> Option<(u64, i64, i64)> {
     (e.kind == Some(Kind::DeviceInterval) && e.flags & entry_flags::ANCHORED != 0).then_some((
@@ -167,6 +228,31 @@ mod tests {
             rate_err: err,
             measured: true,
         }
+    }
+
+    #[test]
+    fn one_wide_anchor_does_not_spoil_the_rate() {
+        // A device clock 5000 ppm fast: host = device / 1.005. Anchors every 200 ms of device time,
+        // ±5 µs, except one taken while descheduled: ±3 ms, and off-centre by 2.5 ms.
+        let truth = 1.0 / 1.005;
+        let chain: Vec<(u64, Anchor, f64)> = (0..4)
+            .map(|k| {
+                let d = k as f64 * 200e6;
+                let (hw, skew) = if k == 2 { (3e6, 2.5e6) } else { (5e3, 0.0) };
+                let a = Anchor {
+                    device: 0,
+                    mid_ns: 1e12 + d * truth + skew,
+                    half_width_ns: hw,
+                    elapsed: None,
+                };
+                (k + 1, a, d)
+            })
+            .collect();
+        let (rate, err) = best_pair(&chain).unwrap();
+        assert!(((rate - truth) / truth).abs() < 1e-6, "rate {rate}");
+        assert!(err < 1e-4, "err {err}");
+        // Consecutive pairs through the wide anchor would have been off by ~12 500 ppm.
+        assert!(best_pair(&chain[1..3]).unwrap().1 > 1e-3);
     }
 
     #[test]
