@@ -157,6 +157,13 @@ impl Anchors {
         self.by_id.get(&id)
     }
 
+    /// A timed anchored interval's start and end on the host clock: `None` when its anchor is not in
+    /// the capture or its end precedes its start.
+    pub fn span(&self, id: u64, o0: i64, o1: i64) -> Option<(Converted, Converted)> {
+        let c = self.by_id.get(&id).filter(|_| o1 >= o0)?;
+        Some((c.convert(o0), c.convert(o1)))
+    }
+
     /// Host time of a device offset from anchor `id`, with its bound.
     pub fn convert(&self, id: u64, offset_ns: i64) -> Option<Converted> {
         self.by_id.get(&id).map(|c| c.convert(offset_ns))

@@ -9,7 +9,7 @@ use crate::anchors::{anchored, Anchors};
 use crate::capture::Ring;
 use crate::decode::decode;
 use crate::names::Names;
-use crate::report::layer_name;
+use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
@@ -205,11 +205,11 @@ fn streamed(c: Option<Class>) -> bool {
     )
 }
 
+/// The stream of a stream-ordered call, by the report's rule (`report::stream_key`).
 fn stream_of(e: &Entry) -> StreamId {
-    if e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0 || e.a0 == 2 {
-        StreamId::PerThread(e.tid)
-    } else {
-        StreamId::Handle(e.a0)
+    match stream_key(e) {
+        (PER_THREAD_STREAM, tid) => StreamId::PerThread(tid),
+        (h, _) => StreamId::Handle(h),
     }
 }
 
@@ -325,8 +325,7 @@ fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan
             .map(|i| &entries[i])
             .filter(|c| c.kind == Some(Kind::Call));
         let times = if let Some((id, o0, o1)) = anchored(e) {
-            anchors.get(id).filter(|_| o1 >= o0).map(|c| {
-                let (s, t) = (c.convert(o0), c.convert(o1));
+            anchors.span(id, o0, o1).map(|(s, t)| {
                 (
                     s.ns.max(0.0).round() as u64,
                     t.ns.max(0.0).round() as u64,

@@ -457,7 +457,7 @@ fn api_stats(
 }
 
 /// CUDA's per-thread default stream handle (`cudaStreamPerThread`, `CU_STREAM_PER_THREAD`).
-const PER_THREAD_STREAM: u64 = 2;
+pub(crate) const PER_THREAD_STREAM: u64 = 2;
 /// `cudaErrorStreamCaptureInvalidated` / `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`: an end-capture call
 /// that returns it still ends the capture (with no graph).
 const CAPTURE_INVALIDATED: i32 = 901;

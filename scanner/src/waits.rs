@@ -324,9 +324,8 @@ pub(crate) fn analyze(
         let end = if let Some((id, o0, o1)) = anchored(e) {
             // Events backend: no name of its own (the launch's is used), times through the anchors.
             anchors
-                .convert(id, o1)
-                .filter(|_| o1 >= o0)
-                .map(|t| t.ns.max(0.0).round() as u64)
+                .span(id, o0, o1)
+                .map(|(_, t)| t.ns.max(0.0).round() as u64)
         } else {
             if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
                 device.kernels.push((ci, e.a1));

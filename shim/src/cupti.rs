@@ -647,18 +647,31 @@ thread_local! {
 
 /// Enables the runtime callback for `RUNTIME_CBIDS`; `Some(why)` when CUPTI enabled none.
 fn enable_runtime_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String> {
+    let ids = RUNTIME_CBIDS.iter().map(|&(cbid, _)| cbid);
+    enable_callbacks(api, subscriber, DOMAIN_RUNTIME, "RUNTIME", ids)
+}
+
+/// Enables the subscriber's callback for `cbids` of `domain`; `Some(why)` when CUPTI enabled none
+/// (the first refusal).
+fn enable_callbacks(
+    api: &Api,
+    subscriber: *mut c_void,
+    domain: u32,
+    domain_name: &str,
+    cbids: impl Iterator<Item = u32>,
+) -> Option<String> {
     let Some(enable) = api.enable_callback else {
         return Some("this CUPTI has no cuptiEnableCallback".into());
     };
     let (mut on, mut refused) = (0usize, None);
-    for &(cbid, _) in RUNTIME_CBIDS {
+    for cbid in cbids {
         // SAFETY: our subscriber, a CUPTI domain and a callback id of that domain.
-        let r = unsafe { enable(1, subscriber, DOMAIN_RUNTIME, cbid) };
+        let r = unsafe { enable(1, subscriber, domain, cbid) };
         if r == SUCCESS {
             on += 1;
         } else if refused.is_none() {
             refused = Some(format!(
-                "cuptiEnableCallback(RUNTIME, {cbid}): {}",
+                "cuptiEnableCallback({domain_name}, {cbid}): {}",
                 api.describe(r)
             ));
         }
@@ -710,27 +723,13 @@ fn enable_driver_callbacks(api: &Api, subscriber: *mut c_void) -> Option<String>
         let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER) };
         return (r != SUCCESS).then(|| format!("cuptiEnableDomain(DRIVER): {}", api.describe(r)));
     }
-    let Some(enable) = api.enable_callback else {
-        return Some("this CUPTI has no cuptiEnableCallback".into());
-    };
-    let (mut on, mut refused) = (0usize, None);
-    for &cbid in DRIVER_CBIDS {
-        // SAFETY: our subscriber, a CUPTI domain and a callback id of that domain.
-        let r = unsafe { enable(1, subscriber, DOMAIN_DRIVER, cbid) };
-        if r == SUCCESS {
-            on += 1;
-        } else if refused.is_none() {
-            refused = Some(format!(
-                "cuptiEnableCallback(DRIVER, {cbid}): {}",
-                api.describe(r)
-            ));
-        }
-    }
-    if on == 0 {
-        refused
-    } else {
-        None
-    }
+    enable_callbacks(
+        api,
+        subscriber,
+        DOMAIN_DRIVER,
+        "DRIVER",
+        DRIVER_CBIDS.iter().copied(),
+    )
 }
 
 /// The runtime hook a callback id stands for (its name as a fallback); `None` for ids and names our

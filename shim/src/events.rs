@@ -661,44 +661,24 @@ fn write_interval(w: Option<Writer>, p: &Pair, t0: i64, t1: i64, anchor: u64) {
 fn take_anchor(api: &Api, pool: &Pool, st: &mut AnchorState, w: Option<Writer>) {
     let next = 1 - st.cur;
     let ev = pool.anchors[next] as Ev;
+    let stream = pool.stream as Stream;
     if st.id == 0 {
         // The first record on a fresh stream is slow; do not let it widen the first anchor.
-        // SAFETY: our own event on our own stream.
-        if unsafe { (api.event_record)(ev, pool.stream as Stream) } == SUCCESS {
-            let deadline = clock::clock_ns(libc::CLOCK_MONOTONIC) + 100_000_000;
-            // SAFETY: our own event.
-            while unsafe { (api.event_query)(ev) } == NOT_READY
-                && clock::clock_ns(libc::CLOCK_MONOTONIC) < deadline
-            {
-                std::hint::spin_loop();
-            }
-        }
+        record_and_wait(api, ev, stream, 100_000_000);
     }
-    let mut best: Option<(u64, u64)> = None;
+    let mut last: Option<(u64, u64)> = None;
     for _ in 0..ANCHOR_TRIES {
         let t0 = clock::ticks();
-        // SAFETY: our own event on our own stream.
-        if unsafe { (api.event_record)(ev, pool.stream as Stream) } != SUCCESS {
+        if !record_and_wait(api, ev, stream, 1_000_000_000) {
             return;
         }
-        let deadline = clock::clock_ns(libc::CLOCK_MONOTONIC) + 1_000_000_000;
-        loop {
-            // SAFETY: our own event.
-            match unsafe { (api.event_query)(ev) } {
-                SUCCESS => break,
-                NOT_READY if clock::clock_ns(libc::CLOCK_MONOTONIC) < deadline => {
-                    std::hint::spin_loop()
-                }
-                _ => return,
-            }
-        }
         let t1 = clock::ticks();
-        best = Some((t0, t1));
+        last = Some((t0, t1));
         if ticks_ns(t1 - t0) <= ANCHOR_GOOD_NS {
             break;
         }
     }
-    let Some((t0, t1)) = best else { return };
+    let Some((t0, t1)) = last else { return };
     let elapsed = if st.id == 0 {
         NO_ELAPSED
     } else {
@@ -726,6 +706,26 @@ fn take_anchor(api: &Api, pool: &Pool, st: &mut AnchorState, w: Option<Writer>) 
     st.cur = next;
     st.id = id;
     st.taken = t1;
+}
+
+/// Records `ev` on `stream` and spins until it completes: false if the record fails, the query fails
+/// or `timeout_ns` passes first.
+fn record_and_wait(api: &Api, ev: Ev, stream: Stream, timeout_ns: u64) -> bool {
+    // SAFETY: our own event on our own stream.
+    if unsafe { (api.event_record)(ev, stream) } != SUCCESS {
+        return false;
+    }
+    let deadline = clock::clock_ns(libc::CLOCK_MONOTONIC) + timeout_ns;
+    loop {
+        // SAFETY: our own event.
+        match unsafe { (api.event_query)(ev) } {
+            SUCCESS => return true,
+            NOT_READY if clock::clock_ns(libc::CLOCK_MONOTONIC) < deadline => {
+                std::hint::spin_loop()
+            }
+            _ => return false,
+        }
+    }
 }
 
 extern "C" fn at_exit() {
