@@ -20,9 +20,9 @@
 //! taken while the backend was descheduled (a wide bracket) must not spoil it. Such an anchor is itself
 //! placed from the chain's narrowest anchor when that is more certain.
 
+use crate::fastmap::HashMap;
 use causeway_ring::layout::{entry_flags, NO_ELAPSED};
 use causeway_ring::{Entry, Header, Kind};
-use std::collections::HashMap;
 
 /// CUDA documents event elapsed times as having "a resolution of around 0.5 microseconds".
 pub const EVENT_RESOLUTION_NS: f64 = 500.0;
@@ -92,7 +92,7 @@ impl Anchors {
         // Per device, chains of anchors whose device gaps were all measured: within a chain every
         // anchor has a device time (the sum of the gaps from the chain's first).
         let mut chains: Vec<Vec<(u64, Anchor, f64)>> = Vec::new();
-        let mut open: HashMap<u64, usize> = HashMap::new();
+        let mut open: HashMap<u64, usize> = HashMap::default();
         for &(id, a) in &raw {
             out.half_widths.push(a.half_width_ns);
             let cont = match (open.get(&a.device), a.elapsed) {

@@ -12,11 +12,11 @@
 //! is off by at least that much.
 
 use crate::anchors::{anchored, Anchors};
+use crate::fastmap::HashMap;
 use crate::report::percentile;
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// `conversion` when every interval was on the ring's clock: CUPTI's timestamps put on our clock by
 /// the timestamp callback the shim registers (`cuptiActivityRegisterTimestampCallback`).
@@ -274,8 +274,8 @@ pub(crate) fn analyze(
     p.half_widths = anchors.half_widths.clone();
     p.rates = anchors.rates.clone();
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
-    let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::new();
-    let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::new();
+    let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::default();
+    let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
     // A device interval is written complete; one that is not is a torn write and was counted as open.
     for e in entries
         .iter()
@@ -286,12 +286,12 @@ pub(crate) fn analyze(
             p.unassociated.no_call += 1;
             None
         } else {
-            match entries.binary_search_by_key(&e.a0, |x| x.seq) {
-                Err(_) => {
+            match crate::decode::index_of_seq(entries, e.a0) {
+                None => {
                     p.unassociated.call_not_in_capture += 1;
                     None
                 }
-                Ok(i) => {
+                Some(i) => {
                     let c = &entries[i];
                     if c.kind == Some(Kind::Call) && issues_work(class_of(c)) {
                         p.associated += 1;
@@ -430,8 +430,8 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
     let mut bounds: Vec<u64> = Vec::new();
     let mut half_widths: Vec<f64> = Vec::new();
     let mut rates: Vec<f64> = Vec::new();
-    let mut kernels: HashMap<String, KernelAcc> = HashMap::new();
-    let mut copies: HashMap<String, CopyAcc> = HashMap::new();
+    let mut kernels: HashMap<String, KernelAcc> = HashMap::default();
+    let mut copies: HashMap<String, CopyAcc> = HashMap::default();
     let clock = &mut d.clock;
     for p in partials {
         d.intervals += p.intervals;

@@ -9,11 +9,13 @@
 //! half of the CLI. The ring format itself lives in `causeway-ring` and is not redefined here.
 
 pub mod anchors;
+pub(crate) mod bigvec;
 pub mod capture;
 pub mod compare;
 pub mod decode;
 pub mod device;
 pub mod export;
+pub(crate) mod fastmap;
 pub mod gaps;
 pub mod html;
 pub mod model;

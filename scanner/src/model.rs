@@ -8,13 +8,13 @@
 use crate::anchors::{anchored, Anchors};
 use crate::capture::Ring;
 use crate::decode::decode;
+use crate::fastmap::HashMap;
 use crate::names::Names;
 use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// One process's timeline.
 #[derive(Debug, Clone, Serialize)]
@@ -222,8 +222,8 @@ fn process(ring: &Ring) -> ProcessTimeline {
     let mut ranges = Vec::new();
     let mut marks = Vec::new();
     let mut threads: Vec<u32> = Vec::new();
-    let mut pushed: HashMap<(u32, u64), Vec<(&Entry, u32)>> = HashMap::new();
-    let mut started: HashMap<u64, &Entry> = HashMap::new();
+    let mut pushed: HashMap<(u32, u64), Vec<(&Entry, u32)>> = HashMap::default();
+    let mut started: HashMap<u64, &Entry> = HashMap::default();
     let range = |open: &Entry, end: Option<u64>, level: u32| Range {
         tid: open.tid,
         name: names.text(open.a0),
@@ -320,7 +320,7 @@ fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
         let call = (e.a0 != NO_CALL)
-            .then(|| entries.binary_search_by_key(&e.a0, |x| x.seq).ok())
+            .then(|| crate::decode::index_of_seq(entries, e.a0))
             .flatten()
             .map(|i| &entries[i])
             .filter(|c| c.kind == Some(Kind::Call));

@@ -2,9 +2,9 @@
 //! handle, NVTX texts and domains.
 
 use crate::capture::Ring;
+use crate::fastmap::HashMap;
 use causeway_ring::layout::{ApiInfo, Class};
 use causeway_ring::{Entry, StrKind};
-use std::collections::HashMap;
 
 pub(crate) struct Names {
     apis: HashMap<u16, (String, ApiInfo)>,
@@ -17,10 +17,10 @@ pub(crate) struct Names {
 impl Names {
     pub(crate) fn of(ring: &Ring) -> Names {
         let mut n = Names {
-            apis: HashMap::new(),
+            apis: HashMap::default(),
             classes: Vec::new(),
-            kernels: HashMap::new(),
-            texts: HashMap::new(),
+            kernels: HashMap::default(),
+            texts: HashMap::default(),
         };
         for r in &ring.view.strings {
             // First record wins: the writer interns each key once, so a repeat is corruption.

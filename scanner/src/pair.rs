@@ -5,50 +5,91 @@
 
 use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
-use std::collections::HashMap;
 
-/// `parents(entries)[i]` is the index of the innermost call enclosing call `i` on the same thread, with
-/// depth one less and a time span that contains it; `None` for depth-0 calls, non-call entries, and
-/// calls whose parent was lost (dropped, overwritten or torn).
-pub fn parents(entries: &[Entry]) -> Vec<Option<usize>> {
-    let mut parent = vec![None; entries.len()];
-    // Calls of one thread in the order the thread made them: sequence numbers are reserved in program
-    // order on a thread, and the entries arrive sorted by sequence, so grouping by tid in entry order
-    // suffices (a bucket per thread: linear, where a sort by tid was a third of a large report).
-    let mut slot: HashMap<u32, usize> = HashMap::new();
-    let mut buckets: Vec<Vec<usize>> = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if e.kind == Some(Kind::Call) {
-            let b = *slot.entry(e.tid).or_insert_with(|| {
-                buckets.push(Vec::new());
-                buckets.len() - 1
-            });
-            buckets[b].push(i);
-        }
-    }
-    let order = buckets.into_iter().flatten();
-    // The chain of calls that may still enclose the next one, as (depth, index), depths increasing.
-    // A stack of this shape keeps hostile depths (up to 65535) linear in time and memory.
-    let mut stack: Vec<(u16, usize)> = Vec::new();
-    let mut tid = None;
-    for i in order {
-        let e = &entries[i];
-        if tid != Some(e.tid) {
-            tid = Some(e.tid);
-            stack.clear();
-        }
-        // A call at depth d started after every earlier call at depth >= d on this thread had returned.
-        while stack.last().is_some_and(|&(d, _)| d >= e.depth) {
-            stack.pop();
-        }
-        if let Some(&(d, p)) = stack.last() {
-            if e.depth > 0 && d == e.depth - 1 && contains(&entries[p], e) {
-                parent[i] = Some(p);
+use crate::fastmap::HashMap;
+
+/// How the calls of one ring nest, computed once per ring (the host tables and the wait pass both
+/// need it). Indexed by entry, stored as 32-bit indices (a quarter of `Option<usize>`'s memory, which
+/// was paid for twice per entry); an entry past index 2^32 − 2 (a window of 256 GiB of entries) has
+/// no parent or child.
+pub struct Nesting {
+    parent: Vec<u32>,
+    child: Vec<u32>,
+}
+
+/// No parent, no child.
+const NONE: u32 = u32::MAX;
+
+#[inline]
+fn idx(v: u32) -> Option<usize> {
+    (v != NONE).then_some(v as usize)
+}
+
+impl Nesting {
+    /// One pass over the entries in sequence order. `class_of` gives a call entry's API class.
+    pub fn of(entries: &[Entry], class_of: impl Fn(&Entry) -> Option<Class>) -> Nesting {
+        let mut parent = crate::bigvec::filled(entries.len(), NONE);
+        let mut child = crate::bigvec::filled(entries.len(), NONE);
+        // Per thread, the chain of calls that may still enclose its next call, as (depth, index),
+        // depths increasing. Sequence numbers are reserved in program order on a thread and entries
+        // arrive sorted by sequence, so each thread's calls arrive in the order it made them. A stack
+        // of this shape keeps hostile depths (up to 65535) linear in time and memory.
+        let mut slot: HashMap<u32, usize> = HashMap::default();
+        let mut stacks: Vec<Vec<(u16, usize)>> = Vec::new();
+        let mut last: Option<(u32, usize)> = None;
+        for (i, e) in entries.iter().enumerate() {
+            if e.kind != Some(Kind::Call) {
+                continue;
             }
+            // Threads interleave in runs: the last thread's stack is the likely one.
+            let b = match last {
+                Some((tid, b)) if tid == e.tid => b,
+                _ => {
+                    let b = *slot.entry(e.tid).or_insert_with(|| {
+                        stacks.push(Vec::new());
+                        stacks.len() - 1
+                    });
+                    last = Some((e.tid, b));
+                    b
+                }
+            };
+            let stack = &mut stacks[b];
+            // A call at depth d started after every earlier call at depth >= d on this thread had
+            // returned.
+            while stack.last().is_some_and(|&(d, _)| d >= e.depth) {
+                stack.pop();
+            }
+            if let Some(&(d, p)) = stack.last() {
+                let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
+                if let Some((i32, p32)) =
+                    small.filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries[p], e))
+                {
+                    parent[i] = p32;
+                    let c = class_of(e);
+                    if c.is_some() && child[p] == NONE && class_of(&entries[p]) == c {
+                        child[p] = i32;
+                    }
+                }
+            }
+            stack.push((e.depth, i));
         }
-        stack.push((e.depth, i));
+        Nesting { parent, child }
     }
-    parent
+
+    /// The innermost call enclosing call `i` on the same thread, with depth one less and a time span
+    /// that contains it; `None` for depth-0 calls, non-call entries, and calls whose parent was lost
+    /// (dropped, overwritten or torn).
+    #[inline]
+    pub fn parent(&self, i: usize) -> Option<usize> {
+        self.parent.get(i).copied().and_then(idx)
+    }
+
+    /// Call `i`'s first child that is the same operation one layer down: a call of the same class
+    /// nested directly in it (the driver launch a runtime launch made).
+    #[inline]
+    pub fn child(&self, i: usize) -> Option<usize> {
+        self.child.get(i).copied().and_then(idx)
+    }
 }
 
 /// Whether `p`'s span contains `c`'s. An open call (`done == false`) extends to the end of the capture.
@@ -62,37 +103,16 @@ fn contains(p: &Entry, c: &Entry) -> bool {
     c.t_begin <= p.t_end && (!c.done || c.t_end <= p.t_end)
 }
 
-/// The first child of each call that is the same operation one layer down: a call of the same class
-/// nested directly in it (the driver launch a runtime launch made). `class_of(i)` is call `i`'s class,
-/// `None` for entries that are not calls.
-/// Indexed by entry (dense: looked up for every call, so no hashing); `None` where there is no such
-/// child.
-pub fn same_class_children(
-    parent: &[Option<usize>],
-    class_of: impl Fn(usize) -> Option<Class>,
-) -> Vec<Option<usize>> {
-    let mut child = vec![None; parent.len()];
-    for (i, p) in parent.iter().enumerate() {
-        if let Some(p) = *p {
-            let c = class_of(i);
-            if c.is_some() && child[p].is_none() && class_of(p) == c {
-                child[p] = Some(i);
-            }
-        }
-    }
-    child
-}
-
 /// Entry `i` with the arguments it was recorded with — or, for a call recorded through CUPTI's runtime
 /// callback (which carries none), those of its same-class child: stream, handles and the per-thread
 /// stream flag.
 #[inline]
-pub fn args_of(entries: &[Entry], child: &[Option<usize>], i: usize) -> Entry {
+pub fn args_of(entries: &[Entry], nest: &Nesting, i: usize) -> Entry {
     let e = entries[i];
     if e.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 {
         return e;
     }
-    match child.get(i).copied().flatten() {
+    match nest.child(i) {
         Some(c) => {
             let k = &entries[c];
             let per_thread = k.flags & entry_flags::PER_THREAD;

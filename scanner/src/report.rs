@@ -15,15 +15,16 @@ use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
+use crate::fastmap::HashMap;
 use crate::names::Names;
-use crate::pair::{args_of, parents, same_class_children};
+use crate::pair::{args_of, Nesting};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
 use causeway_ring::{Class, Entry, Header, Kind, Layer};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Serialize)]
@@ -279,7 +280,7 @@ fn analyze(ring: &Ring) -> Partial {
     let h = &ring.view.header;
     let d = decode(&ring.view);
     let names = Names::of(ring);
-    let parent = parents(&d.entries);
+    let nest = Nesting::of(&d.entries, |e| names.class(e));
     // The host-side tables, the device intervals and the host waits read the same entries and write
     // nothing shared: run them side by side (one ring is otherwise one core's work).
     let host = || {
@@ -292,9 +293,9 @@ fn analyze(ring: &Ring) -> Partial {
             ..Totals::default()
         };
         let apis = api_stats(h, &d, &names, &mut totals);
-        let kernels = kernel_stats(&d, &names, &parent, &mut totals);
+        let kernels = kernel_stats(&d, &names, &nest, &mut totals);
         let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
-        let mut unmatched: HashMap<String, u64> = HashMap::new();
+        let mut unmatched: HashMap<String, u64> = HashMap::default();
         for e in d
             .entries
             .iter()
@@ -317,7 +318,7 @@ fn analyze(ring: &Ring) -> Partial {
         waits::analyze(
             h,
             &d.entries,
-            &parent,
+            &nest,
             &waits::Lookup {
                 class: &|e| names.class(e),
                 api_name: &|id| {
@@ -439,7 +440,7 @@ fn api_stats(
             acc.open += 1;
         }
     }
-    let mut out: HashMap<String, ApiAcc> = HashMap::new();
+    let mut out: HashMap<String, ApiAcc> = HashMap::default();
     for (id, acc) in by_id {
         let (name, layer, class) = match names.api(id) {
             Some((name, info)) => (name.clone(), layer_name(info.layer), info.class.name()),
@@ -587,7 +588,7 @@ fn unknown_handle(h: u64) -> String {
 fn kernel_stats(
     d: &Decoded,
     names: &Names,
-    parent: &[Option<usize>],
+    nest: &Nesting,
     totals: &mut Totals,
 ) -> HashMap<String, KernelStats> {
     let class_of = |i: usize| match d.entries[i].kind {
@@ -596,15 +597,15 @@ fn kernel_stats(
     };
     // The same operation one layer down: its kernel name names a runtime launch whose own handle has
     // none, and its arguments stand in for those of a call recorded through CUPTI's runtime callback.
-    let child = same_class_children(parent, class_of);
-    let args_of = |i: usize| args_of(&d.entries, &child, i);
+    let args_of = |i: usize| args_of(&d.entries, nest, i);
     let mut captures = Captures::default();
-    let mut graphs: HashMap<u64, GraphExec> = HashMap::new();
+    let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
     let mut out = Kernels {
         names,
-        rows: HashMap::new(),
+        rows: HashMap::default(),
     };
-    for (i, (e, p)) in d.entries.iter().zip(parent).enumerate() {
+    for (i, e) in d.entries.iter().enumerate() {
+        let p = nest.parent(i);
         if e.kind == Some(Kind::GraphNode) {
             graph_node(e, &mut graphs, &mut out);
             continue;
@@ -619,7 +620,7 @@ fn kernel_stats(
             Class::Launch if outermost => {
                 let known = names
                     .kernel(e.a1)
-                    .or_else(|| child[i].and_then(|c| names.kernel(d.entries[c].a1)));
+                    .or_else(|| nest.child(i).and_then(|c| names.kernel(d.entries[c].a1)));
                 let name = match known {
                     Some(n) => std::borrow::Cow::Borrowed(n),
                     None => std::borrow::Cow::Owned(unknown_handle(e.a1)),
@@ -698,10 +699,10 @@ fn nvtx_stats(
     names: &Names,
     totals: &mut Totals,
 ) -> (HashMap<RangeKey, RangeAcc>, HashMap<RangeKey, u64>) {
-    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
-    let mut marks: HashMap<RangeKey, u64> = HashMap::new();
-    let mut pushed: HashMap<(u32, u64), Vec<&Entry>> = HashMap::new();
-    let mut started: HashMap<u64, &Entry> = HashMap::new();
+    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::default();
+    let mut marks: HashMap<RangeKey, u64> = HashMap::default();
+    let mut pushed: HashMap<(u32, u64), Vec<&Entry>> = HashMap::default();
+    let mut started: HashMap<u64, &Entry> = HashMap::default();
     let mut close = |open: &Entry, t_end: u64| {
         let key = (names.text(open.a0), names.domain(open.a1));
         let acc = ranges.entry(key).or_default();
@@ -758,11 +759,11 @@ pub fn percentile(sorted: &[u64], p: u64) -> u64 {
 fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut totals = Totals::default();
     let mut processes = Vec::new();
-    let mut apis: HashMap<String, ApiAcc> = HashMap::new();
-    let mut kernels: HashMap<String, KernelStats> = HashMap::new();
-    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::new();
-    let mut marks: HashMap<RangeKey, u64> = HashMap::new();
-    let mut unmatched: HashMap<String, u64> = HashMap::new();
+    let mut apis: HashMap<String, ApiAcc> = HashMap::default();
+    let mut kernels: HashMap<String, KernelStats> = HashMap::default();
+    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::default();
+    let mut marks: HashMap<RangeKey, u64> = HashMap::default();
+    let mut unmatched: HashMap<String, u64> = HashMap::default();
     let mut devices = Vec::new();
     let mut wait_partials = Vec::new();
     let mut device_dropped = 0u64;

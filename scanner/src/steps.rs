@@ -57,10 +57,10 @@
 //! has is at most c/2 (a peak with no dip on either side, such as the highest, needs only the count);
 //! `p99_over_p50` = p99 / p50 of wall time (`null` when p50 is 0).
 
+use crate::fastmap::HashMap;
 use crate::model::{DeviceSpan, ProcessTimeline, Range, Timeline};
 use crate::report::nearest_rank;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// How many of the slowest steps are listed.
 pub const SLOWEST: usize = 5;
@@ -387,7 +387,7 @@ pub fn select(
         )
     } else {
         // (name, domain) → (closed level-0 count, first begin).
-        let mut counts: HashMap<Key, (u64, u64)> = HashMap::new();
+        let mut counts: HashMap<Key, (u64, u64)> = HashMap::default();
         for r in p
             .ranges
             .iter()
@@ -579,7 +579,7 @@ fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, 
     // Enclosing ranges first: by begin, then longest, then index.
     inside.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut stack: Vec<(u64, u64)> = Vec::new();
-    let mut by_key: HashMap<Key, RegionAcc> = HashMap::new();
+    let mut by_key: HashMap<Key, RegionAcc> = HashMap::default();
     for &(b, e, i) in &inside {
         while stack.last().is_some_and(|t| t.1 <= b && t.1 < e) {
             stack.pop();
@@ -676,7 +676,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     out.selection = Some(sel);
 
     // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin.
-    let mut threads: HashMap<u32, ThreadCalls> = HashMap::new();
+    let mut threads: HashMap<u32, ThreadCalls> = HashMap::default();
     for c in p.calls.iter().filter(|c| c.depth == 0) {
         let iv = (c.begin_ns, c.end_ns.unwrap_or(u64::MAX).max(c.begin_ns));
         let t = threads.entry(c.tid).or_insert(ThreadCalls {
@@ -693,7 +693,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
         t.launch.sort_unstable();
         t.sync.sort_unstable();
     }
-    let mut thread_ranges: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut thread_ranges: HashMap<u32, Vec<usize>> = HashMap::default();
     for (i, r) in p.ranges.iter().enumerate() {
         if closed(r).is_some() {
             thread_ranges.entry(r.tid).or_default().push(i);
@@ -782,7 +782,7 @@ fn summary(steps: &[Step], device_timed: bool) -> Summary {
 }
 
 fn region_summary(steps: &[Step]) -> Vec<RegionSummary> {
-    let mut keys: HashMap<(String, Option<String>), (u32, Vec<u64>)> = HashMap::new();
+    let mut keys: HashMap<(String, Option<String>), (u32, Vec<u64>)> = HashMap::default();
     for (i, s) in steps.iter().enumerate() {
         for r in &s.regions {
             let acc = keys

@@ -45,12 +45,13 @@
 //! (null), never guessed.
 
 use crate::anchors::{anchored, Anchors};
-use crate::pair::{args_of, same_class_children};
+use crate::fastmap::HashMap;
+use crate::pair::{args_of, Nesting};
 use crate::report::{percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// How many of the longest individual waits the report lists.
@@ -290,11 +291,11 @@ fn merge_wait(
 }
 
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `parent` their
-/// nesting (`pair::parents`).
+/// nesting (`pair::Nesting`).
 pub(crate) fn analyze(
     h: &Header,
     entries: &[Entry],
-    parent: &[Option<usize>],
+    nest: &Nesting,
     look: &Lookup,
 ) -> WaitsPartial {
     let class_of = |i: usize| match entries[i].kind {
@@ -302,8 +303,7 @@ pub(crate) fn analyze(
         _ => None,
     };
     // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
-    let child = same_class_children(parent, class_of);
-    let args_of = |i: usize| args_of(entries, &child, i);
+    let args_of = |i: usize| args_of(entries, nest, i);
     // Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
     let mut device = CallDevice {
         last_end: Vec::new(),
@@ -315,11 +315,11 @@ pub(crate) fn analyze(
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
         // Entries are sorted by sequence number: the issuing call by identity.
-        let Ok(ci) = entries.binary_search_by_key(&e.a0, |x| x.seq) else {
+        let Some(ci) = crate::decode::index_of_seq(entries, e.a0) else {
             continue;
         };
         if device.last_end.is_empty() {
-            device.last_end = vec![CallDevice::NONE; entries.len()];
+            device.last_end = crate::bigvec::filled(entries.len(), CallDevice::NONE);
         }
         let end = if let Some((id, o0, o1)) = anchored(e) {
             // Events backend: no name of its own (the launch's is used), times through the anchors.
@@ -345,7 +345,7 @@ pub(crate) fn analyze(
     // Stable: a call's kernels keep their order.
     device.kernels.sort_by_key(|&(i, _)| i);
 
-    let mut names: HashMap<u16, String> = HashMap::new();
+    let mut names: HashMap<u16, String> = HashMap::default();
     let mut name_of = |api: u16| -> String {
         names
             .entry(api)
@@ -353,16 +353,17 @@ pub(crate) fn analyze(
             .clone()
     };
     let mut captures = Captures::default();
-    let mut stream_gen: HashMap<StreamKey, u64> = HashMap::new();
-    let mut event_gen: HashMap<u64, u64> = HashMap::new();
-    let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::new();
+    let mut stream_gen: HashMap<StreamKey, u64> = HashMap::default();
+    let mut event_gen: HashMap<u64, u64> = HashMap::default();
+    let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
     // Streams with a non-empty frontier (cross-stream dependencies from stream waits).
-    let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::new();
+    let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::default();
     // (event, generation) → its latest completed record.
-    let mut records: HashMap<(u64, u64), Record> = HashMap::new();
+    let mut records: HashMap<(u64, u64), Record> = HashMap::default();
     let mut out = WaitsPartial::default();
 
-    for (i, p) in parent.iter().enumerate() {
+    for i in 0..entries.len() {
+        let p = nest.parent(i);
         let Some(class) = class_of(i) else {
             continue;
         };
@@ -469,7 +470,7 @@ fn stream_of(stream_gen: &HashMap<StreamKey, u64>, e: &Entry) -> StreamGen {
 /// most `STREAMS_MAX`; and how many items are not on `direct`.
 fn streams_of(covered: &[Item], direct: Option<StreamGen>) -> (Vec<WaitStream>, u64) {
     let mut order: Vec<StreamGen> = Vec::new();
-    let mut counts: HashMap<StreamGen, u64> = HashMap::new();
+    let mut counts: HashMap<StreamGen, u64> = HashMap::default();
     if let Some(d) = direct {
         if covered.iter().any(|it| it.stream == d) {
             order.push(d);
@@ -606,7 +607,7 @@ fn insert_longest(list: &mut Vec<Wait>, w: Wait) {
 /// Merges the rings' waits: per API name, sorted by total blocked time (largest first), and the
 /// longest individual waits.
 pub(crate) fn merge(partials: Vec<WaitsPartial>) -> (Vec<WaitStats>, Vec<Wait>) {
-    let mut by_name: HashMap<String, WaitAcc> = HashMap::new();
+    let mut by_name: HashMap<String, WaitAcc> = HashMap::default();
     let mut longest = Vec::new();
     for p in partials {
         for (name, a) in p.by_name {
@@ -649,7 +650,7 @@ mod tests {
     //! Cross-stream waits on synthetic entry lists, read by `analyze` directly.
 
     use super::*;
-    use crate::pair::parents;
+    use crate::pair::Nesting;
     use causeway_ring::clock::Anchor;
     use causeway_ring::layout::{capture_phase, ClockKind, Policy};
 
@@ -763,7 +764,7 @@ mod tests {
                 notice: None,
                 counters: Default::default(),
             };
-            let parent = parents(&self.entries);
+            let nest = Nesting::of(&self.entries, |e| api(e.api).map(|(_, c)| c));
             let look = Lookup {
                 class: &|e| api(e.api).map(|(_, c)| c),
                 api_name: &|id| api(id).map_or_else(|| format!("<api {id}>"), |(n, _)| n.into()),
@@ -774,7 +775,7 @@ mod tests {
                 },
                 text: &|id| format!("<text {id}>"),
             };
-            analyze(&h, &self.entries, &parent, &look)
+            analyze(&h, &self.entries, &nest, &look)
         }
     }
 
@@ -1035,8 +1036,8 @@ mod tests {
             stream,
         };
         let b: StreamGen = ((B, 0), 0);
-        let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::new();
-        let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::new();
+        let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
+        let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::default();
         let mut snapshots = Vec::new();
         for g in 0..1000u64 {
             let t: StreamGen = ((A, 0), g);

@@ -1,8 +1,13 @@
 //! Call nesting: parents are found per thread, by depth and time containment, and hostile depths
 //! cost linear time.
 
-use causeway_ring::{Entry, Kind};
-use causeway_scanner::pair::parents;
+use causeway_ring::{Class, Entry, Kind};
+use causeway_scanner::pair::Nesting;
+
+fn parents(e: &[Entry]) -> Vec<Option<usize>> {
+    let n = Nesting::of(e, |_| None);
+    (0..e.len()).map(|i| n.parent(i)).collect()
+}
 
 fn call(seq: u64, tid: u32, depth: u16, t0: u64, t1: u64) -> Entry {
     Entry {
@@ -86,4 +91,28 @@ fn hostile_depths_are_linear() {
         .collect();
     let p = parents(&e);
     assert!(p.iter().enumerate().skip(1).all(|(i, &x)| x == Some(i - 1)));
+}
+
+#[test]
+fn same_class_child_is_the_first_direct_child_of_the_same_class() {
+    // api 1 = launch, api 2 = a query: a runtime launch holding a query and then two driver launches.
+    let class = |e: &Entry| match e.api {
+        1 => Some(Class::Launch),
+        2 => Some(Class::Query),
+        _ => None,
+    };
+    let mut e = vec![
+        call(0, 1, 0, 0, 100), // 0: runtime launch
+        call(1, 1, 1, 10, 20), // 1: a query inside it
+        call(2, 1, 1, 30, 40), // 2: the driver launch: the same operation one layer down
+        call(3, 1, 1, 50, 60), // 3: a second launch: not the first
+        call(4, 1, 2, 52, 58), // 4: a launch two layers down: a child of 3, not of 0
+        call(5, 2, 1, 10, 20), // 5: another thread: never a child of 0
+    ];
+    e[1].api = 2;
+    let n = Nesting::of(&e, class);
+    let child: Vec<_> = (0..e.len()).map(|i| n.child(i)).collect();
+    assert_eq!(child, vec![Some(2), None, None, Some(4), None, None]);
+    assert_eq!(n.parent(5), None);
+    assert_eq!(n.child(99), None);
 }

@@ -403,3 +403,28 @@ fn untraced_driver_lookups_are_listed_by_name() {
         "{text}"
     );
 }
+
+#[test]
+fn torn_slots_in_several_decode_chunks_lose_nothing_else() {
+    // Decoding works in chunks of 65536 slots written in place; torn slots in different chunks must
+    // leave every other entry, in order, with its own values.
+    let mut b = RingBuilder::new(1 << 18, Policy::Drop);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    let n = 200_000u64;
+    let mut torn = 0;
+    for i in 0..n {
+        if i % 70_001 == 5 {
+            b.torn();
+            torn += 1;
+        } else {
+            b.call(TID, 3, 0, 10 * i, 10 * i + 1 + i % 3, 0, 0).unwrap();
+        }
+    }
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!((p.entries, p.torn), (n - torn, torn));
+    let m = api(&r, "cudaMemcpy");
+    assert_eq!(m.calls, n - torn);
+    let want: u64 = (0..n).filter(|i| i % 70_001 != 5).map(|i| 1 + i % 3).sum();
+    assert_eq!(m.total_ns, want);
+}
