@@ -21,7 +21,8 @@ Modes:
 
 Prints one "rep <i>: <x> us/op" line per repetition, then
     tiny_loop: mode=<bare|profiler> n=<N> reps=<R> min=<x> median=<x> max=<x> us/op
-and last a "checksum: a0=<value> ops=<count>" line (every element of `a` must
+then "result: tiny_us_per_op=<median>" and "result: maxrss_kb=<peak RSS>" (for costs.sh), and last a
+"checksum: a0=<value> ops=<count>" line (every element of `a` must
 equal the number of adds: exact in float32 below 2**24).
 """
 import argparse
@@ -92,6 +93,9 @@ def main(argv=None):
     mode = "profiler" if args.profile else "bare"
     print(f"tiny_loop: mode={mode} n={args.n} reps={args.reps} min={min(per_op):.3f} "
           f"median={statistics.median(per_op):.3f} max={max(per_op):.3f} us/op")
+    print(f"result: tiny_us_per_op={statistics.median(per_op):.4f}")
+    import resource
+    print(f"result: maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
     a0 = a[0].item()
     ok = bool((a == float(ops)).all().item())
     print(f"checksum: a0={a0!r} ops={ops} {'exact' if ok else 'WRONG'}")
