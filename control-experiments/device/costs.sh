@@ -13,6 +13,8 @@
 #   pressure ci/build/pressure on the driver double (CPU only): 16 threads of cuStreamQuery at level 4
 #            into 64 MiB and 256 MiB rings (0.9 of capacity: calls/s, drops), and 2x capacity (drops
 #            counted exactly)
+#   benches  (only when asked: SECTIONS=benches) the carried cargo bench binaries .carry/bench-*,
+#            output in $OUT/benches.txt
 # Every Python run prints "result: key=value" lines (step times, peak RSS); costs_summary.py turns
 # $OUT/costs.tsv into $OUT/costs-summary.txt (min/median/max, ratio to bare, added).
 # SECTIONS, ROUNDS, ARMS_TINY, ARMS_DECODE, ARMS_COPY override the defaults; BUDGET caps the seconds.
@@ -153,6 +155,23 @@ print("entries", sum(x["entries"] for x in p), "dropped", sum(x["dropped"] for x
             rm -rf "$d"
           done
         done
+      done
+      ;;
+    benches)
+      # The cargo benches, built off the machine (`cargo bench --no-run`) and carried as
+      # .carry/bench-{writer,scan,hotpath}: the ring writer on 1 and 16 threads, the scanner's
+      # throughput, the end-to-end hot path per level, policy and thread count.
+      say "== benches (carried cargo bench binaries)"
+      step build-pressure-b 120 make -s -C "$REPO/ci" build/pressure
+      for b in writer scan hotpath; do
+        bin="$REPO/.carry/bench-$b"
+        if [[ ! -x $bin ]]; then
+          fail "bench $b: $bin missing"
+          continue
+        fi
+        step "bench-$b" 240 env CAUSEWAY_ROOT="$REPO" CAUSEWAY_SHIM="$SHIM" CAUSEWAY_CLI="$CW" "$bin" --bench
+        check_rc "bench $b"
+        { echo "== bench $b"; cat "$WORK/bench-$b.out"; } >> "$OUT/benches.txt"
       done
       ;;
     *) fail "unknown section $sec" ;;

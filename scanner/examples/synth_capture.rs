@@ -1,22 +1,9 @@
-//! Writes a synthetic capture for scanner benchmarks: one ring file of N entries shaped like a training
-//! loop at level 3 — per op a runtime launch (depth 0) containing a driver launch (depth 1), a CUPTI-style
-//! device interval on the host clock, and every 64 ops an NVTX step range and a stream sync.
+//! Writes a synthetic capture for scanner benchmarks (see `benches/synth.rs` for its shape).
 //!
 //!     cargo run --release -p causeway-scanner --example synth_capture -- DIR ENTRIES [THREADS]
-//!
-//! Entries go through the real writer (`causeway_ring::Writer`), so the file is what the shim writes.
 
-use causeway_ring::clock::Anchor;
-use causeway_ring::layout::{
-    self, entry_flags, ApiInfo, Class, ClockKind, Kind, Layer, Policy, StrKind,
-};
-use causeway_ring::{Fields, Params, Writer};
-use std::io::Write;
-
-const LAUNCH_RT: u16 = 1;
-const LAUNCH_DRV: u16 = 2;
-const SYNC: u16 = 3;
-const NVTX: u16 = 4;
+#[path = "../benches/synth.rs"]
+mod synth;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -25,141 +12,18 @@ fn main() {
         std::process::exit(2);
     }
     let dir = std::path::PathBuf::from(&args[1]);
-    let n: u64 = args[2].parse().expect("ENTRIES is a number");
-    let threads: u32 = args
-        .get(3)
-        .map_or(4, |t| t.parse().expect("THREADS is a number"));
-    std::fs::create_dir_all(&dir).expect("create DIR");
-    let capacity = n.next_power_of_two().max(1024);
-    let strings = 1u64 << 20;
-    let size = layout::HEADER_SIZE as u64 + strings + capacity * layout::ENTRY_SIZE as u64;
-    let mut buf: Vec<u64> = vec![0; (size / 8) as usize];
-    let params = Params {
-        capacity,
-        strings_size: strings,
-        policy: Policy::Drop,
-        pid: 4242,
-        ppid: 1,
-        level: 3,
-        clock: ClockKind::Monotonic,
-        ticks_per_sec: 1_000_000_000,
-        anchor: Anchor {
-            ticks: 1_000,
-            mono_ns: 1_000,
-            real_ns: 1_700_000_000_000_000_000,
-        },
-        exe: b"/synthetic/train",
-        host: b"bench",
-        flags: 0,
+    let Ok(n) = args[2].parse::<u64>() else {
+        eprintln!("synth_capture: ENTRIES must be a number, not {:?}", args[2]);
+        std::process::exit(2);
     };
-    // SAFETY: `buf` is 8-aligned, zeroed, as large as the layout needs, and outlives the writer.
-    let w = unsafe { Writer::init(buf.as_mut_ptr() as *mut u8, &params) };
-    let api = |id: u16, name: &str, layer: Layer, class: Class| {
-        let info = ApiInfo {
-            layer,
-            class,
-            level: 2,
-        };
-        w.intern(StrKind::Api, id as u64, info.pack(), name.as_bytes());
+    let threads = match args.get(3).map(|t| t.parse::<u32>()) {
+        None => 4,
+        Some(Ok(t)) if t > 0 => t,
+        Some(_) => {
+            eprintln!("synth_capture: THREADS must be a positive number");
+            std::process::exit(2);
+        }
     };
-    api(LAUNCH_RT, "cudaLaunchKernel", Layer::Runtime, Class::Launch);
-    api(LAUNCH_DRV, "cuLaunchKernel", Layer::Driver, Class::Launch);
-    api(SYNC, "cudaStreamSynchronize", Layer::Runtime, Class::Sync);
-    api(NVTX, "nvtxRangePushA", Layer::Nvtx, Class::Other);
-    for k in 0..16u64 {
-        w.intern(
-            StrKind::Kernel,
-            0x1000 + k,
-            0,
-            format!("kernel_{k}").as_bytes(),
-        );
-        w.intern(StrKind::Text, 100 + k, 0, format!("kernel_{k}").as_bytes());
-    }
-    w.intern(StrKind::Text, 1, 0, b"step");
-
-    let mut t = 10_000u64;
-    let mut written = 0u64;
-    let mut op = 0u64;
-    while written + 8 <= n {
-        let tid = 100 + (op % threads as u64) as u32;
-        let k = op % 16;
-        // Steps, their syncs and NVTX ranges are on the first thread.
-        if op.is_multiple_of(64) {
-            let f = Fields {
-                t_begin: t,
-                tid: 100,
-                api: NVTX,
-                kind: Kind::RangePush as u8,
-                a0: 1,
-                ..Fields::default()
-            };
-            w.instant(&f, 0);
-            written += 1;
-        }
-        let rt = Fields {
-            t_begin: t,
-            tid,
-            api: LAUNCH_RT,
-            kind: Kind::Call as u8,
-            a0: 0x5000,
-            a1: 0x1000 + k,
-            a2: 1,
-            ..Fields::default()
-        };
-        let Some(seq) = w.begin(&rt) else { break };
-        let drv = Fields {
-            depth: 1,
-            api: LAUNCH_DRV,
-            t_begin: t + 500,
-            ..rt
-        };
-        if let Some(s2) = w.begin(&drv) {
-            w.end(s2, t + 2_000, 0);
-        }
-        w.end(seq, t + 2_500, 0);
-        let dev = Fields {
-            t_begin: t + 4_000,
-            api: 1,
-            kind: Kind::DeviceInterval as u8,
-            flags: entry_flags::HOST_CLOCK,
-            a0: seq,
-            a1: 100 + k,
-            a2: 7,
-            ..Fields::default()
-        };
-        w.complete(&dev, t + 4_000 + 1_000 + k * 100, 0);
-        written += 3;
-        t += 3_000;
-        op += 1;
-        if op.is_multiple_of(64) {
-            let s = Fields {
-                t_begin: t,
-                tid: 100,
-                api: SYNC,
-                kind: Kind::Call as u8,
-                a0: 0x5000,
-                ..Fields::default()
-            };
-            if let Some(s) = w.begin(&s) {
-                w.end(s, t + 20_000, 0);
-            }
-            let p = Fields {
-                t_begin: t + 20_100,
-                tid: 100,
-                api: NVTX,
-                kind: Kind::RangePop as u8,
-                ..Fields::default()
-            };
-            w.instant(&p, 0);
-            written += 2;
-            t += 21_000;
-        }
-    }
-    w.set_flag(layout::flags::CLOSED);
-    let path = dir.join(format!("bench-4242-0-0{}", layout::RING_SUFFIX));
-    let mut f = std::fs::File::create(&path).expect("create ring file");
-    // SAFETY: viewing the initialised u64 buffer as bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, size as usize) };
-    f.write_all(bytes).expect("write ring file");
-    println!("{} entries ({} ops) in {}", written, op, path.display());
+    let (path, written, ops) = synth::write(&dir, n, threads);
+    println!("{written} entries ({ops} ops) in {}", path.display());
 }

@@ -1,0 +1,66 @@
+//! Scanner throughput benchmarks (divan): decoding a ring, nesting its calls (the host half of
+//! association), device association with the whole report, on a synthetic 1 M-entry level-3 capture
+//! (`synth.rs`). Each reports entries per second.
+//!
+//!     cargo bench -p causeway-scanner --bench scan
+//!
+//! The 10 M-entry end-to-end figure of `causeway report` is `bench/scan.sh`.
+
+mod synth;
+
+use causeway_scanner::capture::Capture;
+use causeway_scanner::decode::decode;
+use causeway_scanner::pair::Nesting;
+use causeway_scanner::Report;
+use divan::counter::ItemsCount;
+use divan::Bencher;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+const ENTRIES: u64 = 1_000_000;
+
+/// The capture's folder and entry count, written once per bench process.
+static CAP: OnceLock<(PathBuf, u64)> = OnceLock::new();
+
+fn capture() -> &'static (PathBuf, u64) {
+    CAP.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("causeway-bench-scan-{}", std::process::id()));
+        let (_, written, _) = synth::write(&dir, ENTRIES, 4);
+        (dir, written)
+    })
+}
+
+#[divan::bench(sample_count = 10)]
+fn decode_ring(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    b.counter(ItemsCount::new(*n))
+        .bench(|| decode(&rings[0].view).entries.len());
+}
+
+#[divan::bench(sample_count = 10)]
+fn nest_calls(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    let d = decode(&rings[0].view);
+    b.counter(ItemsCount::new(*n))
+        .bench(|| Nesting::of(&d.entries, synth::class_of));
+}
+
+#[divan::bench(sample_count = 10)]
+fn full_report(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    b.counter(ItemsCount::new(*n))
+        .bench(|| Report::build("bench", &rings).processes.len());
+}
+
+fn main() {
+    divan::main();
+    if let Some((dir, _)) = CAP.get() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
