@@ -264,12 +264,12 @@ pub const UNKNOWN_KERNEL_ROW: &str = "[unknown kernel]";
 pub(crate) fn analyze(
     h: &Header,
     entries: &[Entry],
+    anchors: &Anchors,
     class_of: impl Fn(&Entry) -> Option<Class>,
     text: impl Fn(u64) -> String,
     kernel: impl Fn(u64) -> Option<String>,
 ) -> DevicePartial {
     let mut p = DevicePartial::default();
-    let anchors = Anchors::from_entries(h, entries);
     p.anchors = anchors.half_widths.len() as u64;
     p.half_widths = anchors.half_widths.clone();
     p.rates = anchors.rates.clone();

@@ -281,6 +281,8 @@ fn analyze(ring: &Ring) -> Partial {
     let d = decode(&ring.view);
     let names = Names::of(ring);
     let nest = Nesting::of(&d.entries, |e| names.class(e));
+    // The events backend's clock model, read once for the device pass and the wait pass.
+    let anchors = crate::anchors::Anchors::from_entries(h, &d.entries);
     // The host-side tables, the device intervals and the host waits read the same entries and write
     // nothing shared: run them side by side (one ring is otherwise one core's work).
     let host = || {
@@ -309,6 +311,7 @@ fn analyze(ring: &Ring) -> Partial {
         device::analyze(
             h,
             &d.entries,
+            &anchors,
             |e| names.class(e),
             |id| names.text(id),
             |f| names.kernel(f).map(str::to_string),
@@ -319,6 +322,7 @@ fn analyze(ring: &Ring) -> Partial {
             h,
             &d.entries,
             &nest,
+            &anchors,
             &waits::Lookup {
                 class: &|e| names.class(e),
                 api_name: &|id| {

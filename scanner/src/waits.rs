@@ -296,6 +296,7 @@ pub(crate) fn analyze(
     h: &Header,
     entries: &[Entry],
     nest: &Nesting,
+    anchors: &Anchors,
     look: &Lookup,
 ) -> WaitsPartial {
     let class_of = |i: usize| match entries[i].kind {
@@ -309,7 +310,6 @@ pub(crate) fn analyze(
         last_end: Vec::new(),
         kernels: Vec::new(),
     };
-    let anchors = Anchors::from_entries(h, entries);
     for e in entries
         .iter()
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
@@ -775,7 +775,8 @@ mod tests {
                 },
                 text: &|id| format!("<text {id}>"),
             };
-            analyze(&h, &self.entries, &nest, &look)
+            let anchors = Anchors::from_entries(&h, &self.entries);
+            analyze(&h, &self.entries, &nest, &anchors, &look)
         }
     }
 
