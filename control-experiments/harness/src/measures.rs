@@ -36,9 +36,10 @@ pub struct DeviceMeasure {
     pub union_ns: u64,
     /// Largest conversion bound of the spans (ns, either way, per span edge; 0 for CUPTI).
     pub bound_ns: u64,
-    /// Whether some span overlapping the step began before it or ended after it (device work that
-    /// crosses the step's edges: its wall time then does not contain its device work).
-    pub crosses_edges: bool,
+    /// How far device work fails to lie inside the step (ns; 0 when it all does): of the spans mostly
+    /// inside the step (its own work), the largest reach before its begin plus the largest after its
+    /// end; plus, of the spans mostly outside it (other steps' work), the largest piece inside it.
+    pub outside_ns: u64,
 }
 
 impl DeviceMeasure {
@@ -77,7 +78,7 @@ mod tests {
             streams_ns: streams.to_vec(),
             union_ns: union,
             bound_ns: 0,
-            crosses_edges: false,
+            outside_ns: 0,
         }
     }
 
