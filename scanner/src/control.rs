@@ -159,7 +159,6 @@ fn device_measure(idx: &SpanIndex, lo: u64, hi: u64, d: &StepDevice) -> DeviceMe
         overlap_ns: d.overlap_ns,
         streams_ns: streams,
         union_ns: measure(&union(all)),
-        bound_ns: d.bound_ns,
         outside_ns: before + after + foreign,
     }
 }

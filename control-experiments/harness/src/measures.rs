@@ -34,8 +34,6 @@ pub struct DeviceMeasure {
     pub streams_ns: Vec<u64>,
     /// |∪ every span| of those streams.
     pub union_ns: u64,
-    /// Largest conversion bound of the spans (ns, either way, per span edge; 0 for CUPTI).
-    pub bound_ns: u64,
     /// How far device work fails to lie inside the step (ns; 0 when it all does): of the spans mostly
     /// inside the step (its own work), the largest reach before its begin plus the largest after its
     /// end; plus, of the spans mostly outside it (other steps' work), the largest piece inside it.
@@ -77,7 +75,6 @@ mod tests {
             overlap_ns: overlap,
             streams_ns: streams.to_vec(),
             union_ns: union,
-            bound_ns: 0,
             outside_ns: 0,
         }
     }
