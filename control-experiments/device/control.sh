@@ -68,6 +68,7 @@ PACKED=0
 # shellcheck source=control-experiments/device/steps.sh
 source "$(dirname "${BASH_SOURCE[0]}")/steps.sh"
 
+# shellcheck disable=SC2317  # called from on_exit
 pack_artifacts() {
   if ((PACKED)); then return 0; fi
   PACKED=1
