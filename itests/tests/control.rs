@@ -17,7 +17,7 @@ static RUNNING: Mutex<()> = Mutex::new(());
 const STEPS: &str = "6";
 const RUNS: &str = "3";
 
-/// `causeway control --runs 3 --ring-mb 16 ARGS -- overlap_prog MODE --steps 6` with a 5 ms kernel and
+/// `causeway control --runs 3 --ring-mb 2 ARGS -- overlap_prog MODE --steps 6` with a 5 ms kernel and
 /// a 50 MiB (5.2 ms) copy per step (long against the scheduling noise of a loaded machine), with `env`
 /// added.
 fn control(args: &[&str], mode: &str, env: &[(&str, &str)]) -> (Output, std::path::PathBuf) {
@@ -25,7 +25,7 @@ fn control(args: &[&str], mode: &str, env: &[(&str, &str)]) -> (Output, std::pat
     let out = scratch("control");
     let mut c = Command::new(cli());
     c.arg("control")
-        .args(["--runs", RUNS, "--ring-mb", "16", "--out"])
+        .args(["--runs", RUNS, "--ring-mb", "2", "--out"])
         .arg(&out)
         .args(args)
         .arg("--")
@@ -276,7 +276,7 @@ fn clear_errors() {
         "--level",
         "2",
         "--ring-mb",
-        "16",
+        "2",
         "--",
         &mt,
         "1",
@@ -299,7 +299,7 @@ fn clear_errors() {
         "--level",
         "2",
         "--ring-mb",
-        "16",
+        "2",
         "--",
         &ex,
         "3",
