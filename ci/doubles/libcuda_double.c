@@ -20,6 +20,9 @@
  *     CWD_DEVICE_CLOCK_DRIFT_PPM) that differs from the host clock;
  *   - CWD_TRUTH=<path> logs every executed kernel, copy and memset with its
  *     true host start and end (ground truth for tracer tests);
+ *   - CWD_TIMING_EVENTS_SERIALIZE=1 makes a timing-enabled event recorded on
+ *     a copy stream wait for every kernel outstanding on other streams (the
+ *     Intel behaviour the control harness must catch);
  *   - the legacy default stream implicitly synchronises with blocking streams;
  *   - stream capture diverts work into a graph instead of running it;
  *   - with activity hooks installed (cwd_set_activity_hooks, used by the CUPTI
@@ -220,6 +223,11 @@ struct CUstream_st {
     struct CUgraph_st *capture; /* non-NULL while capturing */
     struct CUstream_st *reg_next, *reg_prev; /* g_streams registry */
     int registered;
+    /* For CWD_TIMING_EVENTS_SERIALIZE: the position (an `enqueued` count)
+     * at which the last kernel pushed to this stream completes, and whether a
+     * copy was ever pushed to it (a stream of the copy engine). */
+    uint64_t last_kernel_pos;
+    int copy_stream;
 };
 
 struct CUevent_st {
@@ -452,6 +460,7 @@ static int64_t g_dev_offset;  /* CWD_DEVICE_CLOCK_OFFSET_NS */
 static double g_dev_drift;    /* CWD_DEVICE_CLOCK_DRIFT_PPM * 1e-6 */
 static uint64_t g_dev_h0;
 static int g_truth_fd = -1;   /* CWD_TRUTH: O_APPEND log of executed work */
+static int g_ts_serialize;    /* CWD_TIMING_EVENTS_SERIALIZE=1: see event_record */
 
 static int64_t dev_time(uint64_t h)
 {
@@ -481,6 +490,13 @@ __attribute__((constructor)) static void cwd_load_init(void)
             fprintf(stderr, "cwd: ignoring bad CWD_DEVICE_CLOCK_DRIFT_PPM=%s\n", v);
         else
             g_dev_drift = ppm * 1e-6;
+    }
+    v = getenv("CWD_TIMING_EVENTS_SERIALIZE");
+    if (v && *v) {
+        if (!strcmp(v, "1"))
+            g_ts_serialize = 1;
+        else if (strcmp(v, "0"))
+            fprintf(stderr, "cwd: ignoring bad CWD_TIMING_EVENTS_SERIALIZE=%s (want 0 or 1)\n", v);
     }
     v = getenv("CWD_TRUTH");
     if (v && *v) {
@@ -716,6 +732,10 @@ static int push_locked(struct CUstream_st *s, work *w)
         s->head = w;
     s->tail = w;
     s->enqueued++;
+    if (w->kind == W_SLEEP && w->ntype == CU_GRAPH_NODE_TYPE_KERNEL)
+        s->last_kernel_pos = s->enqueued;
+    else if (w->kind == W_SLEEP && w->ntype == CU_GRAPH_NODE_TYPE_MEMCPY)
+        s->copy_stream = 1;
     pthread_cond_signal(&s->wake);
     return 0;
 }
@@ -728,14 +748,20 @@ static work *new_work(enum work_kind kind)
     return w;
 }
 
-static int push_wait_stream_locked(struct CUstream_st *s, struct CUstream_st *other)
+/* Make s wait until `other` has completed `pos` items. */
+static int push_wait_pos_locked(struct CUstream_st *s, struct CUstream_st *other, uint64_t pos)
 {
     work *w = new_work(W_WAIT_STREAM);
     if (!w)
         return -1;
     w->other = other;
-    w->pos = other->enqueued;
+    w->pos = pos;
     return push_locked(s, w);
+}
+
+static int push_wait_stream_locked(struct CUstream_st *s, struct CUstream_st *other)
+{
+    return push_wait_pos_locked(s, other, other->enqueued);
 }
 
 /* Legacy default stream semantics: work on the legacy stream waits for all
@@ -2135,6 +2161,23 @@ CW_DEF(cuEventCreate, (CUevent *phEvent, unsigned int Flags))
     return CUDA_SUCCESS;
 }
 
+/* CWD_TIMING_EVENTS_SERIALIZE=1 (the Intel Unified Runtime behaviour, where
+ * timing-enabled events became timestamp commands that made the copy engine
+ * wait for compute): a timing-enabled event recorded on a stream of the copy
+ * engine (one that a copy was ever pushed to) first waits until every kernel
+ * already pushed to any other stream has finished; only then is it stamped,
+ * and the work recorded after it on its stream waits with it (g_mu held). */
+static int timing_fence_locked(struct CUstream_st *s, const struct CUevent_st *ev)
+{
+    if (!g_ts_serialize || (ev->flags & CU_EVENT_DISABLE_TIMING) || !s->copy_stream)
+        return 0;
+    for (struct CUstream_st *t = g_streams; t; t = t->reg_next)
+        if (t != s && !t->capture && t->last_kernel_pos > t->completed)
+            if (push_wait_pos_locked(s, t, t->last_kernel_pos) != 0)
+                return -1;
+    return 0;
+}
+
 /* Recording enqueues a marker; the event is complete once the stream's
  * worker passes the marker of its most recent record.  Recording into a
  * capturing stream is accepted and not executed. */
@@ -2148,7 +2191,8 @@ static CUresult event_record(CUevent ev, CUstream h, int ptds)
     pthread_mutex_lock(&g_mu);
     if (!s->capture) {
         work *w;
-        if (implicit_deps_locked(s) != 0 || !(w = new_work(W_EVENT_RECORD))) {
+        if (implicit_deps_locked(s) != 0 || timing_fence_locked(s, ev) != 0 ||
+            !(w = new_work(W_EVENT_RECORD))) {
             rc = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             w->ev = ev;

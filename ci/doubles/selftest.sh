@@ -167,6 +167,35 @@ then pass "two processes append whole lines to one truth log"
 else fail "two processes appending: exit $r1/$r2, $lines lines, want 32"; cat "$truth"; fi
 unset CWD_DEVICE_CLOCK_DRIFT_PPM CWD_DEVICE_CLOCK_OFFSET_NS CWD_TRUTH
 
+# CWD_TIMING_EVENTS_SERIALIZE=1: a timing-enabled event on a copy stream waits for the kernels
+# outstanding on other streams. overlap_prog a (kernel on S1, then a copy on S0, per step) with its
+# own timing events around each operation: every step's copy must start after its kernel ended;
+# without the switch (or without timing events) some copy starts while its kernel runs.
+run "overlap_prog a --steps 3 --kernel-us 1000 --copy-mib 10" 0 \
+    "overlap mode=a part=both steps=3 warmup=2 copy_bytes=10485760 kernel_us=1000 x=copy y=kernel timing_events=0 .*" \
+    cuLaunchKernel=5 cuMemcpyHtoDAsync_v2=5
+# overlap_truth: the steps' (warm-up left out) copies that start before their kernel ended.
+overlap_truth() {
+    sort -n -k3 "$truth" | awk '
+        $1 == "kernel" { ke[nk++] = $4 } $1 == "memcpy" { cs[nc++] = $3 }
+        END { for (i = 2; i < nk && i < nc; i++) if (cs[i] < ke[i]) n++; print n + 0 }'
+}
+for sw in 0 1; do
+    for te in "" --timing-events; do
+        : >"$truth"
+        CWD_TRUTH=$truth CWD_TIMING_EVENTS_SERIALIZE=$sw "$B"/overlap_prog a --steps 3 --kernel-us 1000 \
+            --copy-mib 10 $te >"$out" 2>&1 || { fail "overlap_prog (switch $sw $te): exit $?"; cat "$out"; }
+        n=$(overlap_truth)
+        if [ "$sw$te" = "1--timing-events" ]; then want=0; else want=">0"; fi
+        if { [ "$want" = 0 ] && [ "$n" -eq 0 ]; } || { [ "$want" != 0 ] && [ "$n" -gt 0 ]; }
+        then pass "overlap_prog: CWD_TIMING_EVENTS_SERIALIZE=$sw ${te:-(no timing events)}: $n of 3 copies overlap their kernel"
+        else fail "overlap_prog: CWD_TIMING_EVENTS_SERIALIZE=$sw ${te:-(no timing events)}: $n of 3 copies overlap their kernel, want $want"; cat "$truth"; fi
+    done
+done
+CWD_TIMING_EVENTS_SERIALIZE=yes "$B"/overlap_prog b --steps 1 --kernel-us 200 --copy-mib 1 >"$out" 2>&1
+if grep -q "cwd: ignoring bad CWD_TIMING_EVENTS_SERIALIZE=yes" "$out"; then pass "a bad CWD_TIMING_EVENTS_SERIALIZE is ignored, with a message"
+else fail "no message for a bad CWD_TIMING_EVENTS_SERIALIZE"; cat "$out"; fi
+
 # Output must be stable from run to run (what shim tests diff).
 "$B"/mt_launch 3 30 >"$out" 2>&1; "$B"/mt_launch 3 30 >"$out.2" 2>&1
 if cmp -s "$out" "$out.2"; then pass "mt_launch output is stable"; else fail "mt_launch output differs between runs"; fi

@@ -6,12 +6,14 @@
 //! the events backend's device times) → `waits` (the
 //! device work each host sync waited for) → `report` (the numbers) → `render` (the text form).
 //! `record` is the other
-//! half of the CLI. The ring format itself lives in `causeway-ring` and is not redefined here.
+//! half of the CLI; `control` runs a program in interleaved arms and checks the instrumented arm's claims
+//! against a control without device timing (logic in the `causeway-control` crate). The ring format itself lives in `causeway-ring` and is not redefined here.
 
 pub mod anchors;
 pub(crate) mod bigvec;
 pub mod capture;
 pub mod compare;
+pub mod control;
 pub mod decode;
 pub mod device;
 pub mod export;

@@ -1,4 +1,5 @@
-//! The `causeway` command line: `record` runs a program under the shim, `report` summarizes a capture.
+//! The `causeway` command line: `record` runs a program under the shim, `report` summarizes a capture,
+//! `control` checks a capture's claims against runs without device timing.
 //! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
 //! through `record` unchanged.
 
@@ -193,6 +194,98 @@ enum Cmd {
         /// The second capture (B)
         b: PathBuf,
     },
+    /// Check the instrumented arm's claims against runs without device timing (and optionally bare)
+    #[command(
+        override_usage = "causeway control [OPTIONS] -- CMD [ARGS]...",
+        long_about = "Run CMD in interleaved arms, N runs each — instrumented (the shim at --level and \
+            --backend), control (the shim without device timing: no CUPTI, no timing events; NVTX steps \
+            and host time only) and, with --bare, bare (no shim) — and check every claim the \
+            instrumented arm supports against the control: step time, per-step copy/compute overlap, \
+            concurrency between streams and, with --bare, process time. Each claim is printed as \
+            instrumented vs control with min/median/max and marked \"does not survive the control\" when \
+            the control's range excludes the instrumented one, \"holds under control\" when it does not. \
+            Every run's capture is kept.",
+        after_help = "ARMS (every round runs them in this order, so drift hits all arms alike):\n  \
+            instrumented  the shim at --level/--backend, exactly as `causeway record` would run it\n  \
+            control       the shim at --control-level with no device timing (default level 2; 1 when the\n                \
+            instrumented arm itself has no device timing)\n  \
+            bare          (--bare) no shim at all; only the process's wall time (spawn to exit)\n\n\
+            CLAIMS (one value per run: the median over its steps; a range is min..max over the runs):\n  \
+            step time             median step wall (NVTX range, host clock); control: measured alike\n  \
+            copy/compute overlap  |copy & compute| / min(copy, compute) in a step; control: the least the\n                        \
+            control's step wall W allows, (copy + compute - W) / min(copy, compute),\n                        \
+            with copy and compute busy times taken from the instrumented arm\n  \
+            stream concurrency    (sum of per-stream busy - their union) / (sum - busiest stream): 0 when\n                        \
+            the streams were serialised; control: (sum - W) / (sum - busiest)\n  \
+            process time          (--bare) spawn to exit, against the bare arm\n\n\
+            MARKS:\n  \
+            does not survive the control  the control's range excludes the instrumented one; for a\n                                \
+            lower bound (>=): the least the control allows is above the\n                                \
+            most the instrumented arm saw\n  \
+            holds under control           otherwise\n  \
+            not tested                    one side has no figure (the claim's line says why)\n\
+            A mark says whether the instrument changed the answer; nothing is called faster or slower.\n\n\
+            ASSUMPTIONS behind the lower bounds (printed with every result): copy and kernel times are\n\
+            those the instrument measured (it moves work, it does not lengthen it); a step's device work\n\
+            lies inside the step (steps whose work crosses their edges are left out); the control's\n\
+            device idle time is taken as zero. So the control can show that the instrument removed\n\
+            overlap, never that it invented it. Details: docs/control.md.\n\n\
+            Captures: DIR/cw-control-<time>-<pid>/r01-instrumented, r01-control, ... (with stdout.txt and\n\
+            stderr.txt of the program); `causeway report --steps` reads each. A run that exits non-zero\n\
+            stops the experiment."
+    )]
+    Control(ControlArgs),
+}
+
+#[derive(clap::Args)]
+struct ControlArgs {
+    /// Runs per arm
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    runs: usize,
+    /// The instrumented arm's capture level (as `causeway record`)
+    #[arg(long, value_name = "L", default_value_t = 3)]
+    level: u32,
+    /// The instrumented arm's device-timing backend (level 3: default cupti)
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    backend: Option<Backend>,
+    /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
+    #[arg(long, value_name = "PATH")]
+    cupti: Option<PathBuf>,
+    /// The control arm's level: 1 (NVTX only) or 2 (+ host calls)
+    #[arg(long, value_name = "L")]
+    control_level: Option<u32>,
+    /// Add the bare arm: the program without the shim, timed as a whole process
+    #[arg(long)]
+    bare: bool,
+    /// The steps are the NVTX ranges named RANGE (default: the outermost repeating range)
+    #[arg(long, value_name = "RANGE")]
+    steps: Option<String>,
+    /// Only NVTX ranges of this domain
+    #[arg(long, value_name = "DOMAIN")]
+    domain: Option<String>,
+    /// Leave out the first K steps of each process (warm-up)
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    skip_steps: usize,
+    /// Directory in which the experiment's directory is created
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// Ring size per process, in MiB
+    #[arg(long, value_name = "N", default_value_t = record::DEFAULT_RING_MB)]
+    ring_mb: u64,
+    /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)
+    #[arg(long, value_name = "PATH")]
+    shim: Option<PathBuf>,
+    /// Print one JSON object instead of tables
+    #[arg(long)]
+    json: bool,
+    /// The command to run, after `--`
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    cmd: Vec<OsString>,
 }
 
 #[derive(clap::Args)]
@@ -286,13 +379,11 @@ fn main() -> ExitCode {
             range,
             capture,
         } => html(&output, force, range, &capture),
+        Cmd::Control(a) => control(a),
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
-                backend: a.backend.map(|b| match b {
-                    Backend::Cupti => BackendArg::Cupti,
-                    Backend::Events => BackendArg::Events,
-                }),
+                backend: backend_arg(a.backend),
                 cupti: a.cupti,
                 sample: a.sample,
                 out: a.out,
@@ -317,6 +408,59 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+fn backend_arg(b: Option<Backend>) -> Option<BackendArg> {
+    b.map(|b| match b {
+        Backend::Cupti => BackendArg::Cupti,
+        Backend::Events => BackendArg::Events,
+    })
+}
+
+/// `control`: the interleaved arms, then the claims; progress on stderr, the result on stdout.
+fn control(a: ControlArgs) -> ExitCode {
+    use causeway_scanner::control::{self, ControlOptions};
+    let o = ControlOptions {
+        runs: a.runs,
+        level: a.level,
+        backend: backend_arg(a.backend),
+        cupti: a.cupti,
+        control_level: a.control_level,
+        bare: a.bare,
+        steps: StepOptions {
+            range: a.steps,
+            domain: a.domain,
+        },
+        skip_steps: a.skip_steps,
+        out: a.out,
+        ring_mb: a.ring_mb,
+        shim: a.shim,
+        cmd: a.cmd,
+    };
+    let r = control::run(&o, |done, total, p, r| {
+        eprintln!(
+            "causeway: control run {done}/{total} (round {}, {}): {:.3} s",
+            p.round,
+            p.arm.name(),
+            r.wall_ns as f64 / 1e9
+        );
+    });
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => return error(e),
+    };
+    let text = if a.json {
+        match serde_json::to_string_pretty(&r) {
+            Ok(s) => s + "\n",
+            Err(e) => return error(format!("cannot serialize the result: {e}")),
+        }
+    } else {
+        control::render(&r)
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    eprintln!("causeway: captures of every run in {}", r.out_dir.display());
+    ExitCode::SUCCESS
 }
 
 fn report(json: bool, capture: &std::path::Path) -> ExitCode {

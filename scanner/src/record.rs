@@ -310,8 +310,24 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
-/// Validates the options, runs the command under the shim and waits for it.
-pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
+/// A validated recording: the shim found and every option checked. `run` spawns one; `causeway control`
+/// spawns several, each into its own directory.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub level: u32,
+    /// The backend the level records with (`None`: no device timing).
+    pub backend: Option<BackendArg>,
+    /// `CAUSEWAY_CUPTI`'s value, when given.
+    pub cupti: Option<OsString>,
+    pub sample: Option<u32>,
+    pub ring_mb: u64,
+    pub policy: PolicyArg,
+    /// Absolute path of the shim.
+    pub shim: PathBuf,
+}
+
+/// Checks the options (not the command and not the shim): the backend and `CAUSEWAY_CUPTI`'s value.
+fn checked(o: &RecordOptions) -> Result<(Option<BackendArg>, Option<OsString>), RecordError> {
     check_level(o.level)?;
     let backend = check_device(o.level, o.backend, o.cupti.as_deref())?;
     let cupti = o.cupti.as_deref().map(cupti_value).transpose()?;
@@ -324,36 +340,66 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         }
     }
     check_ring_mb(o.ring_mb)?;
-    let Some(program) = o.cmd.first() else {
-        return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
-    };
+    Ok((backend, cupti))
+}
+
+/// Checks the options (not the command) and finds the shim.
+pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
+    let (backend, cupti) = checked(o)?;
     let shim = find_shim(
         o.shim.as_deref(),
         std::env::var_os("CAUSEWAY_SHIM"),
         std::env::current_exe().ok(),
     )?;
-    let dir = make_capture_dir(&o.out)?;
-    let preload = preload_value(&shim, std::env::var_os("LD_PRELOAD").as_deref());
-    let mut cmd = Command::new(program);
-    cmd.args(&o.cmd[1..])
-        .env("LD_PRELOAD", preload)
-        .env("CAUSEWAY_OUT", &dir)
-        .env("CAUSEWAY_LEVEL", o.level.to_string())
-        .env("CAUSEWAY_RING_MB", o.ring_mb.to_string())
-        .env("CAUSEWAY_POLICY", o.policy.name());
-    // `record` owns the capture settings: the backend is set when the level records device times and
-    // cleared otherwise, so one inherited from the environment never contradicts the options.
-    match backend {
-        Some(b) => cmd.env("CAUSEWAY_BACKEND", b.name()),
-        None => cmd.env_remove("CAUSEWAY_BACKEND"),
-    };
-    if let Some(c) = &cupti {
-        cmd.env("CAUSEWAY_CUPTI", c);
+    Ok(Prepared {
+        level: o.level,
+        backend,
+        cupti,
+        sample: o.sample,
+        ring_mb: o.ring_mb,
+        policy: o.policy,
+        shim,
+    })
+}
+
+impl Prepared {
+    /// `program args` with the shim preloaded and the capture settings in its environment, writing
+    /// into `dir` (which must exist).
+    pub fn command(&self, program: &OsStr, args: &[OsString], dir: &Path) -> Command {
+        let preload = preload_value(&self.shim, std::env::var_os("LD_PRELOAD").as_deref());
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("LD_PRELOAD", preload)
+            .env("CAUSEWAY_OUT", dir)
+            .env("CAUSEWAY_LEVEL", self.level.to_string())
+            .env("CAUSEWAY_RING_MB", self.ring_mb.to_string())
+            .env("CAUSEWAY_POLICY", self.policy.name());
+        // The options own the capture settings: the backend is set when the level records device
+        // times and cleared otherwise, so one inherited from the environment never contradicts them.
+        match self.backend {
+            Some(b) => cmd.env("CAUSEWAY_BACKEND", b.name()),
+            None => cmd.env_remove("CAUSEWAY_BACKEND"),
+        };
+        if let Some(c) = &self.cupti {
+            cmd.env("CAUSEWAY_CUPTI", c);
+        }
+        match self.sample {
+            Some(n) => cmd.env("CAUSEWAY_EVENTS_SAMPLE", n.to_string()),
+            None => cmd.env_remove("CAUSEWAY_EVENTS_SAMPLE"),
+        };
+        cmd
     }
-    match o.sample {
-        Some(n) => cmd.env("CAUSEWAY_EVENTS_SAMPLE", n.to_string()),
-        None => cmd.env_remove("CAUSEWAY_EVENTS_SAMPLE"),
+}
+
+/// Validates the options, runs the command under the shim and waits for it.
+pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
+    let Some(program) = o.cmd.first() else {
+        checked(o)?;
+        return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
     };
+    let prepared = prepare(o)?;
+    let dir = make_capture_dir(&o.out)?;
+    let mut cmd = prepared.command(program, &o.cmd[1..], &dir);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -9,29 +9,29 @@ use std::fmt::Write;
 const NAME_MAX: usize = 72;
 
 #[derive(Clone, Copy)]
-enum Align {
+pub(crate) enum Align {
     Left,
     Right,
 }
 
-struct Table {
+pub(crate) struct Table {
     heads: Vec<(&'static str, Align)>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    fn new(heads: &[(&'static str, Align)]) -> Table {
+    pub(crate) fn new(heads: &[(&'static str, Align)]) -> Table {
         Table {
             heads: heads.to_vec(),
             rows: Vec::new(),
         }
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    fn write(&self, out: &mut String) {
+    pub(crate) fn write(&self, out: &mut String) {
         let width = |i: usize| {
             self.rows
                 .iter()

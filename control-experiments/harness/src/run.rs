@@ -1,0 +1,194 @@
+//! Running a plan: one directory per run under the experiment's directory, the program's stdout and
+//! stderr kept there (`stdout.txt`, `stderr.txt`), and the process timed from spawn to exit. The caller
+//! builds each arm's command — program, arguments and environment — so this module knows nothing of
+//! the shim.
+
+use crate::plan::{Arm, PlannedRun};
+use serde::Serialize;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// What one run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub round: usize,
+    pub arm: Arm,
+    /// The run's directory: its capture (instrumented and control arms), `stdout.txt`, `stderr.txt`.
+    pub dir: PathBuf,
+    /// Spawn to exit, host monotonic clock.
+    pub wall_ns: u64,
+    /// The exit code (128 + S for a death by signal S).
+    pub exit: i32,
+}
+
+/// Why a plan could not be carried out, worded for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunError(pub String);
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The last non-empty line of a file (for error messages), if any.
+fn last_line(path: &Path) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.chars().take(300).collect())
+}
+
+/// Runs `plan` in order under `out` (which must exist). `command(arm, dir)` gives the command of a run
+/// whose directory is `dir` (created before the call); stdin is /dev/null and stdout/stderr go to
+/// `dir/stdout.txt` and `dir/stderr.txt`. `progress` is called after each run with its position.
+/// Stops at the first run that cannot start or exits with a non-zero code (a failing program makes
+/// every comparison meaningless), naming the run and its stderr.
+pub fn run_plan(
+    plan: &[PlannedRun],
+    out: &Path,
+    mut command: impl FnMut(Arm, &Path) -> Result<Command, String>,
+    mut progress: impl FnMut(usize, &PlannedRun, &RunRecord),
+) -> Result<Vec<RunRecord>, RunError> {
+    let mut done = Vec::with_capacity(plan.len());
+    for (i, p) in plan.iter().enumerate() {
+        let dir = out.join(p.dir_name());
+        std::fs::create_dir(&dir)
+            .map_err(|e| RunError(format!("cannot create {}: {e}", dir.display())))?;
+        let mut cmd = command(p.arm, &dir).map_err(RunError)?;
+        let file = |name: &str| {
+            std::fs::File::create(dir.join(name))
+                .map_err(|e| RunError(format!("cannot create {}: {e}", dir.join(name).display())))
+        };
+        cmd.stdin(Stdio::null())
+            .stdout(file("stdout.txt")?)
+            .stderr(file("stderr.txt")?);
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let t0 = Instant::now();
+        let status = match cmd.spawn() {
+            Ok(mut child) => child.wait().map_err(|e| {
+                RunError(format!("run {}: waiting for {program}: {e}", p.dir_name()))
+            })?,
+            Err(e) => {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "command not found".to_string(),
+                    std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                return Err(RunError(format!("cannot run {program}: {why}")));
+            }
+        };
+        let wall_ns = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        let exit = match (status.code(), status.signal()) {
+            (Some(c), _) => c,
+            (None, Some(s)) => 128 + s,
+            _ => 1,
+        };
+        let rec = RunRecord {
+            round: p.round,
+            arm: p.arm,
+            dir: dir.clone(),
+            wall_ns,
+            exit,
+        };
+        progress(i, p, &rec);
+        if exit != 0 {
+            let err = dir.join("stderr.txt");
+            let tail = last_line(&err)
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default();
+            return Err(RunError(format!(
+                "run {} ({} arm, round {}): {program} exited with code {exit}; its stderr is {}{tail}",
+                p.dir_name(),
+                p.arm.name(),
+                p.round,
+                err.display()
+            )));
+        }
+        done.push(rec);
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::interleave;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("cw-control-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn runs_in_order_with_output_kept() {
+        let out = scratch("order");
+        let plan = interleave(&[Arm::Instrumented, Arm::Control], 2);
+        let mut seen = Vec::new();
+        let recs = run_plan(
+            &plan,
+            &out,
+            |arm, _dir| {
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(format!("echo {}", arm.name()));
+                Ok(c)
+            },
+            |i, p, _| seen.push((i, p.dir_name())),
+        )
+        .unwrap();
+        assert_eq!(recs.len(), 4);
+        assert_eq!(seen[3], (3, "r02-control".to_string()));
+        let text = std::fs::read_to_string(out.join("r02-instrumented/stdout.txt")).unwrap();
+        assert_eq!(text, "instrumented\n");
+        assert!(recs.iter().all(|r| r.exit == 0 && r.wall_ns > 0));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    #[test]
+    fn a_failing_run_stops_the_plan_and_says_where_to_look() {
+        let out = scratch("fail");
+        let plan = interleave(&[Arm::Instrumented, Arm::Control], 3);
+        let mut n = 0;
+        let err = run_plan(
+            &plan,
+            &out,
+            |arm, _| {
+                let mut c = Command::new("sh");
+                let code = if arm == Arm::Control { 3 } else { 0 };
+                c.arg("-c").arg(format!("echo oops >&2; exit {code}"));
+                Ok(c)
+            },
+            |_, _, _| n += 1,
+        )
+        .unwrap_err();
+        assert_eq!(n, 2, "stops right after the failing run");
+        assert!(err.0.contains("r01-control"), "{err}");
+        assert!(err.0.contains("exited with code 3"), "{err}");
+        assert!(err.0.ends_with(": oops"), "{err}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    #[test]
+    fn a_missing_command_is_named() {
+        let out = scratch("missing");
+        let plan = interleave(&[Arm::Bare], 1);
+        let err = run_plan(
+            &plan,
+            &out,
+            |_, _| Ok(Command::new("/nonexistent/cw-no-such-program")),
+            |_, _, _| {},
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.0,
+            "cannot run /nonexistent/cw-no-such-program: command not found"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}

@@ -1,0 +1,313 @@
+//! `causeway control` end to end on the doubles: `overlap_prog` (a copy on one stream overlapping a
+//! kernel on another by construction, or everything on one stream) under the shim, with the driver
+//! double's `CWD_TIMING_EVENTS_SERIALIZE=1` (timing events make the copy engine wait for compute: the
+//! Intel behaviour) or with free events. The harness must flag the overlap claim exactly when the
+//! instrument created the serialisation.
+
+use causeway_itests::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// One experiment at a time: the doubles' streams are threads that sleep, and several programs at once
+/// on a small machine stretch each other's steps.
+static RUNNING: Mutex<()> = Mutex::new(());
+
+const STEPS: &str = "6";
+const RUNS: &str = "3";
+
+/// `causeway control --runs 3 --ring-mb 2 ARGS -- overlap_prog MODE --steps 6` with a 5 ms kernel and
+/// a 50 MiB (5.2 ms) copy per step (long against the scheduling noise of a loaded machine), with `env`
+/// added.
+fn control(args: &[&str], mode: &str, env: &[(&str, &str)]) -> (Output, std::path::PathBuf) {
+    let _one = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let out = scratch("control");
+    let mut c = Command::new(cli());
+    c.arg("control")
+        .args(["--runs", RUNS, "--ring-mb", "2", "--out"])
+        .arg(&out)
+        .args(args)
+        .arg("--")
+        .arg(prog("overlap_prog"))
+        .args([
+            mode,
+            "--steps",
+            STEPS,
+            "--kernel-us",
+            "5000",
+            "--copy-mib",
+            "50",
+        ])
+        .env("LD_LIBRARY_PATH", ci_build())
+        .env_remove("LD_PRELOAD")
+        .env_remove("CWD_TIMING_EVENTS_SERIALIZE");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CAUSEWAY_") {
+            c.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    (c.output().expect("spawn causeway"), out)
+}
+
+fn json(o: &Output) -> Value {
+    assert!(o.status.success(), "causeway control failed: {}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(o)))
+}
+
+fn claim<'a>(r: &'a Value, id: &str) -> &'a Value {
+    r["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no claim {id}: {r}"))
+}
+
+fn mark(r: &Value, id: &str) -> String {
+    claim(r, id)["mark"].as_str().unwrap().to_string()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+const SERIALIZE: (&str, &str) = ("CWD_TIMING_EVENTS_SERIALIZE", "1");
+
+#[test]
+fn events_that_make_the_copy_engine_wait_are_flagged() {
+    let (o, out) = control(
+        &["--level", "3", "--backend", "events", "--json"],
+        "a",
+        &[SERIALIZE],
+    );
+    let r = json(&o);
+    let ov = claim(&r, "copy_compute_overlap");
+    assert_eq!(ov["mark"], "does-not-survive", "{ov}");
+    assert!(f(&ov["instrumented"]["max"]) < 0.2, "{ov}");
+    assert!(
+        f(&ov["control"]["min"]) > f(&ov["instrumented"]["max"]),
+        "{ov}"
+    );
+    assert_eq!(ov["control_is"], "lower-bound");
+    assert_eq!(mark(&r, "stream_concurrency"), "does-not-survive");
+    // The instrument doubled the step: a 5.2 ms copy after a 5 ms kernel instead of beside it.
+    assert_eq!(mark(&r, "step_time"), "does-not-survive");
+    assert!(
+        f(&r["step_time_ratio"]["min"]) > 1.5,
+        "{}",
+        r["step_time_ratio"]
+    );
+    assert_eq!(r["instrumented"]["backend"], "events");
+    assert_eq!(r["control"]["backend"], "none");
+    assert_eq!(r["control"]["level"], 2);
+    assert_eq!(r["pairing"], "step-index");
+    assert_eq!(r["assumptions"].as_array().unwrap().len(), 3);
+
+    // Interleaved, and every run's capture kept where the report says.
+    let runs = r["runs"].as_array().unwrap();
+    let order: Vec<&str> = runs.iter().map(|x| x["arm"].as_str().unwrap()).collect();
+    assert_eq!(
+        order,
+        [
+            "instrumented",
+            "control",
+            "instrumented",
+            "control",
+            "instrumented",
+            "control"
+        ]
+    );
+    let dir = Path::new(r["out_dir"].as_str().unwrap());
+    assert!(dir.starts_with(std::fs::canonicalize(&out).unwrap()));
+    for x in runs {
+        let d = Path::new(x["dir"].as_str().unwrap());
+        assert!(d.starts_with(dir));
+        assert!(
+            stdout_of(d).starts_with("overlap mode=a "),
+            "{}",
+            d.display()
+        );
+        let rep = report(d);
+        assert_eq!(process_sum(&rep, "dropped"), 0);
+        let level = rep["processes"][0]["level"].as_u64().unwrap();
+        match x["arm"].as_str().unwrap() {
+            "instrumented" => {
+                assert_eq!(level, 3);
+                assert!(process_sum(&rep, "device_intervals") > 0);
+            }
+            _ => {
+                assert_eq!(level, 2);
+                assert_eq!(process_sum(&rep, "device_intervals"), 0);
+            }
+        }
+    }
+    assert!(stderr(&o).contains(&format!(
+        "causeway: captures of every run in {}",
+        dir.display()
+    )));
+}
+
+fn stdout_of(d: &Path) -> String {
+    std::fs::read_to_string(d.join("stdout.txt")).unwrap()
+}
+
+#[test]
+fn free_events_hold_under_control() {
+    let (o, _) = control(&["--level", "3", "--backend", "events", "--json"], "a", &[]);
+    let r = json(&o);
+    let ov = claim(&r, "copy_compute_overlap");
+    assert_eq!(ov["mark"], "holds", "{ov}");
+    assert!(f(&ov["instrumented"]["min"]) > 0.8, "{ov}");
+    assert_eq!(mark(&r, "stream_concurrency"), "holds");
+}
+
+#[test]
+fn cupti_is_not_affected_by_the_serialising_events() {
+    let lib = prog("libcupti.so.13").display().to_string();
+    let (o, _) = control(
+        &[
+            "--level",
+            "3",
+            "--backend",
+            "cupti",
+            "--cupti",
+            &lib,
+            "--json",
+        ],
+        "a",
+        &[SERIALIZE],
+    );
+    let r = json(&o);
+    assert_eq!(r["instrumented"]["backend"], "cupti");
+    let ov = claim(&r, "copy_compute_overlap");
+    assert_eq!(ov["mark"], "holds", "{ov}");
+    assert!(f(&ov["instrumented"]["min"]) > 0.8, "{ov}");
+}
+
+#[test]
+fn true_serialisation_is_not_flagged() {
+    // One stream: serialised by construction, whatever the events do.
+    let (o, _) = control(
+        &["--level", "3", "--backend", "events", "--json"],
+        "b",
+        &[SERIALIZE],
+    );
+    let r = json(&o);
+    let ov = claim(&r, "copy_compute_overlap");
+    assert_eq!(ov["mark"], "holds", "{ov}");
+    assert_eq!(f(&ov["instrumented"]["max"]), 0.0, "{ov}");
+    let sc = claim(&r, "stream_concurrency");
+    assert_eq!(sc["mark"], "not-tested", "{sc}");
+    assert!(sc["compared"].as_str().unwrap().contains("two streams"));
+    // A dependency between two streams (event wait): serialised too, and not flagged.
+    let (o, _) = control(
+        &["--level", "3", "--backend", "events", "--json"],
+        "c",
+        &[SERIALIZE],
+    );
+    let r = json(&o);
+    assert_eq!(mark(&r, "stream_concurrency"), "holds");
+    assert_eq!(
+        f(&claim(&r, "stream_concurrency")["instrumented"]["max"]),
+        0.0
+    );
+    assert_eq!(mark(&r, "copy_compute_overlap"), "not-tested");
+}
+
+#[test]
+fn text_names_every_claim_its_mark_and_never_a_speed() {
+    let (o, _) = control(
+        &["--level", "3", "--backend", "events", "--bare"],
+        "a",
+        &[SERIALIZE],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for want in [
+        "interleaved (instrumented, control, bare per round)",
+        "copy/compute overlap",
+        "stream concurrency",
+        "process time",
+        "does not survive the control",
+        ">= ",
+        "ASSUMPTIONS",
+        "captures: ",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    // One explanation line per claim.
+    assert!(text.lines().filter(|l| l.starts_with("  - ")).count() >= 4);
+    let lower = format!("{text}{}", stderr(&o)).to_lowercase();
+    for word in ["faster", "slower", "speedup", "speed-up", "regress"] {
+        assert!(!lower.contains(word), "{word:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn clear_errors() {
+    let _one = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let out = scratch("control-err");
+    let run = |args: &[&str]| {
+        Command::new(cli())
+            .arg("control")
+            .arg("--out")
+            .arg(&out)
+            .args(args)
+            .env("LD_LIBRARY_PATH", ci_build())
+            .output()
+            .expect("spawn causeway")
+    };
+    let o = run(&["--runs", "1", "--", "/nonexistent/no-such-program"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot run /nonexistent/no-such-program: command not found"),
+        "{}",
+        stderr(&o)
+    );
+    // No NVTX steps: said, with the run that had none.
+    let mt = prog("mt_launch").display().to_string();
+    let o = run(&[
+        "--runs",
+        "1",
+        "--level",
+        "2",
+        "--ring-mb",
+        "2",
+        "--",
+        &mt,
+        "1",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("no steps in") && e.contains("NVTX"), "{e}");
+    let o = run(&["--runs", "0", "--", &mt]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--runs 0"), "{}", stderr(&o));
+    let o = run(&["--control-level", "3", "--", &mt]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no device timing"), "{}", stderr(&o));
+    // A failing program stops the experiment and says where its stderr is.
+    let ex = prog("exitcode").display().to_string();
+    let o = run(&[
+        "--runs",
+        "2",
+        "--level",
+        "2",
+        "--ring-mb",
+        "2",
+        "--",
+        &ex,
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("r01-instrumented") && e.contains("exited with code 3"),
+        "{e}"
+    );
+}

@@ -1,0 +1,545 @@
+//! `causeway control`: runs a program in interleaved arms (instrumented, control without device timing,
+//! optionally bare), reads each run's capture with the steps view, and checks every claim of the
+//! instrumented arm against the control (`causeway_control`, rules in `docs/control.md`).
+//!
+//! This module only glues: arms' commands come from `record` (the same environment `causeway record`
+//! sets), per-step figures from `steps` and the timeline model, statistics and marks from the harness
+//! crate.
+
+use crate::model::Timeline;
+use crate::record::{self, BackendArg, PolicyArg, Prepared, RecordOptions};
+use crate::render::{fmt_ns, Align, Table};
+use crate::steps::{measure, process_steps, union, SpanIndex, StepDevice, StepOptions};
+use causeway_control::claims::{analyse, ArmRun, Inputs};
+use causeway_control::run::{run_plan, RunRecord};
+use causeway_control::{interleave, Analysis, Arm, ControlIs, DeviceMeasure, PlannedRun};
+use causeway_control::{RunMeasures, Spread, StepMeasure};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The most runs per arm `--runs` accepts.
+pub const MAX_RUNS: usize = 1000;
+
+/// What `causeway control` was asked for.
+#[derive(Debug, Clone)]
+pub struct ControlOptions {
+    /// Runs per arm.
+    pub runs: usize,
+    /// The instrumented arm's level and backend (as `causeway record`).
+    pub level: u32,
+    pub backend: Option<BackendArg>,
+    pub cupti: Option<PathBuf>,
+    /// The control arm's level; `None`: 2 when the instrumented arm records device timing, else one
+    /// below the instrumented level.
+    pub control_level: Option<u32>,
+    /// Add the bare arm (no shim).
+    pub bare: bool,
+    pub steps: StepOptions,
+    /// Steps left out at the start of each process (warm-up).
+    pub skip_steps: usize,
+    /// The experiment's directory is created in here.
+    pub out: PathBuf,
+    pub ring_mb: u64,
+    pub shim: Option<PathBuf>,
+    pub cmd: Vec<OsString>,
+}
+
+/// An arm's capture settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmSetup {
+    /// `None` for the bare arm.
+    pub level: Option<u32>,
+    /// `none`, `cupti` or `events`.
+    pub backend: &'static str,
+}
+
+/// The whole experiment: settings, every run, and the analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct ControlReport {
+    pub command: Vec<String>,
+    pub runs_per_arm: usize,
+    /// The arms in the order each round runs them.
+    pub order: Vec<Arm>,
+    pub instrumented: ArmSetup,
+    pub control: ArmSetup,
+    /// Which ranges are the steps, in words.
+    pub steps: String,
+    pub skip_steps: usize,
+    /// The experiment's directory: one sub-directory per run (`r01-instrumented`, …) with its capture,
+    /// `stdout.txt` and `stderr.txt`.
+    pub out_dir: PathBuf,
+    pub runs: Vec<RunRecord>,
+    #[serde(flatten)]
+    pub analysis: Analysis,
+}
+
+fn backend_name(b: Option<BackendArg>) -> &'static str {
+    b.map_or("none", BackendArg::name)
+}
+
+/// The per-step measures of one run's capture. Every process's steps count, in ring order, each
+/// process's first `skip` steps left out.
+pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures, String> {
+    let capture = crate::Capture::open(dir).map_err(|e| e.to_string())?;
+    let rings = capture.rings().map_err(|e| e.to_string())?;
+    let t = Timeline::build(&rings);
+    let mut out = RunMeasures::default();
+    let mut why = Vec::new();
+    for p in &t.processes {
+        let ps = process_steps(p, o);
+        if ps.steps.len() <= skip {
+            let reason = ps
+                .notes
+                .first()
+                .cloned()
+                .unwrap_or_else(|| format!("{} steps, {skip} skipped", ps.steps.len()));
+            why.push(format!("pid {} ({}): {reason}", p.pid, p.exe));
+            continue;
+        }
+        out.device_timed |= ps.device_timed;
+        let idx = SpanIndex::new(&p.device);
+        for s in ps.steps.iter().skip(skip) {
+            out.steps.push(StepMeasure {
+                wall_ns: s.wall_ns,
+                device: s
+                    .device
+                    .as_ref()
+                    .map(|d| device_measure(&idx, s.begin_ns, s.end_ns, d)),
+            });
+        }
+    }
+    if out.steps.is_empty() {
+        return Err(format!(
+            "no steps in {}: {}; the control compares per-step figures, so the program needs NVTX \
+             ranges around its steps (or name them with --steps RANGE)",
+            dir.display(),
+            if why.is_empty() {
+                "no process recorded anything".to_string()
+            } else {
+                why.join("; ")
+            }
+        ));
+    }
+    Ok(out)
+}
+
+/// Busy time per stream, their union, and how far the work reaches beyond the window's edges
+/// (`DeviceMeasure::outside_ns`).
+fn device_measure(idx: &SpanIndex, lo: u64, hi: u64, d: &StepDevice) -> DeviceMeasure {
+    let mut per: BTreeMap<crate::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut all = Vec::new();
+    // A span mostly inside the window is the step's own work: how far it reaches out counts. A span
+    // mostly outside is another step's work: the piece of it inside counts.
+    let (mut before, mut after, mut foreign) = (0u64, 0u64, 0u64);
+    for s in idx.overlapping(lo, hi) {
+        let c = (s.begin_ns.max(lo), s.end_ns.min(hi));
+        let inside = c.1.saturating_sub(c.0);
+        if 2 * inside >= s.end_ns - s.begin_ns {
+            before = before.max(lo.saturating_sub(s.begin_ns));
+            after = after.max(s.end_ns.saturating_sub(hi));
+        } else {
+            foreign = foreign.max(inside);
+        }
+        per.entry(s.stream).or_default().push(c);
+        all.push(c);
+    }
+    let mut streams: Vec<u64> = per
+        .into_values()
+        .map(|v| measure(&union(v)))
+        .filter(|&n| n > 0)
+        .collect();
+    streams.sort_unstable_by(|a, b| b.cmp(a));
+    DeviceMeasure {
+        copy_ns: d.copy_ns,
+        compute_ns: d.compute_ns,
+        overlap_ns: d.overlap_ns,
+        streams_ns: streams,
+        union_ns: measure(&union(all)),
+        outside_ns: before + after + foreign,
+    }
+}
+
+/// The control arm's level (see `ControlOptions::control_level`), checked.
+fn control_level(o: &ControlOptions, timed: bool) -> Result<u32, String> {
+    let level = match o.control_level {
+        Some(l) if l == 0 || l > 2 => {
+            return Err(format!(
+                "--control-level {l}: the control arm records no device timing, so its level is 1 \
+                 (NVTX only) or 2 (+ host calls)"
+            ))
+        }
+        Some(l) => l,
+        None if timed => 2,
+        None if o.level > 2 => 2,
+        None => o.level - 1,
+    };
+    if level == 0 {
+        return Err(format!(
+            "level {} records the least a capture can (NVTX); with no device timing there is no lighter \
+             control arm: instrument at level 3 (device timing) or compare against --bare alone",
+            o.level
+        ));
+    }
+    if !timed && level >= o.level {
+        return Err(format!(
+            "--control-level {level} records at least what the instrumented level {} does (no device \
+             timing): the arms would not differ",
+            o.level
+        ));
+    }
+    Ok(level)
+}
+
+/// A fresh `out/cw-control-<timestamp>-<pid>` (with a suffix if it exists), absolute.
+fn make_out_dir(out: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let base = format!("cw-control-{}-{}", record::timestamp(), std::process::id());
+    for n in 0..1000u32 {
+        let dir = out.join(if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                return std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        }
+    }
+    Err(format!(
+        "cannot create a fresh directory in {}",
+        out.display()
+    ))
+}
+
+/// The bare arm's command: the program as it is, without the shim or any capture setting.
+fn bare_command(cmd: &[OsString]) -> Command {
+    let mut c = Command::new(&cmd[0]);
+    c.args(&cmd[1..]);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("CAUSEWAY_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// Runs the experiment. `progress(done, total, run)` is called after each run.
+pub fn run(
+    o: &ControlOptions,
+    mut progress: impl FnMut(usize, usize, &PlannedRun, &RunRecord),
+) -> Result<ControlReport, String> {
+    if o.runs == 0 || o.runs > MAX_RUNS {
+        return Err(format!(
+            "--runs {}: give 1..={MAX_RUNS} runs per arm (3 or more give the ranges the marks need)",
+            o.runs
+        ));
+    }
+    let rec = |level, backend, cupti: Option<PathBuf>| RecordOptions {
+        level,
+        backend,
+        cupti,
+        sample: None,
+        out: o.out.clone(),
+        ring_mb: o.ring_mb,
+        policy: PolicyArg::Drop,
+        shim: o.shim.clone(),
+        cmd: o.cmd.clone(),
+    };
+    let ins: Prepared =
+        record::prepare(&rec(o.level, o.backend, o.cupti.clone())).map_err(|e| e.0)?;
+    let ctl_level = control_level(o, ins.backend.is_some())?;
+    let ctl: Prepared = record::prepare(&rec(ctl_level, None, None)).map_err(|e| e.0)?;
+    let Some(program) = o.cmd.first() else {
+        return Err("no command to run; usage: causeway control [OPTIONS] -- CMD [ARGS...]".into());
+    };
+    let args = &o.cmd[1..];
+    let out_dir = make_out_dir(&o.out)?;
+    let mut order = vec![Arm::Instrumented, Arm::Control];
+    if o.bare {
+        order.push(Arm::Bare);
+    }
+    let plan = interleave(&order, o.runs);
+    let total = plan.len();
+    let runs = run_plan(
+        &plan,
+        &out_dir,
+        |arm, dir| {
+            Ok(match arm {
+                Arm::Instrumented => ins.command(program, args, dir),
+                Arm::Control => ctl.command(program, args, dir),
+                Arm::Bare => bare_command(&o.cmd),
+            })
+        },
+        |i, p, r| progress(i + 1, total, p, r),
+    )
+    .map_err(|e| format!("{e} (the runs so far are in {})", out_dir.display()))?;
+
+    let mut by_arm: BTreeMap<Arm, Vec<ArmRun>> = BTreeMap::new();
+    for r in &runs {
+        let m = match r.arm {
+            Arm::Bare => None,
+            _ => Some(
+                measures(&r.dir, &o.steps, o.skip_steps)
+                    .map_err(|e| format!("run {} ({} arm): {e}", r.dir.display(), r.arm.name()))?,
+            ),
+        };
+        by_arm.entry(r.arm).or_default().push(ArmRun {
+            round: r.round,
+            wall_ns: r.wall_ns,
+            measures: m,
+        });
+    }
+    let get = |a: Arm| by_arm.get(&a).map_or(&[][..], Vec::as_slice);
+    let analysis = analyse(&Inputs {
+        instrumented: get(Arm::Instrumented),
+        control: get(Arm::Control),
+        bare: get(Arm::Bare),
+    });
+    let steps = match (&o.steps.range, &o.steps.domain) {
+        (Some(r), Some(d)) => format!("NVTX ranges \"{r}\" in domain \"{d}\""),
+        (Some(r), None) => format!("NVTX ranges \"{r}\""),
+        (None, Some(d)) => format!("the outermost repeating NVTX range of domain \"{d}\""),
+        (None, None) => "the outermost repeating NVTX range".into(),
+    };
+    Ok(ControlReport {
+        command: o
+            .cmd
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        runs_per_arm: o.runs,
+        order,
+        instrumented: ArmSetup {
+            level: Some(ins.level),
+            backend: backend_name(ins.backend),
+        },
+        control: ArmSetup {
+            level: Some(ctl.level),
+            backend: "none",
+        },
+        steps,
+        skip_steps: o.skip_steps,
+        out_dir,
+        runs,
+        analysis,
+    })
+}
+
+// ---- text ----------------------------------------------------------------------------------------------
+
+fn spread_text(s: Option<&Spread>, unit: &str, lower: bool) -> String {
+    let Some(s) = s else {
+        return "-".into();
+    };
+    let f = |v: f64| {
+        if unit == "ns" {
+            fmt_ns(v.max(0.0) as u64)
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    format!(
+        "{}{} / {} / {}",
+        if lower { ">= " } else { "" },
+        f(s.min),
+        f(s.median),
+        f(s.max)
+    )
+}
+
+fn ratio_text(s: Option<&Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!(
+            "{:.3} / {:.3} / {:.3} ({} rounds)",
+            s.min, s.median, s.max, s.n
+        )
+    })
+}
+
+/// The report as text: settings, arms, claims with their marks and one line each, ratios,
+/// assumptions, notes, where the captures are.
+pub fn render(r: &ControlReport) -> String {
+    let mut out = String::new();
+    let a = &r.analysis;
+    let names: Vec<&str> = r.order.iter().map(|a| a.name()).collect();
+    let _ = writeln!(
+        out,
+        "causeway control: {} run{} per arm, interleaved ({} per round)",
+        r.runs_per_arm,
+        if r.runs_per_arm == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+    let _ = writeln!(out, "  command       {}", r.command.join(" "));
+    let _ = writeln!(
+        out,
+        "  instrumented  level {}, device timing: {}",
+        r.instrumented.level.unwrap_or(0),
+        r.instrumented.backend
+    );
+    let _ = writeln!(
+        out,
+        "  control       level {}, no device timing (no CUPTI, no timing events): NVTX steps and host time",
+        r.control.level.unwrap_or(0)
+    );
+    if r.order.contains(&Arm::Bare) {
+        let _ = writeln!(out, "  bare          no shim: the whole process timed");
+    }
+    let _ = writeln!(
+        out,
+        "  steps         {}{}; control steps held against instrumented busy times by {}",
+        r.steps,
+        if r.skip_steps > 0 {
+            format!(", the first {} of each process left out", r.skip_steps)
+        } else {
+            String::new()
+        },
+        if a.pairing == "step-index" {
+            "step index"
+        } else {
+            "pooled medians"
+        }
+    );
+    out.push('\n');
+
+    let mut t = Table::new(&[
+        ("ARM", Align::Left),
+        ("RUNS", Align::Right),
+        ("STEPS/RUN", Align::Right),
+        (
+            "STEP WALL, MEDIAN PER RUN (min / median / max)",
+            Align::Left,
+        ),
+        ("PROCESS WALL (min / median / max)", Align::Left),
+    ]);
+    for s in &a.arms {
+        t.row(vec![
+            s.arm.name().into(),
+            s.runs.to_string(),
+            match s.steps {
+                Some((lo, hi)) if lo == hi => lo.to_string(),
+                Some((lo, hi)) => format!("{lo}..{hi}"),
+                None => "-".into(),
+            },
+            spread_text(s.step_wall_ns.as_ref(), "ns", false),
+            spread_text(s.process_wall_ns.as_ref(), "ns", false),
+        ]);
+    }
+    t.write(&mut out);
+    out.push('\n');
+
+    let mut t = Table::new(&[
+        ("CLAIM", Align::Left),
+        ("INSTRUMENTED (min / median / max)", Align::Left),
+        ("AGAINST", Align::Left),
+        ("COUNTERPART (min / median / max)", Align::Left),
+        ("MARK", Align::Left),
+    ]);
+    for c in &a.claims {
+        t.row(vec![
+            c.title.into(),
+            spread_text(c.instrumented.as_ref(), c.unit, false),
+            c.against.name().into(),
+            spread_text(
+                c.control.as_ref(),
+                c.unit,
+                c.control_is == ControlIs::LowerBound,
+            ),
+            c.mark.text().into(),
+        ]);
+    }
+    t.write(&mut out);
+    for c in &a.claims {
+        let _ = writeln!(out, "  - {}: {}", c.title, c.compared);
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "step time ratio, instrumented / control, per round (min / median / max): {}",
+        ratio_text(a.step_time_ratio.as_ref())
+    );
+    if r.order.contains(&Arm::Bare) {
+        let _ = writeln!(
+            out,
+            "process time ratio, instrumented / bare, per round:                       {}",
+            ratio_text(a.process_time_ratio.as_ref())
+        );
+        let _ = writeln!(
+            out,
+            "process time ratio, control / bare, per round:                            {}",
+            ratio_text(a.control_process_time_ratio.as_ref())
+        );
+    }
+    if !a.assumptions.is_empty() {
+        out.push_str(
+            "\nASSUMPTIONS (a counterpart marked >= is a lower bound derived from them)\n",
+        );
+        for s in &a.assumptions {
+            let _ = writeln!(out, "  - {s}");
+        }
+    }
+    if !a.notes.is_empty() {
+        out.push_str("\nNOTES\n");
+        for s in &a.notes {
+            let _ = writeln!(out, "  - {s}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ncaptures: {} (one directory per run, r01-{} ...: its capture, stdout.txt, stderr.txt)",
+        r.out_dir.display(),
+        r.order[0].name()
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(level: u32, control_level: Option<u32>) -> ControlOptions {
+        ControlOptions {
+            runs: 3,
+            level,
+            backend: None,
+            cupti: None,
+            control_level,
+            bare: false,
+            steps: StepOptions::default(),
+            skip_steps: 0,
+            out: PathBuf::from("."),
+            ring_mb: 16,
+            shim: None,
+            cmd: vec!["true".into()],
+        }
+    }
+
+    #[test]
+    fn the_control_level_never_records_device_timing_nor_equals_an_untimed_arm() {
+        assert_eq!(control_level(&opts(3, None), true), Ok(2));
+        assert_eq!(control_level(&opts(4, None), true), Ok(2));
+        assert_eq!(control_level(&opts(3, Some(1)), true), Ok(1));
+        assert_eq!(control_level(&opts(2, None), false), Ok(1));
+        assert_eq!(control_level(&opts(4, None), false), Ok(2));
+        let e = control_level(&opts(3, Some(3)), true).unwrap_err();
+        assert!(e.contains("no device timing"), "{e}");
+        let e = control_level(&opts(2, Some(2)), false).unwrap_err();
+        assert!(e.contains("would not differ"), "{e}");
+        let e = control_level(&opts(1, None), false).unwrap_err();
+        assert!(e.contains("no lighter"), "{e}");
+    }
+
+    #[test]
+    fn zero_runs_are_refused_before_anything_runs() {
+        let mut o = opts(3, None);
+        o.runs = 0;
+        let e = run(&o, |_, _, _, _| panic!("nothing may run")).unwrap_err();
+        assert!(e.starts_with("--runs 0"), "{e}");
+    }
+}
