@@ -173,6 +173,20 @@ print("entries", sum(x["entries"] for x in p), "dropped", sum(x["dropped"] for x
         check_rc "bench $b"
         { echo "== bench $b"; cat "$WORK/bench-$b.out"; } >> "$OUT/benches.txt"
       done
+      # bench/scan.sh's measurement with carried binaries: `causeway report --json` on a 10 M-entry
+      # synthetic capture, 3 runs (seconds, M entries/s).
+      if [[ -x $REPO/.carry/synth_capture ]]; then
+        step synth10m 120 "$REPO/.carry/synth_capture" "$WORK/scan10m" 10000000 4
+        for i in 1 2 3; do
+          t0=$(date +%s.%N)
+          step "scan10m-$i" 120 "$CW" report --json "$WORK/scan10m"
+          t1=$(date +%s.%N)
+          echo "scan10m run $i: $(echo "$t1 - $t0" | bc -l) s (rc $RC)" | tee -a "$OUT/benches.txt" >> "$LOG"
+        done
+        rm -rf "$WORK/scan10m"
+      else
+        fail "scan10m: .carry/synth_capture missing"
+      fi
       ;;
     *) fail "unknown section $sec" ;;
   esac
