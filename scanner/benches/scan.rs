@@ -1,11 +1,12 @@
 //! Scanner throughput benchmarks (divan): decoding a ring, nesting its calls (the host half of
 //! association), device association with the whole report, on a synthetic 1 M-entry level-3 capture
-//! (`synth.rs`). Each reports entries per second.
+//! (`support/synth.rs`). Each reports entries per second.
 //!
 //!     cargo bench -p causeway-scanner --bench scan
 //!
 //! The 10 M-entry end-to-end figure of `causeway report` is `bench/scan.sh`.
 
+#[path = "support/synth.rs"]
 mod synth;
 
 use causeway_scanner::capture::Capture;

@@ -1,8 +1,8 @@
-//! Writes a synthetic capture for scanner benchmarks (see `benches/synth.rs` for its shape).
+//! Writes a synthetic capture for scanner benchmarks (see `benches/support/synth.rs` for its shape).
 //!
 //!     cargo run --release -p causeway-scanner --example synth_capture -- DIR ENTRIES [THREADS]
 
-#[path = "../benches/synth.rs"]
+#[path = "../benches/support/synth.rs"]
 mod synth;
 
 fn main() {
