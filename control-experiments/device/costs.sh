@@ -17,7 +17,8 @@
 #            output in $OUT/benches.txt
 # Every Python run prints "result: key=value" lines (step times, peak RSS); costs_summary.py turns
 # $OUT/costs.tsv into $OUT/costs-summary.txt (min/median/max, ratio to bare, added).
-# SECTIONS, ROUNDS, ARMS_TINY, ARMS_DECODE, ARMS_COPY override the defaults; BUDGET caps the seconds.
+# SECTIONS, ROUNDS, ARMS_TINY, ARMS_DECODE, ARMS_COPY, BENCHES override the defaults; BUDGET caps the
+# seconds; PIN=cpu-list runs every arm under taskset.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
 REPO=$(pwd)
@@ -67,6 +68,8 @@ arm_cmd() {
       ;;
     *) CMD_ARM=(false) ;;
   esac
+  # PIN=cpu-list runs every arm on those CPUs (less drift between runs on a shared VM).
+  if [[ -n ${PIN:-} ]]; then CMD_ARM=(taskset -c "$PIN" "${CMD_ARM[@]}"); fi
 }
 
 # run_section NAME TIMEOUT "ARMS" CMD...: ROUNDS interleaved rounds of every arm; result lines into
@@ -163,7 +166,7 @@ print("entries", sum(x["entries"] for x in p), "dropped", sum(x["dropped"] for x
       # throughput, the end-to-end hot path per level, policy and thread count.
       say "== benches (carried cargo bench binaries)"
       step build-pressure-b 120 make -s -C "$REPO/ci" build/pressure
-      for b in writer scan hotpath; do
+      for b in ${BENCHES:-writer scan hotpath}; do
         bin="$REPO/.carry/bench-$b"
         if [[ ! -x $bin ]]; then
           fail "bench $b: $bin missing"
@@ -177,11 +180,16 @@ print("entries", sum(x["entries"] for x in p), "dropped", sum(x["dropped"] for x
       # synthetic capture, 3 runs (seconds, M entries/s).
       if [[ -x $REPO/.carry/synth_capture ]]; then
         step synth10m 120 "$REPO/.carry/synth_capture" "$WORK/scan10m" 10000000 4
-        for i in 1 2 3; do
-          t0=$(date +%s.%N)
-          step "scan10m-$i" 120 "$CW" report --json "$WORK/scan10m"
-          t1=$(date +%s.%N)
-          echo "scan10m run $i: $(echo "$t1 - $t0" | bc -l) s (rc $RC)" | tee -a "$OUT/benches.txt" >> "$LOG"
+        # All CPUs, then (as issue 4's figure asks) two: taskset -c 0,1.
+        for cpus in all 0,1; do
+          for i in 1 2 3; do
+            pin=()
+            [[ $cpus != all ]] && pin=(taskset -c "$cpus")
+            t0=$(date +%s.%N)
+            step "scan10m-$cpus-$i" 120 "${pin[@]}" "$CW" report --json "$WORK/scan10m"
+            t1=$(date +%s.%N)
+            echo "scan10m cpus=$cpus run $i: $("$PY" -c "print(round($t1 - $t0, 3))") s (rc $RC)" | tee -a "$OUT/benches.txt" >> "$LOG"
+          done
         done
         rm -rf "$WORK/scan10m"
       else
