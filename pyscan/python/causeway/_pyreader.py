@@ -18,7 +18,7 @@ import mmap
 import os
 import stat as _stat
 import struct
-from bisect import bisect_left
+from operator import itemgetter
 
 from ._errors import CaptureError
 
@@ -79,8 +79,9 @@ SYNC_CLASSES = ("sync", "event_sync")
 # One 64-byte entry: stamp, t_begin, t_end, tid, api, kind, flags, result, depth, reserved, a0-a2.
 _ENTRY = struct.Struct("<QQQIHBBiHxxQQQ")
 assert _ENTRY.size == ENTRY_SIZE
-# Entry tuple fields, as this module keeps them.
-SEQ, DONE, TB, TE, TID, API, KIND, FLAGS, RESULT, DEPTH, A0, A1, A2 = range(13)
+# Entries are kept as the tuples `_ENTRY` unpacks (the stamp first; the reserved field skipped). Of a
+# live entry the stamp is ((seq + 1) << 2) | state: seq = (stamp >> 2) − 1, done = stamp & 2.
+STAMP, TB, TE, TID, API, KIND, FLAGS, RESULT, DEPTH, A0, A1, A2 = range(12)
 
 
 # ---- errors ------------------------------------------------------------------------------------------
@@ -301,7 +302,8 @@ def _window(h):
 
 
 def _decode(h, mm):
-    """The committed entries of the live window, in sequence order, as tuples (SEQ … A2)."""
+    """The committed entries of the live window, in sequence order (tuples as `_ENTRY` unpacks them,
+    with `t_end` and `result` 0 for an open call)."""
     first, end = _window(h)
     n = end - first
     if n <= 0:
@@ -317,23 +319,19 @@ def _decode(h, mm):
         return b"".join(mm[base + s * ENTRY_SIZE : base + (s + k) * ENTRY_SIZE] for s, k in parts)
 
     raw = snapshot()
-    out = []
-    append = out.append
-    seq = first
-    for st, tb, te, tid, api, kind, flags, res, depth, a0, a1, a2 in _ENTRY.iter_unpack(raw):
-        expected = (seq + 1) << 2
-        if st == expected | 3:
-            append((seq, True, tb, te, tid, api, kind, flags, res, depth, a0, a1, a2))
-        elif st == expected | 1:
-            append((seq, False, tb, 0, tid, api, kind, flags, 0, depth, a0, a1, a2))
-        seq += 1
+    # Slot i holds sequence number first + i when its stamp is ((first + i + 1) << 2) | 1 (open) or
+    # | 3 (complete): exactly when stamp | 2 == ((first + i + 1) << 2) | 3.
+    want = ((first + 1) << 2) | 3
+    out = [t for i, t in enumerate(_ENTRY.iter_unpack(raw)) if t[0] | 2 == want + (i << 2)]
+    if any(not t[0] & 2 for t in out):
+        out = [t if t[0] & 2 else t[:2] + (0,) + t[3:7] + (0,) + t[8:] for t in out]
     # A slot whose bytes changed while they were copied (a live process) counts as torn, as the
     # scanner's re-read of the stamp after each copy does.
     again = snapshot()
     if again != raw:
         keep = []
         for e in out:
-            off = (e[SEQ] - first) * ENTRY_SIZE
+            off = ((e[STAMP] >> 2) - 1 - first) * ENTRY_SIZE
             if again[off : off + 8] == raw[off : off + 8]:
                 keep.append(e)
         out = keep
@@ -485,7 +483,7 @@ def _anchors(ns, entries):
     """Anchor id → _Conv, from a ring's device anchors (format.md, "Converting an anchored time")."""
     raw = []
     for e in entries:
-        if e[KIND] == K_ANCHOR and e[DONE] and e[TE] >= e[TB]:
+        if e[KIND] == K_ANCHOR and e[STAMP] & 2 and e[TE] >= e[TB]:
             t0, t1 = float(ns(e[TB])), float(ns(e[TE]))
             elapsed = None if e[A2] == NO_ELAPSED else _signed(e[A2])
             raw.append((e[A0], e[A1], (t0 + t1) / 2.0, (t1 - t0) / 2.0, elapsed))
@@ -533,18 +531,15 @@ def _stream_label(kind, v):
 
 def _device_spans(h, ns, entries, names):
     anchors = _anchors(ns, entries)
-    seqs = [e[SEQ] for e in entries]
-    nseq = len(seqs)
+    # The issuing call: the live entry with sequence number a0 (sequence numbers are unique), if it
+    # is a call.
+    calls = {(e[STAMP] >> 2) - 1: e for e in entries if e[KIND] == K_CALL}
     out = []
     unplaced = 0
     for e in entries:
-        if e[KIND] != K_DEVICE or not e[DONE]:
+        if e[KIND] != K_DEVICE or not e[STAMP] & 2:
             continue
-        call = None
-        if e[A0] != NO_CALL:
-            i = bisect_left(seqs, e[A0])
-            if i < nseq and seqs[i] == e[A0] and entries[i][KIND] == K_CALL:
-                call = entries[i]
+        call = calls.get(e[A0]) if e[A0] != NO_CALL else None
         flags = e[FLAGS]
         times = None
         if flags & F_ANCHORED:
@@ -591,7 +586,7 @@ def _device_spans(h, ns, entries, names):
         else:
             stream = ("backend", e[A2] & 0xFFFFFFFF)
         out.append(
-            (times[0], times[1], times[2], kind, name, stream, None if call is None else call[SEQ], nbytes)
+            (times[0], times[1], times[2], kind, name, stream, None if call is None else (call[STAMP] >> 2) - 1, nbytes)
         )
     out.sort(key=lambda s: (s[0], s[1]))
     return out, unplaced
@@ -602,7 +597,6 @@ def _process(h, strings, entries):
     names = _Names(strings)
     ns = _ticks_to_ns(h)
     apis = names.apis
-    calls = []
     ranges = []
     marks = []
     threads = set()
@@ -612,23 +606,33 @@ def _process(h, strings, entries):
     def rng(o, end, level):
         return (o[TID], names.text(o[A0]), names.domain(o[A1]), ns(o[TB]), None if end is None else ns(end), level)
 
+    # Calls (most entries), in one comprehension: per API id its name, layer, class, whether the
+    # class takes a stream and whether it is a launch.
+    infos = {}
+    for api in {e[API] for e in entries if e[KIND] == K_CALL}:
+        a = apis.get(api)
+        if a is None:
+            a = (f"<api {api}>", "unknown", None)
+        infos[api] = a + (a[2] in STREAMED, a[2] == "launch")
+    kern = names.kernels.get
+    monotonic = h.clock == "monotonic"
+    calls = [
+        (
+            (e[0] >> 2) - 1, e[3], i[0], i[1], i[2],
+            e[1] if monotonic else ns(e[1]),
+            (e[2] if monotonic else ns(e[2])) if e[0] & 2 else None,
+            e[8], e[7], e[9] if i[3] else None, kern(e[10]) if i[4] else None,
+        )
+        for e in entries
+        if e[5] == K_CALL
+        for i in (infos[e[4]],)
+    ]  # fmt: skip
+    threads.update(c[1] for c in calls)
     for e in entries:
         k = e[KIND]
-        if k == K_CALL:
-            threads.add(e[TID])
-            info = apis.get(e[API])
-            if info is not None:
-                api, layer, cls = info
-            else:
-                api, layer, cls = f"<api {e[API]}>", "unknown", None
-            kernel = names.kernels.get(e[A1]) if cls == "launch" else None
-            calls.append(
-                (
-                    e[SEQ], e[TID], api, layer, cls, ns(e[TB]), ns(e[TE]) if e[DONE] else None,
-                    e[DEPTH], e[RESULT], e[A0] if cls in STREAMED else None, kernel,
-                )
-            )  # fmt: skip
-        elif k == K_PUSH:
+        if k == K_CALL or k > K_MARK:
+            continue
+        if k == K_PUSH:
             threads.add(e[TID])
             stack = pushed.setdefault((e[TID], e[A1]), [])
             stack.append((e, len(stack)))
@@ -698,13 +702,16 @@ def _intersection(a, b):
 
 
 def _clipped_in(v, lo, hi):
-    start = _partition_point(v, lambda x: x[1] <= lo)
+    i = _partition_point(v, lambda x: x[1] <= lo)
+    n = len(v)
     parts = []
-    for b, e in v[start:]:
+    while i < n:
+        b, e = v[i]
         if not b < hi:
             break
         if e > lo:
-            parts.append((max(b, lo), min(e, hi)))
+            parts.append((b if b > lo else lo, e if e < hi else hi))
+        i += 1
     return _measure(_union(parts)), len(parts)
 
 
@@ -890,36 +897,58 @@ class PyCapture:
     def _build_tables(self):
         from ._tables import SCHEMAS
 
-        rows = {name: [] for name in SCHEMAS}
+        tables = {name: [[] for _ in cols] for name, cols in SCHEMAS.items()}
+
+        def add(name, columns):
+            for have, more in zip(tables[name], columns):
+                have.extend(more)
+
+        def cols(rows, width):
+            return [list(map(itemgetter(i), rows)) for i in range(width)]
+
+        def clamp(col):
+            return [v if v is None or v <= I64_MAX else I64_MAX for v in col]
+
+        labels = {}
+
+        def label(s):
+            v = labels.get(s)
+            if v is None:
+                v = labels[s] = _stream_label(*s)
+            return v
+
         for h, _s, _t, p in self._procs:
             pid = h.pid
-            rows["processes"].append((pid, h.ppid, h.exe, h.host, p["backend"], p["unplaced"]))
-            rows["calls"].extend(
-                (pid, seq, tid, api, layer, cls, _i64(b), None if e is None else _i64(e), depth, res, stream, kern)
-                for seq, tid, api, layer, cls, b, e, depth, res, stream, kern in p["calls"]
-            )  # fmt: skip
-            rows["device_intervals"].extend(
-                (pid, kind, name, _i64(b), _i64(e), _i64(bound), _stream_label(*stream),
-                 stream[1] if stream[0] == "handle" else None, call, nbytes)
-                for b, e, bound, kind, name, stream, call, nbytes in p["device"]
-            )  # fmt: skip
-            rows["ranges"].extend(
-                (pid, tid, name, dom, _i64(b), None if e is None else _i64(e), level)
-                for tid, name, dom, b, e, level in p["ranges"]
+            add("processes", [[pid], [h.ppid], [h.exe], [h.host], [p["backend"]], [p["unplaced"]]])
+            c = cols(p["calls"], 11)
+            add("calls", [[pid] * len(p["calls"])] + c[:5] + [clamp(c[5]), clamp(c[6])] + c[7:])
+            d = cols(p["device"], 8)
+            add(
+                "device_intervals",
+                [
+                    [pid] * len(p["device"]),
+                    d[3],
+                    d[4],
+                    clamp(d[0]),
+                    clamp(d[1]),
+                    clamp(d[2]),
+                    [label(x) for x in d[5]],
+                    [x[1] if x[0] == "handle" else None for x in d[5]],
+                    d[6],
+                    d[7],
+                ],
             )
-            rows["marks"].extend((pid, tid, name, dom, _i64(t)) for tid, name, dom, t in p["marks"])
-            for s in _steps(p):
-                dev = s[12]
-                d = (
-                    (None,) * 7
-                    if dev is None
-                    else (dev[0], _i64(dev[1]), _i64(dev[2]), _i64(dev[3]), _i64(dev[4]), _i64(dev[5]), _i64(dev[6]))
-                )
-                rows["steps"].append(
-                    (pid, s[0], s[1], s[2], s[3], _i64(s[4]), _i64(s[5]), _i64(s[6]), _i64(s[7]), s[8],
-                     _i64(s[9]), s[10], _i64(s[11])) + d
+            r = cols(p["ranges"], 6)
+            add("ranges", [[pid] * len(p["ranges"])] + r[:3] + [clamp(r[3]), clamp(r[4]), r[5]])
+            m = cols(p["marks"], 4)
+            add("marks", [[pid] * len(p["marks"])] + m[:3] + [clamp(m[3])])
+            steps = []
+            for st in _steps(p):
+                dev = st[12]
+                d = (None,) * 7 if dev is None else (dev[0],) + tuple(_i64(v) for v in dev[1:])
+                steps.append(
+                    (pid, st[0], st[1], st[2], st[3], _i64(st[4]), _i64(st[5]), _i64(st[6]), _i64(st[7]), st[8],
+                     _i64(st[9]), st[10], _i64(st[11])) + d
                 )  # fmt: skip
-        return {
-            name: [list(c) for c in zip(*r)] if r else [[] for _ in SCHEMAS[name]]
-            for name, r in rows.items()
-        }
+            add("steps", cols(steps, len(SCHEMAS["steps"])))
+        return tables
