@@ -13,11 +13,13 @@ view (``_steps``), and ``PyCapture``, the object ``causeway.open(..., engine="py
 """
 
 import errno as _errno
+import gc
 import math
 import mmap
 import os
 import stat as _stat
 import struct
+from itertools import accumulate
 from operator import itemgetter
 
 from ._errors import CaptureError
@@ -534,61 +536,68 @@ def _device_spans(h, ns, entries, names):
     # The issuing call: the live entry with sequence number a0 (sequence numbers are unique), if it
     # is a call.
     calls = {(e[STAMP] >> 2) - 1: e for e in entries if e[KIND] == K_CALL}
+    calls_get = calls.get
+    kernels_get = names.kernels.get
+    text = names.text
+    kinds_get = DEVICE_KINDS.get
+    monotonic = h.clock == "monotonic"
     out = []
+    append = out.append
     unplaced = 0
     for e in entries:
-        if e[KIND] != K_DEVICE or not e[STAMP] & 2:
+        if e[5] != K_DEVICE or not e[0] & 2:
             continue
-        call = calls.get(e[A0]) if e[A0] != NO_CALL else None
-        flags = e[FLAGS]
-        times = None
+        stamp, tb, te, _tid, api, _k, flags, _r, depth, a0, a1, a2 = e
+        call = calls_get(a0) if a0 != NO_CALL else None
         if flags & F_ANCHORED:
-            o0, o1 = _signed(e[TB]), _signed(e[TE])
-            c = anchors.get(e[A2] >> 32)
-            if c is not None and o1 >= o0:
-                s_ns, s_b = c.convert(o0)
-                t_ns, t_b = c.convert(o1)
-                times = (
-                    _as_u64(_round(_fmax(s_ns, 0.0))),
-                    _as_u64(_round(_fmax(t_ns, 0.0))),
-                    _as_u64(_ceil(_fmax(s_b, t_b))),
-                )
-        elif flags & F_HOST_CLOCK and e[TB] != 0 and e[TE] >= e[TB]:
-            times = (ns(e[TB]), ns(e[TE]), 0)
-        if times is None:
+            o0, o1 = _signed(tb), _signed(te)
+            c = anchors.get(a2 >> 32)
+            if c is None or o1 < o0:
+                unplaced += 1
+                continue
+            s_ns, s_b = c.convert(o0)
+            t_ns, t_b = c.convert(o1)
+            b = _as_u64(_round(_fmax(s_ns, 0.0)))
+            en = _as_u64(_round(_fmax(t_ns, 0.0)))
+            bound = _as_u64(_ceil(_fmax(s_b, t_b)))
+        elif flags & F_HOST_CLOCK and tb != 0 and te >= tb:
+            if monotonic:
+                b, en = tb, te
+            else:
+                b, en = ns(tb), ns(te)
+            bound = 0
+        else:
             unplaced += 1
             continue
-        kind = DEVICE_KINDS.get(e[API])
+        kind = kinds_get(api)
         if kind is None:
             unplaced += 1
             continue
         nbytes = 0
         if kind == "kernel":
             if flags & F_ANCHORED:
-                k = names.kernels.get(call[A1]) if call is not None else None
+                k = kernels_get(call[A1]) if call is not None else None
                 name = k if k is not None else UNKNOWN_KERNEL_ROW
             else:
-                name = names.text(e[A1])
+                name = text(a1)
         elif kind == "memcpy":
-            name = COPY_KINDS.get(e[DEPTH]) or f"kind {e[DEPTH]}"
-            nbytes = e[A1]
+            name = COPY_KINDS.get(depth) or f"kind {depth}"
+            nbytes = a1
         elif kind == "memset":
-            name, nbytes = "memset", e[A1]
+            name, nbytes = "memset", a1
         else:
             name = GRAPH_ROW
         # A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
         if call is not None and not call[FLAGS] & F_VIA_CUPTI:
-            a0 = call[A0]
-            if a0 == PER_THREAD_STREAM or (a0 == 0 and call[FLAGS] & F_PER_THREAD):
+            ca0 = call[A0]
+            if ca0 == PER_THREAD_STREAM or (ca0 == 0 and call[FLAGS] & F_PER_THREAD):
                 stream = ("thread", call[TID])
             else:
-                stream = ("handle", a0)
+                stream = ("handle", ca0)
         else:
-            stream = ("backend", e[A2] & 0xFFFFFFFF)
-        out.append(
-            (times[0], times[1], times[2], kind, name, stream, None if call is None else (call[STAMP] >> 2) - 1, nbytes)
-        )
-    out.sort(key=lambda s: (s[0], s[1]))
+            stream = ("backend", a2 & 0xFFFFFFFF)
+        append((b, en, bound, kind, name, stream, None if call is None else (call[0] >> 2) - 1, nbytes))
+    out.sort(key=itemgetter(0, 1))
     return out, unplaced
 
 
@@ -746,28 +755,32 @@ def _steps(p):
     chosen = [r for r in ranges if r[1] == name and r[2] == domain and r[5] == 0 and closed(r)]
     chosen.sort(key=lambda r: (r[3], r[0]))
 
+    launch_classes, sync_classes = set(LAUNCH_CLASSES), set(SYNC_CLASSES)
     threads = {}
     for c in p["calls"]:
         if c[7] != 0:
             continue
-        end = U64_MAX if c[6] is None else c[6]
-        iv = (c[5], max(end, c[5]))
-        t = threads.setdefault(c[1], ([], []))
-        if c[4] in LAUNCH_CLASSES:
-            t[0].append(iv)
-        elif c[4] in SYNC_CLASSES:
-            t[1].append(iv)
+        cls = c[4]
+        if cls in launch_classes:
+            which = 0
+        elif cls in sync_classes:
+            which = 1
+        else:
+            continue
+        t = threads.get(c[1])
+        if t is None:
+            t = threads[c[1]] = ([], [])
+        b, e = c[5], c[6]
+        if e is None:
+            e = U64_MAX
+        t[which].append((b, e if e > b else b))
     for t in threads.values():
         t[0].sort()
         t[1].sort()
 
     spans = p["device"]
     timed = bool(spans)
-    max_end = []
-    m = 0
-    for s in spans:
-        m = max(m, s[1])
-        max_end.append(m)
+    max_end = list(accumulate((s[1] for s in spans), max, initial=0))[1:]
     none = ([], [])
     out = []
     for index, r in enumerate(chosen):
@@ -784,11 +797,13 @@ def _steps(p):
             alls, copy, kern = [], [], []
             n = bound = 0
             for s in spans[frm : max(to, frm)]:
-                if not (s[1] > lo or (s[1] == lo and s[0] == lo and lo < hi)):
+                sb, se = s[0], s[1]
+                if not (se > lo or (se == lo and sb == lo and lo < hi)):
                     continue
                 n += 1
-                bound = max(bound, s[2])
-                c = (max(s[0], lo), min(s[1], hi))
+                if s[2] > bound:
+                    bound = s[2]
+                c = (sb if sb > lo else lo, se if se < hi else hi)
                 alls.append(c)
                 if s[3] == "memcpy":
                     copy.append(c)
@@ -812,10 +827,28 @@ def open_capture(path):
     return PyCapture(path)
 
 
+class no_gc:
+    """Pauses the cyclic garbage collector: the millions of row tuples built here hold no cycles,
+    and collections triggered by their allocation would rescan all of them again and again."""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+        return False
+
+
 class PyCapture:
     """The pure-Python engine's capture; ``causeway.Capture`` wraps it (or the compiled one)."""
 
     def __init__(self, path):
+        with no_gc():
+            self._open(path)
+
+    def _open(self, path):
         p = os.fspath(path)
         if isinstance(p, bytes):
             p = os.fsdecode(p)

@@ -134,15 +134,21 @@ class Table:
     def columns(self):
         """``{column: list of values}`` (``None`` for NULL)."""
         if self._columns is None:
-            cols = self._backend.columns(self.name)
+            from ._pyreader import no_gc
+
+            with no_gc():
+                cols = self._backend.columns(self.name)
             self._columns = dict(zip(self.column_names, cols))
         return self._columns
 
     def to_dicts(self):
         """One dict per row."""
+        from ._pyreader import no_gc
+
         cols = self.columns()
         names = self.column_names
-        return [dict(zip(names, row)) for row in zip(*(cols[n] for n in names))]
+        with no_gc():
+            return [dict(zip(names, row)) for row in zip(*(cols[n] for n in names))]
 
     def to_arrow(self):
         """A ``pyarrow.Table`` with the export's schema."""
