@@ -21,6 +21,13 @@ if [ ! -f "$deps/.duckdb-2.0.1" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$deps/py" "duckdb==2.0.1"
   touch "$deps/.duckdb-2.0.1"
 fi
+if [ ! -f "$deps/.pyscan-1" ]; then
+  # The Python module's tests (pyscan/tests): maturin builds the wheel, pytest runs them, pyarrow and
+  # pandas are what to_arrow()/to_pandas() return.
+  python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$deps/py" \
+    "maturin==1.15.0" "pytest==9.0.3" "pyarrow==25.0.1" "pandas==2.3.3"
+  touch "$deps/.pyscan-1"
+fi
 if ! command -v chromium >/dev/null; then
   # The HTML report's browser test renders pages in headless Chromium (Debian's package).
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -42,6 +49,10 @@ cargo build --workspace --quiet
 # --- checks and tests ---------------------------------------------------------------------------------
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The scanner tests copy every ring they write to CAUSEWAY_KEEP_TEST_CAPTURES, and the end-to-end tests keep
+# theirs in target/itests: pyscan's tests below read all of them with both engines.
+rm -rf "$root/ci/build/test-captures" "$root/target/itests"
+export CAUSEWAY_KEEP_TEST_CAPTURES="$root/ci/build/test-captures"
 cargo test --workspace 2>&1 | tee "$root/ci/build/cargo-test.log"
 fuzz/run.sh "${CAUSEWAY_FUZZ_SECONDS:-30}"
 # The GPU proof scripts' own tests, on the CPU (fake nvcc, torch, CUPTI library and CLI): a script that
@@ -56,6 +67,16 @@ bash control-experiments/device/test_costs_fake.sh > "$root/ci/build/test_costs_
 bash control-experiments/device/test_control_fake.sh > "$root/ci/build/test_control_fake.log"
 # The Parquet export queried with DuckDB's read_parquet must agree with `causeway report --json`.
 CAUSEWAY_REQUIRE_DUCKDB=1 PYTHONPATH="$deps/py" python3 scanner/tests/parquet_duckdb.py "$root/target/debug/causeway"
+# pyscan: the wheel `pip install ./pyscan` builds (here the dev profile, which reuses the workspace build
+# above: ~30 s, where a release build took 8 min 50 s here), installed into a scratch directory; pytest compares the
+# pure-Python engine with the Rust one on every capture above, checks pandas/pyarrow round trips and
+# DuckDB totals against `causeway report --json`.
+rm -rf "$root/ci/build/wheels" "$root/ci/build/pyscan-py"
+PYTHONPATH="$deps/py" "$deps/py/bin/maturin" build --quiet --profile dev -m pyscan/Cargo.toml -o "$root/ci/build/wheels"
+python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$root/ci/build/pyscan-py" \
+  "$root"/ci/build/wheels/*.whl
+CAUSEWAY_BIN="$root/target/debug/causeway" PYTHONPATH="$root/ci/build/pyscan-py:$deps/py" \
+  python3 -m pytest -q -p no:cacheprovider pyscan/tests 2>&1 | tee "$root/ci/build/pytest.log"
 # `causeway html` pages rendered by headless Chromium (.ci/run installs chromium).
 CAUSEWAY_REQUIRE_CHROMIUM=1 python3 scanner/tests/html_browser.py "$root/target/debug/causeway" > "$root/ci/build/html-browser.log"
 
@@ -63,5 +84,7 @@ CAUSEWAY_REQUIRE_CHROMIUM=1 python3 scanner/tests/html_browser.py "$root/target/
 bash demo/run.sh > "$root/ci/build/demo-report.txt"
 grep -q "KERNELS" "$root/ci/build/demo-report.txt"
 
-# One closing line for CI: the cargo test totals (the fuzz run's statistics come last otherwise).
-awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$root/ci/build/cargo-test.log"
+# One closing line for CI: the cargo test and pytest totals (the fuzz run's statistics come last otherwise).
+awk '/^test result:/ { p += $4; f += $6 }
+     FILENAME ~ /pytest/ && / in [0-9.]+s/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$root/ci/build/cargo-test.log" "$root/ci/build/pytest.log"

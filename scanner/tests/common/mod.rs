@@ -36,7 +36,40 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        if let Some(keep) = std::env::var_os("CAUSEWAY_KEEP_TEST_CAPTURES") {
+            keep_rings(
+                &self.0,
+                &Path::new(&keep).join(self.0.file_name().unwrap_or_default()),
+            );
+        }
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copies every `*.cwring` under `from` (files as they are at the end of the test — corrupted ones
+/// included — and directories of that name as empty directories) to `to`, keeping the layout, so
+/// that pyscan's tests (`pyscan/tests`) can read every capture these tests used with both of its
+/// engines. Only with `CAUSEWAY_KEEP_TEST_CAPTURES=DIR` (ci/test.sh sets it); best effort.
+fn keep_rings(from: &Path, to: &Path) {
+    let Ok(rd) = std::fs::read_dir(from) else {
+        return;
+    };
+    for item in rd.flatten() {
+        let (src, name) = (item.path(), item.file_name());
+        let dst = to.join(&name);
+        let Ok(meta) = std::fs::symlink_metadata(&src) else {
+            continue;
+        };
+        let ring = name.to_string_lossy().ends_with(layout::RING_SUFFIX);
+        if meta.is_dir() {
+            if ring {
+                let _ = std::fs::create_dir_all(&dst);
+            }
+            keep_rings(&src, &dst);
+        } else if ring && meta.is_file() {
+            let _ = std::fs::create_dir_all(to);
+            let _ = std::fs::copy(&src, &dst);
+        }
     }
 }
 

@@ -1,0 +1,171 @@
+"""causeway captures from Python.
+
+    import causeway
+    cap = causeway.open("cw-20261129-120000-4242")      # a capture directory or one .cwring file
+    calls = cap.calls().to_pandas()                      # or .to_arrow(), .to_dicts()
+    steps = cap.steps().to_arrow()
+    report = cap.report()                                # what `causeway report --json` prints
+
+Two engines read a capture and give the same rows:
+
+* ``"native"``: the Rust scanner (the compiled ``causeway._native`` extension), run on all cores with
+  the GIL released;
+* ``"python"``: a pure-Python reader (``causeway._pyreader``) written from ``docs/format.md``,
+  for where the extension cannot be built or imported. ``open`` picks it by itself, with a
+  ``RuntimeWarning``, when the extension is not importable.
+
+The tables are those of ``causeway export --format parquet`` (``docs/parquet.md``): ``processes``,
+``calls``, ``device_intervals``, ``ranges``, ``marks``, ``steps``. A capture that cannot be read
+raises ``causeway.CaptureError`` with the scanner's message, whichever engine reads it.
+"""
+
+import json as _json
+import os as _os
+import warnings as _warnings
+
+from ._errors import CaptureError
+from ._tables import SCHEMAS, TABLES, Table
+
+try:
+    from . import _native
+except ImportError as _e:  # no compiled extension here: the pure-Python engine only
+    _native = None
+    _native_error = _e
+else:
+    _native_error = None
+
+__all__ = ["open", "Capture", "Table", "CaptureError", "ENGINES", "native_available", "TABLES", "SCHEMAS"]
+
+ENGINES = ("native", "python")
+
+
+def native_available():
+    """Whether the compiled engine can be used here."""
+    return _native is not None
+
+
+class Capture:
+    """An opened capture. Everything is read when it is opened; the object holds the results.
+
+    Attributes: ``path``, ``engine`` (``"native"`` or ``"python"``), ``processes`` (one dict per
+    process: header fields, counters, ``unplaced_device``), ``threads`` (one dict per thread that made
+    calls or pushed NVTX ranges: ``pid``, ``tid``, ``name`` or ``None``), ``strings`` (every record of
+    the rings' string areas: ``pid``, ``kind``, ``key``, ``aux``, ``text``).
+    """
+
+    def __init__(self, backend, engine):
+        self._b = backend
+        self.engine = engine
+        self.path = backend.path
+        self.processes = backend.processes()
+        self.strings = [
+            {"pid": pid, "kind": kind, "key": key, "aux": aux, "text": text}
+            for pid, kind, key, aux, text in backend.strings()
+        ]
+        thread_names = {}
+        for s in self.strings:
+            if s["kind"] == "thread":
+                thread_names.setdefault((s["pid"], s["key"]), s["text"])
+        self.threads = [
+            {"pid": pid, "tid": tid, "name": thread_names.get((pid, tid))}
+            for pid, tid in backend.threads()
+        ]
+        self._tables = {}
+
+    def __repr__(self):
+        return f"<causeway capture {self.path!r}: {len(self.processes)} process(es), engine {self.engine}>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        """Releases the engine's data (the native engine keeps the rings mapped for ``report``)."""
+        self._b = None
+        self._tables = {}
+
+    def _backend(self):
+        if self._b is None:
+            raise ValueError("capture is closed")
+        return self._b
+
+    def table(self, name):
+        """The table ``name`` (one of ``causeway.TABLES``)."""
+        if name not in SCHEMAS:
+            raise KeyError(f"no table {name!r} (tables: {', '.join(TABLES)})")
+        t = self._tables.get(name)
+        if t is None:
+            t = self._tables[name] = Table(self._backend(), name)
+        return t
+
+    def calls(self):
+        """Hooked CUDA runtime/driver calls, one row per call entry."""
+        return self.table("calls")
+
+    def device_intervals(self):
+        """Device intervals placed on the host clock (level 3)."""
+        return self.table("device_intervals")
+
+    def steps(self):
+        """Steps of the steps view (the default selection of ``causeway report --steps``)."""
+        return self.table("steps")
+
+    def ranges(self):
+        """NVTX ranges."""
+        return self.table("ranges")
+
+    def marks(self):
+        """NVTX marks."""
+        return self.table("marks")
+
+    def process_table(self):
+        """The ``processes`` table of the export (fewer fields than ``processes``)."""
+        return self.table("processes")
+
+    def report(self):
+        """``causeway report --json`` of this capture, as a dict. Computed by the Rust scanner: with
+        the pure-Python engine it needs the compiled extension all the same."""
+        b = self._backend()
+        if hasattr(b, "report_json"):
+            return _json.loads(b.report_json())
+        if _native is None:
+            raise NotImplementedError(
+                "report() needs the compiled extension (causeway._native), which is not importable "
+                f"here: {_native_error}"
+            )
+        return _json.loads(_native.open(self.path).report_json())
+
+
+def open(path, engine="auto"):  # noqa: A001 - the package's entry point, like io.open
+    """Opens the capture at ``path``: a capture directory (every ``*.cwring`` in it) or one ring file.
+
+    ``engine``: ``"auto"`` (the compiled engine where importable, else the pure-Python one with a
+    ``RuntimeWarning``), ``"native"`` or ``"python"``. Raises ``CaptureError`` for a capture that
+    cannot be read.
+    """
+    p = _os.fspath(path)
+    if isinstance(p, bytes):
+        p = _os.fsdecode(p)
+    if engine == "auto":
+        if _native is None:
+            _warnings.warn(
+                "causeway: the compiled extension is not importable "
+                f"({_native_error}); using the pure-Python reader (slower)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            engine = "python"
+        else:
+            engine = "native"
+    if engine == "native":
+        if _native is None:
+            raise ImportError(f"causeway: the native engine is not importable: {_native_error}")
+        return Capture(_native.open(p), "native")
+    if engine == "python":
+        from . import _pyreader
+
+        return Capture(_pyreader.open_capture(p), "python")
+    raise ValueError(f"engine must be 'auto', 'native' or 'python', not {engine!r}")
