@@ -269,10 +269,12 @@ pub(crate) fn analyze(
     text: impl Fn(u64) -> String,
     kernel: impl Fn(u64) -> Option<String>,
 ) -> DevicePartial {
-    let mut p = DevicePartial::default();
-    p.anchors = anchors.half_widths.len() as u64;
-    p.half_widths = anchors.half_widths.clone();
-    p.rates = anchors.rates.clone();
+    let mut p = DevicePartial {
+        anchors: anchors.half_widths.len() as u64,
+        half_widths: anchors.half_widths.clone(),
+        rates: anchors.rates.clone(),
+        ..DevicePartial::default()
+    };
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
     let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
