@@ -28,9 +28,12 @@ fn ring(policy: Policy) -> Ring {
     let size = layout::file_size(CAPACITY, strings);
     // Written out, not calloc'd: as the shim pre-faults its ring, no page fault may land in a sample
     // (16 threads faulting fresh pages measure the kernel's page-fault path, not the writer).
-    let mut buf: Vec<u64> = Vec::with_capacity(size.div_ceil(8) as usize);
-    buf.resize(size.div_ceil(8) as usize, 0);
-    std::hint::black_box(&mut buf);
+    let mut buf: Vec<u64> = vec![0; size.div_ceil(8) as usize];
+    for page in buf.chunks_mut(512) {
+        // SAFETY: a valid, aligned element of the buffer; volatile so the store of a zero into
+        // calloc'd memory is not optimised away (it is what faults the page in).
+        unsafe { std::ptr::write_volatile(page.as_mut_ptr(), 0) };
+    }
     let p = Params {
         capacity: CAPACITY,
         strings_size: strings,
