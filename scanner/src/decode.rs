@@ -32,30 +32,32 @@ pub fn decode(view: &RingView) -> Decoded {
     // Each chunk decodes straight into its place in one vector (decoding into a vector per chunk and
     // concatenating copied every entry a second time: a tenth of a large report).
     let mut entries: Vec<Entry> = crate::bigvec::with_capacity(n);
-    let written: Vec<(usize, u64)> = entries.spare_capacity_mut()[..n]
+    let written: Vec<(usize, u64, u64)> = entries.spare_capacity_mut()[..n]
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(c, out)| {
             let s = first + (c * CHUNK) as u64;
-            let (mut w, mut torn) = (0, 0);
+            let (mut w, mut torn, mut open) = (0, 0, 0);
             for seq in s..s + out.len() as u64 {
                 match view.read(seq) {
                     Slot::Entry(en) => {
+                        open += u64::from(!en.done);
                         out[w].write(en);
                         w += 1;
                     }
                     Slot::Torn => torn += 1,
                 }
             }
-            (w, torn)
+            (w, torn, open)
         })
         .collect();
     // Close the holes torn slots left at the end of their chunks.
     let base = entries.as_mut_ptr();
     let mut len = 0;
-    let mut torn = 0;
-    for (c, &(w, t)) in written.iter().enumerate() {
+    let (mut torn, mut open) = (0, 0);
+    for (c, &(w, t, o)) in written.iter().enumerate() {
         torn += t;
+        open += o;
         let at = c * CHUNK;
         if at != len {
             // SAFETY: chunk `c` initialised `w` entries at `at`; `len <= at`, both ranges lie within
@@ -66,19 +68,17 @@ pub fn decode(view: &RingView) -> Decoded {
     }
     // SAFETY: the first `len` elements are initialised (moved into place above), `len <= n`.
     unsafe { entries.set_len(len) };
-    let mut d = Decoded {
+    Decoded {
         overwritten: match view.header.policy {
             Policy::Overwrite => first,
             Policy::Drop => 0,
         },
         dropped: view.header.dropped,
         torn,
+        open,
         live: len as u64,
-        ..Decoded::default()
-    };
-    d.open = entries.iter().filter(|e| !e.done).count() as u64;
-    d.entries = entries;
-    d
+        entries,
+    }
 }
 
 /// The index of the entry with sequence number `seq` in `entries` (sorted by sequence, as `decode`

@@ -280,12 +280,12 @@ fn analyze(ring: &Ring) -> Partial {
     let h = &ring.view.header;
     let d = decode(&ring.view);
     let names = Names::of(ring);
-    let nest = Nesting::of(&d.entries, |e| names.class(e));
     // The events backend's clock model, read once for the device pass and the wait pass.
     let anchors = crate::anchors::Anchors::from_entries(h, &d.entries);
     // The host-side tables, the device intervals and the host waits read the same entries and write
-    // nothing shared: run them side by side (one ring is otherwise one core's work).
-    let host = || {
+    // nothing shared: run them side by side (one ring is otherwise one core's work). The device pass
+    // needs no nesting, so it runs while the nesting is built.
+    let host = |nest: &Nesting| {
         let mut totals = Totals {
             entries: d.live,
             dropped: d.dropped,
@@ -295,7 +295,7 @@ fn analyze(ring: &Ring) -> Partial {
             ..Totals::default()
         };
         let apis = api_stats(h, &d, &names, &mut totals);
-        let kernels = kernel_stats(&d, &names, &nest, &mut totals);
+        let kernels = kernel_stats(&d, &names, nest, &mut totals);
         let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
         let mut unmatched: HashMap<String, u64> = HashMap::default();
         for e in d
@@ -305,7 +305,8 @@ fn analyze(ring: &Ring) -> Partial {
         {
             *unmatched.entry(names.text(e.a0)).or_default() += 1;
         }
-        (totals, apis, kernels, ranges, marks, unmatched)
+        let threads = program_threads(&d);
+        (totals, apis, kernels, ranges, marks, unmatched, threads)
     };
     let device = || {
         device::analyze(
@@ -317,11 +318,11 @@ fn analyze(ring: &Ring) -> Partial {
             |f| names.kernel(f).map(str::to_string),
         )
     };
-    let waits = || {
+    let waits = |nest: &Nesting| {
         waits::analyze(
             h,
             &d.entries,
-            &nest,
+            nest,
             &anchors,
             &waits::Lookup {
                 class: &|e| names.class(e),
@@ -335,10 +336,14 @@ fn analyze(ring: &Ring) -> Partial {
             },
         )
     };
-    let ((totals, apis, kernels, ranges, marks, unmatched), (device, waits)) =
-        rayon::join(host, || rayon::join(device, waits));
+    let nested = || {
+        let nest = Nesting::of(&d.entries, |e| names.class(e));
+        rayon::join(|| host(&nest), || waits(&nest))
+    };
+    let (((totals, apis, kernels, ranges, marks, unmatched, threads), waits), device) =
+        rayon::join(nested, device);
     Partial {
-        process: process(ring, &d, &device),
+        process: process(ring, &d, &device, threads),
         decoded_totals: totals,
         apis,
         kernels,
@@ -350,9 +355,9 @@ fn analyze(ring: &Ring) -> Partial {
     }
 }
 
-fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
-    let h = &ring.view.header;
-    // Threads of the program: device intervals are written by the backend's own thread.
+/// The program's threads: every thread id except the device backend's own (it writes the device
+/// intervals and anchors).
+fn program_threads(d: &Decoded) -> usize {
     // A set, not a sorted copy of every entry's thread id (10 M of them in a large capture).
     let mut tids: std::collections::HashSet<u32, ahash::RandomState> = Default::default();
     let mut last = None;
@@ -363,6 +368,11 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
             tids.insert(e.tid);
         }
     }
+    tids.len()
+}
+
+fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial, threads: usize) -> Process {
+    let h = &ring.view.header;
     let counters = counter::NAMES
         .iter()
         .enumerate()
@@ -383,7 +393,7 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial) -> Process {
         open: d.open,
         overwritten: d.overwritten,
         unknown_kind: d.entries.iter().filter(|e| e.kind.is_none()).count() as u64,
-        threads: tids.len(),
+        threads,
         strings_dropped: h.strings_dropped,
         strings_torn: ring.view.strings_torn,
         counters,
