@@ -449,18 +449,33 @@ fn control(a: ControlArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return error(e),
     };
-    let text = if a.json {
-        match serde_json::to_string_pretty(&r) {
+    if let Err(code) = emit(a.json, &r, "the result", control::render) {
+        return code;
+    }
+    eprintln!("causeway: captures of every run in {}", r.out_dir.display());
+    ExitCode::SUCCESS
+}
+
+/// Prints `value` on stdout as pretty JSON (`json`) or as the text `render` makes of it. A closed pipe
+/// (`causeway report … | head`) is not an error worth a message. `Err` is the exit code of a value
+/// that cannot be serialised (`what` names it in the message).
+fn emit<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    what: &str,
+    render: impl FnOnce(&T) -> String,
+) -> Result<(), ExitCode> {
+    let text = if json {
+        match serde_json::to_string_pretty(value) {
             Ok(s) => s + "\n",
-            Err(e) => return error(format!("cannot serialize the result: {e}")),
+            Err(e) => return Err(error(format!("{what}: cannot serialize: {e}"))),
         }
     } else {
-        control::render(&r)
+        render(value)
     };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-    eprintln!("causeway: captures of every run in {}", r.out_dir.display());
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 fn report(json: bool, capture: &std::path::Path) -> ExitCode {
@@ -468,17 +483,9 @@ fn report(json: bool, capture: &std::path::Path) -> ExitCode {
         Ok(r) => r,
         Err(e) => return error(e),
     };
-    let text = if json {
-        match serde_json::to_string_pretty(&r) {
-            Ok(s) => s + "\n",
-            Err(e) => return error(format!("{}: cannot serialize: {e}", capture.display())),
-        }
-    } else {
-        render::render(&r)
-    };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`causeway report … | head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    if let Err(code) = emit(json, &r, &capture.display().to_string(), render::render) {
+        return code;
+    }
     for w in &r.warnings {
         eprintln!("causeway: warning: {w}");
     }
@@ -491,17 +498,15 @@ fn views(json: bool, capture: &std::path::Path, o: &ViewOptions) -> ExitCode {
         Ok(v) => v,
         Err(e) => return error(e),
     };
-    let text = if json {
-        match serde_json::to_string_pretty(&v) {
-            Ok(s) => s + "\n",
-            Err(e) => return error(format!("{}: cannot serialize: {e}", capture.display())),
-        }
-    } else {
-        render::render_views(&v)
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-    ExitCode::SUCCESS
+    match emit(
+        json,
+        &v,
+        &capture.display().to_string(),
+        render::render_views,
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -578,17 +583,10 @@ fn compare(
         Ok(c) => c,
         Err(e) => return error(e),
     };
-    let text = if json {
-        match serde_json::to_string_pretty(&c) {
-            Ok(s) => s + "\n",
-            Err(e) => return error(format!("cannot serialize the comparison: {e}")),
-        }
-    } else {
-        render::render_compare(&c)
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-    ExitCode::SUCCESS
+    match emit(json, &c, "the comparison", render::render_compare) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
 }
 
 /// `html`: one self-contained page; a one-line summary on stderr.
