@@ -268,6 +268,11 @@ fn clear_errors() {
         "{}",
         stderr(&o)
     );
+    // Nothing ran: no experiment folder is left behind.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
     // No NVTX steps: said, with the run that had none.
     let mt = prog("mt_launch").display().to_string();
     let o = run(&[

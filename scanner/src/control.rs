@@ -88,6 +88,20 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
     let rings = capture.rings().map_err(|e| e.to_string())?;
     let t = Timeline::build(&rings);
     let mut out = RunMeasures::default();
+    for r in &rings {
+        let h = &r.view.header;
+        let (first, _) = r.view.window();
+        let overwritten = if h.policy == causeway_ring::layout::Policy::Overwrite {
+            first
+        } else {
+            0
+        };
+        out.lost = out
+            .lost
+            .saturating_add(h.dropped)
+            .saturating_add(overwritten)
+            .saturating_add(h.counters[causeway_ring::layout::counter::DEVICE_DROPPED]);
+    }
     let mut why = Vec::new();
     for p in &t.processes {
         let ps = process_steps(p, o);
@@ -267,6 +281,7 @@ pub fn run(
     }
     let plan = interleave(&order, o.runs);
     let total = plan.len();
+    let done = std::cell::Cell::new(0usize);
     let runs = run_plan(
         &plan,
         &out_dir,
@@ -277,9 +292,25 @@ pub fn run(
                 Arm::Bare => bare_command(&o.cmd),
             })
         },
-        |i, p, r| progress(i + 1, total, p, r),
-    )
-    .map_err(|e| format!("{e} (the runs so far are in {})", out_dir.display()))?;
+        |i, p, r| {
+            done.set(done.get() + 1);
+            progress(i + 1, total, p, r)
+        },
+    );
+    let runs = match runs {
+        Ok(r) => r,
+        // The program could not even start: nothing ran, so leave no experiment folder behind.
+        Err(e) if done.get() == 0 && e.to_string().starts_with("cannot run") => {
+            let _ = std::fs::remove_dir_all(&out_dir);
+            return Err(e.to_string());
+        }
+        Err(e) => {
+            return Err(format!(
+                "{e} (the runs so far are in {})",
+                out_dir.display()
+            ))
+        }
+    };
 
     let mut by_arm: BTreeMap<Arm, Vec<ArmRun>> = BTreeMap::new();
     for r in &runs {

@@ -207,27 +207,32 @@ enum Cmd {
             Every run's capture is kept.",
         after_help = "ARMS (every round runs them in this order, so drift hits all arms alike):\n  \
             instrumented  the shim at --level/--backend, exactly as `causeway record` would run it\n  \
-            control       the shim at --control-level with no device timing (default level 2; 1 when the\n                \
-            instrumented arm itself has no device timing)\n  \
+            control       the shim at --control-level with no device timing (default level 2; one level\n                \
+            below the instrumented arm's when that has no device timing: level 2 -> 1)\n  \
             bare          (--bare) no shim at all; only the process's wall time (spawn to exit)\n\n\
             CLAIMS (one value per run: the median over its steps; a range is min..max over the runs):\n  \
             step time             median step wall (NVTX range, host clock); control: measured alike\n  \
             copy/compute overlap  |copy & compute| / min(copy, compute) in a step; control: the least the\n                        \
-            control's step wall W allows, (copy + compute - W) / min(copy, compute),\n                        \
+            control's step wall W allows, (copy + compute - out - W) / min(copy, compute),\n                        \
             with copy and compute busy times taken from the instrumented arm\n  \
             stream concurrency    (sum of per-stream busy - their union) / (sum - busiest stream): 0 when\n                        \
-            the streams were serialised; control: (sum - W) / (sum - busiest)\n  \
+            the streams were serialised; control: (sum - out - W) / (sum - busiest), out = how\n                        \
+            far the instrumented arm's work reached beyond its steps' edges\n  \
             process time          (--bare) spawn to exit, against the bare arm\n\n\
             MARKS:\n  \
             does not survive the control  the control's range excludes the instrumented one; for a\n                                \
             lower bound (>=): the least the control allows is above the\n                                \
             most the instrumented arm saw\n  \
             holds under control           otherwise\n  \
-            not tested                    one side has no figure (the claim's line says why)\n\
+            not tested                    one side has no figure, or fewer than 3 runs per arm (the\n                                \
+            claim's line says why)\n\
+            A lower bound must clear the instrumented maximum by 5 % of the smaller activity and by at\n\
+            least 50 us of it (run-to-run wall jitter) to be marked.\n\
             A mark says whether the instrument changed the answer; nothing is called faster or slower.\n\n\
             ASSUMPTIONS behind the lower bounds (printed with every result): copy and kernel times are\n\
             those the instrument measured (it moves work, it does not lengthen it); a step's device work\n\
-            lies inside the step (steps whose work crosses their edges are left out); the control's\n\
+            lies inside the step (work reaching beyond a step's edges is allowed for: subtracted as\n\
+            `out`); the control's\n\
             device idle time is taken as zero. So the control can show that the instrument removed\n\
             overlap, never that it invented it. Details: docs/control.md.\n\n\
             Captures: DIR/cw-control-<time>-<pid>/r01-instrumented, r01-control, ... (with stdout.txt and\n\

@@ -10,6 +10,9 @@ pub struct RunMeasures {
     pub steps: Vec<StepMeasure>,
     /// Whether the capture had device spans on the host clock (false for the control arm).
     pub device_timed: bool,
+    /// Records the capture lost: entries dropped (ring full) or overwritten, device records the
+    /// backend dropped. Steps after a loss miss calls, ranges or device spans.
+    pub lost: u64,
 }
 
 /// One step (one NVTX range).
