@@ -277,7 +277,7 @@ fn clear_errors() {
     let mt = prog("mt_launch").display().to_string();
     let o = run(&[
         "--runs",
-        "1",
+        "3",
         "--level",
         "2",
         "--ring-mb",
@@ -290,6 +290,17 @@ fn clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(e.contains("no steps in") && e.contains("NVTX"), "{e}");
+    // Said after the first round, not after all three.
+    let runs: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|r| r.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !runs.is_empty() && runs.iter().all(|r| r.starts_with("r01-")),
+        "{runs:?}"
+    );
     let o = run(&["--runs", "0", "--", &mt]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--runs 0"), "{}", stderr(&o));

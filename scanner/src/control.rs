@@ -282,51 +282,60 @@ pub fn run(
     let plan = interleave(&order, o.runs);
     let total = plan.len();
     let done = std::cell::Cell::new(0usize);
-    let runs = run_plan(
-        &plan,
-        &out_dir,
-        |arm, dir| {
-            Ok(match arm {
-                Arm::Instrumented => ins.command(program, args, dir),
-                Arm::Control => ctl.command(program, args, dir),
-                Arm::Bare => bare_command(&o.cmd),
-            })
-        },
-        |i, p, r| {
-            done.set(done.get() + 1);
-            progress(i + 1, total, p, r)
-        },
-    );
-    let runs = match runs {
-        Ok(r) => r,
-        // The program could not even start: nothing ran, so leave no experiment folder behind.
-        Err(e) if done.get() == 0 && e.to_string().starts_with("cannot run") => {
-            let _ = std::fs::remove_dir_all(&out_dir);
-            return Err(e.to_string());
-        }
-        Err(e) => {
-            return Err(format!(
-                "{e} (the runs so far are in {})",
-                out_dir.display()
-            ))
+    let read_run = |r: &RunRecord| -> Result<Option<RunMeasures>, String> {
+        match r.arm {
+            Arm::Bare => Ok(None),
+            _ => measures(&r.dir, &o.steps, o.skip_steps)
+                .map(Some)
+                .map_err(|e| format!("run {} ({} arm): {e}", r.dir.display(), r.arm.name())),
         }
     };
-
+    // The first round runs alone and is read at once: a program with no steps (or a shim that never
+    // loaded) is said after one round, not after every run.
     let mut by_arm: BTreeMap<Arm, Vec<ArmRun>> = BTreeMap::new();
-    for r in &runs {
-        let m = match r.arm {
-            Arm::Bare => None,
-            _ => Some(
-                measures(&r.dir, &o.steps, o.skip_steps)
-                    .map_err(|e| format!("run {} ({} arm): {e}", r.dir.display(), r.arm.name()))?,
-            ),
+    let mut all_runs: Vec<RunRecord> = Vec::with_capacity(total);
+    let first = order.len().min(plan.len());
+    for part in [&plan[..first], &plan[first..]] {
+        let runs = run_plan(
+            part,
+            &out_dir,
+            |arm, dir| {
+                Ok(match arm {
+                    Arm::Instrumented => ins.command(program, args, dir),
+                    Arm::Control => ctl.command(program, args, dir),
+                    Arm::Bare => bare_command(&o.cmd),
+                })
+            },
+            |_, p, r| {
+                done.set(done.get() + 1);
+                progress(done.get(), total, p, r)
+            },
+        );
+        let runs = match runs {
+            Ok(r) => r,
+            // The program could not even start: nothing ran, so leave no experiment folder behind.
+            Err(e) if done.get() == 0 && e.to_string().starts_with("cannot run") => {
+                let _ = std::fs::remove_dir_all(&out_dir);
+                return Err(e.to_string());
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{e} (the runs so far are in {})",
+                    out_dir.display()
+                ))
+            }
         };
-        by_arm.entry(r.arm).or_default().push(ArmRun {
-            round: r.round,
-            wall_ns: r.wall_ns,
-            measures: m,
-        });
+        for r in &runs {
+            let m = read_run(r)?;
+            by_arm.entry(r.arm).or_default().push(ArmRun {
+                round: r.round,
+                wall_ns: r.wall_ns,
+                measures: m,
+            });
+        }
+        all_runs.extend(runs);
     }
+    let runs = all_runs;
     let get = |a: Arm| by_arm.get(&a).map_or(&[][..], Vec::as_slice);
     let analysis = analyse(&Inputs {
         instrumented: get(Arm::Instrumented),
