@@ -110,6 +110,15 @@ def test_missing_path_is_a_capture_error(tmp_path):
         causeway.open(tmp_path, engine="fortran")
 
 
+def test_a_path_with_nul_is_a_capture_error_in_both_engines(tmp_path):
+    msgs = set()
+    for engine in causeway.ENGINES:
+        with pytest.raises(causeway.CaptureError) as e:
+            causeway.open(str(tmp_path) + "/a\x00b", engine=engine)
+        msgs.add(str(e.value))
+    assert len(msgs) == 1, msgs
+
+
 def test_report_is_the_cli_json(synth_dir, cli):
     for engine in causeway.ENGINES:
         got = causeway.open(synth_dir, engine=engine).report()

@@ -152,7 +152,8 @@ fn device_measure(idx: &SpanIndex, lo: u64, hi: u64, d: &StepDevice) -> DeviceMe
     for s in idx.overlapping(lo, hi) {
         let c = (s.begin_ns.max(lo), s.end_ns.min(hi));
         let inside = c.1.saturating_sub(c.0);
-        if 2 * inside >= s.end_ns - s.begin_ns {
+        // Saturating: a hostile capture's span times may be anything.
+        if inside.saturating_mul(2) >= s.end_ns.saturating_sub(s.begin_ns) {
             before = before.max(lo.saturating_sub(s.begin_ns));
             after = after.max(s.end_ns.saturating_sub(hi));
         } else {

@@ -43,6 +43,31 @@ fn last_line(path: &Path) -> Option<String> {
         .map(|l| l.chars().take(300).collect())
 }
 
+/// The dispositions of SIGINT and SIGQUIT before `ignore_interrupts`.
+type Dispositions = [libc::sighandler_t; 2];
+
+fn ignore_interrupts() -> Dispositions {
+    // SAFETY: installing SIG_IGN has no preconditions; the previous handlers are returned to be put back.
+    unsafe {
+        [
+            libc::signal(libc::SIGINT, libc::SIG_IGN),
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+        ]
+    }
+}
+
+fn restore_interrupts(old: Dispositions) {
+    // SAFETY: re-installs the dispositions `ignore_interrupts` replaced (SIG_ERR, if that call
+    // failed, is not installed).
+    unsafe {
+        for (sig, h) in [libc::SIGINT, libc::SIGQUIT].into_iter().zip(old) {
+            if h != libc::SIG_ERR {
+                libc::signal(sig, h);
+            }
+        }
+    }
+}
+
 /// Runs `plan` in order under `out` (which must exist). `command(arm, dir)` gives the command of a run
 /// whose directory is `dir` (created before the call); stdin is /dev/null and stdout/stderr go to
 /// `dir/stdout.txt` and `dir/stderr.txt`. `progress` is called after each run with its position.
@@ -70,9 +95,18 @@ pub fn run_plan(
         let program = cmd.get_program().to_string_lossy().into_owned();
         let t0 = Instant::now();
         let status = match cmd.spawn() {
-            Ok(mut child) => child.wait().map_err(|e| {
-                RunError(format!("run {}: waiting for {program}: {e}", p.dir_name()))
-            })?,
+            Ok(mut child) => {
+                // Ctrl-C and Ctrl-\ reach the whole foreground group: while a run is in flight the
+                // harness ignores them, so the run ends (as the program decides) and the experiment
+                // stops saying where its runs are, as `causeway record` does. The child was spawned
+                // with the default dispositions; the old ones come back after the wait.
+                let old = ignore_interrupts();
+                let waited = child.wait();
+                restore_interrupts(old);
+                waited.map_err(|e| {
+                    RunError(format!("run {}: waiting for {program}: {e}", p.dir_name()))
+                })?
+            }
             Err(e) => {
                 let why = match e.kind() {
                     std::io::ErrorKind::NotFound => "command not found".to_string(),
@@ -147,6 +181,28 @@ mod tests {
         let text = std::fs::read_to_string(out.join("r02-instrumented/stdout.txt")).unwrap();
         assert_eq!(text, "instrumented\n");
         assert!(recs.iter().all(|r| r.exit == 0 && r.wall_ns > 0));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// Ctrl-C reaches the harness too: while a run is in flight it must survive it (this test process
+    /// would die of the SIGINT otherwise), let the run end, and stop with where the runs are.
+    #[test]
+    fn an_interrupt_during_a_run_ends_the_run_not_the_harness() {
+        let out = scratch("sigint");
+        let plan = interleave(&[Arm::Instrumented], 2);
+        let err = run_plan(
+            &plan,
+            &out,
+            |_, _| {
+                let mut c = Command::new("sh");
+                // The interrupt a terminal sends to the foreground group, here to the harness alone.
+                c.arg("-c").arg("kill -INT $PPID; sleep 0.2; exit 130");
+                Ok(c)
+            },
+            |_, _, _| {},
+        )
+        .unwrap_err();
+        assert!(err.0.contains("exited with code 130"), "{}", err.0);
         let _ = std::fs::remove_dir_all(&out);
     }
 

@@ -853,6 +853,9 @@ class PyCapture:
         if isinstance(p, bytes):
             p = os.fsdecode(p)
         self.path = p
+        if "\x00" in p:
+            # What the scanner (Rust's std::fs) says; os.stat would raise ValueError instead.
+            raise _error(p, "file name contained an unexpected NUL byte")
         try:
             st = os.stat(p)
         except OSError as e:
