@@ -5,9 +5,10 @@
 
 use crate::plan::{Arm, PlannedRun};
 use serde::Serialize;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// What one run did.
@@ -43,26 +44,36 @@ fn last_line(path: &Path) -> Option<String> {
         .map(|l| l.chars().take(300).collect())
 }
 
-/// The dispositions of SIGINT and SIGQUIT before `ignore_interrupts`.
-type Dispositions = [libc::sighandler_t; 2];
+/// The dispositions of SIGINT and SIGQUIT before the first run in flight ignored them, and how many
+/// runs are in flight: dispositions are per process, so plans running at once (threads, tests) must
+/// not put the old ones back while another run still waits.
+static INTERRUPTS: Mutex<(usize, [libc::sighandler_t; 2])> = Mutex::new((0, [0; 2]));
 
-fn ignore_interrupts() -> Dispositions {
-    // SAFETY: installing SIG_IGN has no preconditions; the previous handlers are returned to be put back.
-    unsafe {
-        [
-            libc::signal(libc::SIGINT, libc::SIG_IGN),
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-        ]
+/// Ignores SIGINT and SIGQUIT in this process; returns the dispositions to give a child.
+fn ignore_interrupts() -> [libc::sighandler_t; 2] {
+    let mut g = INTERRUPTS.lock().unwrap_or_else(|e| e.into_inner());
+    if g.0 == 0 {
+        // SAFETY: installing SIG_IGN has no preconditions; the previous handlers are kept to be put
+        // back when the last run in flight ends.
+        g.1 = unsafe {
+            [
+                libc::signal(libc::SIGINT, libc::SIG_IGN),
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            ]
+        };
     }
+    g.0 += 1;
+    g.1
 }
 
-fn restore_interrupts(old: Dispositions) {
-    // SAFETY: re-installs the dispositions `ignore_interrupts` replaced (SIG_ERR, if that call
-    // failed, is not installed).
-    unsafe {
-        for (sig, h) in [libc::SIGINT, libc::SIGQUIT].into_iter().zip(old) {
+fn restore_interrupts() {
+    let mut g = INTERRUPTS.lock().unwrap_or_else(|e| e.into_inner());
+    g.0 = g.0.saturating_sub(1);
+    if g.0 == 0 {
+        for (sig, h) in [libc::SIGINT, libc::SIGQUIT].into_iter().zip(g.1) {
             if h != libc::SIG_ERR {
-                libc::signal(sig, h);
+                // SAFETY: re-installs a disposition `ignore_interrupts` replaced.
+                unsafe { libc::signal(sig, h) };
             }
         }
     }
@@ -94,20 +105,31 @@ pub fn run_plan(
             .stderr(file("stderr.txt")?);
         let program = cmd.get_program().to_string_lossy().into_owned();
         let t0 = Instant::now();
-        let status = match cmd.spawn() {
+        // Ctrl-C and Ctrl-\ reach the whole foreground group: while a run is in flight the harness
+        // ignores them, so the run ends (as the program decides) and the experiment stops saying where
+        // its runs are, as `causeway record` does. They are ignored before the spawn (a child could
+        // signal at once), and the child gets the dispositions the harness had.
+        let theirs = ignore_interrupts();
+        // SAFETY: the closure runs in the forked child before exec and calls only `signal`, which
+        // is async-signal-safe; it touches no memory of the parent's.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(libc::SIGINT, theirs[0]);
+                libc::signal(libc::SIGQUIT, theirs[1]);
+                Ok(())
+            });
+        }
+        let spawned = cmd.spawn();
+        let status = match spawned {
             Ok(mut child) => {
-                // Ctrl-C and Ctrl-\ reach the whole foreground group: while a run is in flight the
-                // harness ignores them, so the run ends (as the program decides) and the experiment
-                // stops saying where its runs are, as `causeway record` does. The child was spawned
-                // with the default dispositions; the old ones come back after the wait.
-                let old = ignore_interrupts();
                 let waited = child.wait();
-                restore_interrupts(old);
+                restore_interrupts();
                 waited.map_err(|e| {
                     RunError(format!("run {}: waiting for {program}: {e}", p.dir_name()))
                 })?
             }
             Err(e) => {
+                restore_interrupts();
                 let why = match e.kind() {
                     std::io::ErrorKind::NotFound => "command not found".to_string(),
                     std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
