@@ -72,6 +72,21 @@ arm_cmd() {
   if [[ -n ${PIN:-} ]]; then CMD_ARM=(taskset -c "$PIN" "${CMD_ARM[@]}"); fi
 }
 
+# capture_counts DIR KEY...: "KEY<tab>value" lines from `causeway report --json DIR`, summed over its
+# processes; keys: entries, dropped, overwritten, torn, steps (NVTX ranges named *_step).
+capture_counts() {
+  local dir=$1
+  shift
+  "$CW" report --json "$dir" 2>> "$LOG" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["processes"]
+have = {k: sum(x[k] for x in p) for k in ("entries", "dropped", "overwritten", "torn")}
+have["steps"] = sum(r["count"] for r in d.get("ranges", []) if r["name"].endswith("_step"))
+for k in sys.argv[1:]:
+    print(f"{k}\t{have[k]}")' "$@" 2>> "$LOG"
+}
+
 # run_section NAME TIMEOUT "ARMS" CMD...: ROUNDS interleaved rounds of every arm; result lines into
 # the TSV, plus the capture's entries and the count of its NVTX steps (key entries, steps).
 run_section() {
@@ -94,13 +109,7 @@ run_section() {
       local capdir
       capdir=$(capture_dir_from "$WORK/$sec-$arm-$r.err")
       if [[ -n $capdir ]]; then
-        "$CW" report --json "$capdir" 2>> "$LOG" | "$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-entries = sum(p["entries"] for p in d["processes"])
-dropped = sum(p["dropped"] for p in d["processes"])
-steps = sum(r["count"] for r in d.get("ranges", []) if r["name"].endswith("_step"))
-print(f"entries\t{entries}\ndropped\t{dropped}\nsteps\t{steps}")' 2>> "$LOG" |
+        capture_counts "$capdir" entries dropped steps |
           awk -v s="$sec" -v r="$r" -v a="$arm" '{printf "%s\t%s\t%s\t%s\t%s\n", s, r, a, $1, $2}' >> "$TSV"
       fi
       rm -rf "$cap" "$cap".floor.json
@@ -148,12 +157,8 @@ for sec in $SECTIONS; do
             key="ring${mb}_${pol}_x$frac"
             [[ -n $cps ]] && printf 'pressure\t%s\t%s\t%s_calls_per_s\t%s\n' "$r" "$arm" "$key" "$cps" >> "$TSV"
             if [[ $arm == shim ]]; then
-              "$CW" report --json "$d" 2>> "$LOG" | "$PY" -c '
-import json, sys
-p = json.load(sys.stdin)["processes"]
-print("entries", sum(x["entries"] for x in p), "dropped", sum(x["dropped"] for x in p),
-      "overwritten", sum(x["overwritten"] for x in p), "torn", sum(x["torn"] for x in p))' 2>> "$LOG" |
-                awk -v r="$r" -v k="$key" '{for (i = 1; i < NF; i += 2) printf "pressure\t%s\tshim\t%s_%s\t%s\n", r, k, $i, $(i + 1)}' >> "$TSV"
+              capture_counts "$d" entries dropped overwritten torn |
+                awk -v r="$r" -v k="$key" '{printf "pressure\t%s\tshim\t%s_%s\t%s\n", r, k, $1, $2}' >> "$TSV"
             fi
             rm -rf "$d"
           done

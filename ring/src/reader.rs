@@ -75,6 +75,15 @@ pub struct Header {
 }
 
 impl Header {
+    /// Entries the overwrite policy lost: the oldest ones, whose slots newer entries took (0 under
+    /// the drop policy, which counts its losses in `dropped`).
+    pub fn overwritten(&self) -> u64 {
+        match self.policy {
+            Policy::Drop => 0,
+            Policy::Overwrite => self.head.saturating_sub(self.capacity),
+        }
+    }
+
     /// Converts writer ticks to CLOCK_MONOTONIC nanoseconds: through the two anchors when they are far
     /// enough apart, otherwise through the rate measured at start-up.
     pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
@@ -286,18 +295,18 @@ impl<'a> RingView<'a> {
         })
     }
 
-    /// Sequence numbers of the slots that can hold live entries: `[first, end)`. Under the overwrite
-    /// policy `first` is the number of entries overwritten.
     /// The ring file's size in bytes.
     pub fn size(&self) -> usize {
         self.bytes.len()
     }
 
+    /// Sequence numbers of the slots that can hold live entries: `[first, end)`. Under the overwrite
+    /// policy `first` is the number of entries overwritten (`Header::overwritten`).
     pub fn window(&self) -> (u64, u64) {
         let h = &self.header;
         match h.policy {
             Policy::Drop => (0, h.head.min(h.capacity)),
-            Policy::Overwrite => (h.head.saturating_sub(h.capacity), h.head),
+            Policy::Overwrite => (h.overwritten(), h.head),
         }
     }
 

@@ -90,16 +90,10 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
     let mut out = RunMeasures::default();
     for r in &rings {
         let h = &r.view.header;
-        let (first, _) = r.view.window();
-        let overwritten = if h.policy == causeway_ring::layout::Policy::Overwrite {
-            first
-        } else {
-            0
-        };
         out.lost = out
             .lost
             .saturating_add(h.dropped)
-            .saturating_add(overwritten)
+            .saturating_add(h.overwritten())
             .saturating_add(h.counters[causeway_ring::layout::counter::DEVICE_DROPPED]);
     }
     let mut why = Vec::new();

@@ -1,7 +1,7 @@
 //! Decoding a ring: reads every slot of its live window into entries, in parallel chunks (a 64 MiB
 //! ring holds a million slots), and counts what could not be read and why.
 
-use causeway_ring::{Entry, Policy, RingView, Slot};
+use causeway_ring::{Entry, RingView, Slot};
 use rayon::prelude::*;
 
 /// Slots per parallel work item: large enough that scheduling is noise, small enough to spread out.
@@ -69,10 +69,7 @@ pub fn decode(view: &RingView) -> Decoded {
     // SAFETY: the first `len` elements are initialised (moved into place above), `len <= n`.
     unsafe { entries.set_len(len) };
     Decoded {
-        overwritten: match view.header.policy {
-            Policy::Overwrite => first,
-            Policy::Drop => 0,
-        },
+        overwritten: view.header.overwritten(),
         dropped: view.header.dropped,
         torn,
         open,

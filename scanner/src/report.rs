@@ -359,7 +359,7 @@ fn analyze(ring: &Ring) -> Partial {
 /// intervals and anchors).
 fn program_threads(d: &Decoded) -> usize {
     // A set, not a sorted copy of every entry's thread id (10 M of them in a large capture).
-    let mut tids: std::collections::HashSet<u32, ahash::RandomState> = Default::default();
+    let mut tids: crate::fastmap::HashSet<u32> = Default::default();
     let mut last = None;
     for e in &d.entries {
         if last != Some(e.tid) && !matches!(e.kind, Some(Kind::DeviceInterval | Kind::DeviceAnchor))

@@ -952,10 +952,10 @@ impl Views {
                     h.dropped
                 ));
             }
-            if h.policy == causeway_ring::layout::Policy::Overwrite && h.head > h.capacity {
+            if h.overwritten() > 0 {
                 lost.push(format!(
                     "the ring overwrote its oldest {} entries: the start of the run is missing",
-                    h.head - h.capacity
+                    h.overwritten()
                 ));
             }
             if let Some(s) = v.steps.as_mut() {
