@@ -5,7 +5,7 @@
 //! within its stated bound of the truth — which fails if the drift is ignored.
 
 use causeway_itests::*;
-use causeway_ring::{Kind, StrKind};
+use causeway_ring::StrKind;
 use causeway_scanner::anchors::{anchored, Anchors};
 use causeway_scanner::capture::Capture;
 use causeway_scanner::decode::decode;
@@ -73,7 +73,7 @@ fn converted(cap: &Path) -> HashMap<String, Vec<(f64, f64, f64)>> {
     let mut out: HashMap<String, Vec<(f64, f64, f64)>> = HashMap::new();
     for ring in c.rings().unwrap() {
         let d = decode(&ring.view);
-        let a = Anchors::from_entries(&ring.view.header, &d.entries);
+        let a = Anchors::from_entries(&ring.view.header, d.entries());
         let kernel = |h: u64| {
             ring.view
                 .strings
@@ -81,16 +81,12 @@ fn converted(cap: &Path) -> HashMap<String, Vec<(f64, f64, f64)>> {
                 .find(|s| s.kind == StrKind::Kernel && s.key == h)
                 .map(|s| s.text.clone())
         };
-        for e in d
-            .entries
-            .iter()
-            .filter(|e| e.kind == Some(Kind::DeviceInterval))
-        {
-            let (id, o0, o1) = anchored(e).expect("events intervals are anchored");
+        for (_, e) in d.intervals() {
+            let (id, o0, o1) = anchored(&e).expect("events intervals are anchored");
             let s = a.convert(id, o0).expect("anchor present");
             let t = a.convert(id, o1).unwrap();
             let call = d
-                .entries
+                .entries()
                 .iter()
                 .find(|x| x.seq == e.a0)
                 .expect("issuing call");

@@ -41,6 +41,50 @@ fn text(b: &[u8], off: usize, len: usize) -> String {
     String::from_utf8_lossy(b.get(off..off + len).unwrap_or(&[])).into_owned()
 }
 
+/// `N` bytes of a slot at `off` (a constant offset within it).
+#[inline(always)]
+fn field<const N: usize>(b: &[u8; ENTRY_SIZE], off: usize) -> [u8; N] {
+    let mut out = [0; N];
+    out.copy_from_slice(&b[off..off + N]);
+    out
+}
+
+/// A slot's fields as an entry numbered `seq`, its stamp not checked: for a slot `RingView::committed`
+/// found committed with that number. A slot changed since reads as whatever it now holds.
+#[inline(always)]
+pub fn reread(b: &[u8; ENTRY_SIZE], seq: u64) -> Entry {
+    let done = u64::from_le_bytes(field(b, ent::STAMP)) & 3 == 3;
+    entry(b, seq, done)
+}
+
+/// A slot's fields as an entry numbered `seq`. An open call's end and result are not yet written.
+#[inline(always)]
+fn entry(b: &[u8; ENTRY_SIZE], seq: u64, done: bool) -> Entry {
+    Entry {
+        seq,
+        done,
+        t_begin: u64::from_le_bytes(field(b, ent::T_BEGIN)),
+        t_end: if done {
+            u64::from_le_bytes(field(b, ent::T_END))
+        } else {
+            0
+        },
+        tid: u32::from_le_bytes(field(b, ent::TID)),
+        api: u16::from_le_bytes(field(b, ent::API)),
+        kind: Kind::from_u8(b[ent::KIND]),
+        flags: b[ent::FLAGS],
+        result: if done {
+            i32::from_le_bytes(field(b, ent::RESULT))
+        } else {
+            0
+        },
+        depth: u16::from_le_bytes(field(b, ent::DEPTH)),
+        a0: u64::from_le_bytes(field(b, ent::A0)),
+        a1: u64::from_le_bytes(field(b, ent::A1)),
+        a2: u64::from_le_bytes(field(b, ent::A2)),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Header {
     pub version: u32,
@@ -312,36 +356,46 @@ impl<'a> RingView<'a> {
 
     /// Reads the slot that sequence number `seq` was given.
     pub fn read(&self, seq: u64) -> Slot {
-        let off = self.header.entries_offset as usize
-            + ((seq & (self.header.capacity - 1)) as usize) * ENTRY_SIZE;
-        let b = &self.bytes[off..off + ENTRY_SIZE];
-        let stamp = u64_at(b, ent::STAMP);
+        let (off, b) = self.slot(seq);
+        let stamp = u64::from_le_bytes(field(b, ent::STAMP));
         match layout::unstamp(stamp) {
-            Some((s, done)) if s == seq => self.settled(
-                off,
-                stamp,
-                Entry {
-                    seq,
-                    done,
-                    t_begin: u64_at(b, ent::T_BEGIN),
-                    t_end: if done { u64_at(b, ent::T_END) } else { 0 },
-                    tid: u32_at(b, ent::TID),
-                    api: u16::from_le_bytes([b[ent::API], b[ent::API + 1]]),
-                    kind: Kind::from_u8(b[ent::KIND]),
-                    flags: b[ent::FLAGS],
-                    result: if done {
-                        u32_at(b, ent::RESULT) as i32
-                    } else {
-                        0
-                    },
-                    depth: u16::from_le_bytes([b[ent::DEPTH], b[ent::DEPTH + 1]]),
-                    a0: u64_at(b, ent::A0),
-                    a1: u64_at(b, ent::A1),
-                    a2: u64_at(b, ent::A2),
-                },
-            ),
+            Some((s, done)) if s == seq => self.settled(off, stamp, entry(b, seq, done)),
             _ => Slot::Torn,
         }
+    }
+
+    /// Whether the slot of `seq` holds that entry committed, and whether it had returned (`done`);
+    /// `None` for a torn slot. Reads the stamp only: the cheap check of a whole window.
+    #[inline]
+    pub fn committed(&self, seq: u64) -> Option<bool> {
+        let (_, b) = self.slot(seq);
+        match layout::unstamp(u64::from_le_bytes(field(b, ent::STAMP))) {
+            Some((s, done)) if s == seq => Some(done),
+            _ => None,
+        }
+    }
+
+    /// Every slot of the ring, in slot order (sequence number `seq` lives in slot
+    /// `seq & (capacity - 1)`): for a reader that checked a window with `committed` and reads it
+    /// again with [`reread`] (a closed ring, which nothing writes any more).
+    pub fn slots(&self) -> &'a [[u8; ENTRY_SIZE]] {
+        let start = self.header.entries_offset as usize;
+        let n = self.header.capacity as usize;
+        // `parse` checked that every slot lies within the file.
+        let (slots, _) = self.bytes[start..start + n * ENTRY_SIZE].as_chunks::<ENTRY_SIZE>();
+        slots
+    }
+
+    /// The byte offset and bytes of the slot `seq` maps to.
+    #[inline]
+    fn slot(&self, seq: u64) -> (usize, &[u8; ENTRY_SIZE]) {
+        let off = self.header.entries_offset as usize
+            + ((seq & (self.header.capacity - 1)) as usize) * ENTRY_SIZE;
+        // `parse` checked that every slot lies within the file.
+        let b = self.bytes[off..off + ENTRY_SIZE]
+            .try_into()
+            .expect("a slot is ENTRY_SIZE bytes");
+        (off, b)
     }
 
     /// The entry if its stamp is unchanged after the copy; a slot rewritten meanwhile (the mapping of

@@ -37,7 +37,7 @@ fn decode_ring(b: Bencher) {
     let cap = Capture::open(dir).expect("synthetic capture opens");
     let rings = cap.rings().expect("synthetic ring parses");
     b.counter(ItemsCount::new(*n))
-        .bench(|| decode(&rings[0].view).entries.len());
+        .bench(|| decode(&rings[0].view).live);
 }
 
 #[divan::bench(sample_count = 10)]
@@ -47,7 +47,7 @@ fn nest_calls(b: Bencher) {
     let rings = cap.rings().expect("synthetic ring parses");
     let d = decode(&rings[0].view);
     b.counter(ItemsCount::new(*n))
-        .bench(|| Nesting::of(&d.entries, synth::class_of));
+        .bench(|| Nesting::of(d.entries(), synth::class_of));
 }
 
 #[divan::bench(sample_count = 10)]

@@ -20,6 +20,7 @@
 //! taken while the backend was descheduled (a wide bracket) must not spoil it. Such an anchor is itself
 //! placed from the chain's narrowest anchor when that is more certain.
 
+use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use causeway_ring::layout::{entry_flags, NO_ELAPSED};
 use causeway_ring::{Entry, Header, Kind};
@@ -71,9 +72,13 @@ pub struct Anchors {
 
 impl Anchors {
     /// Reads the anchors among a ring's live entries.
-    pub fn from_entries(h: &Header, entries: &[Entry]) -> Anchors {
+    pub fn from_entries<'e>(h: &Header, entries: impl Into<Entries<'e>>) -> Anchors {
+        Anchors::of(h, entries.into().iter())
+    }
+
+    /// Reads the anchors among `entries` (any subset of a ring's entries that holds its anchors).
+    pub fn of(h: &Header, entries: impl Iterator<Item = Entry>) -> Anchors {
         let mut raw: Vec<(u64, Anchor)> = entries
-            .iter()
             .filter(|e| e.kind == Some(Kind::DeviceAnchor) && e.done && e.t_end >= e.t_begin)
             .map(|e| {
                 let t0 = h.ticks_to_ns(e.t_begin) as f64;

@@ -1,18 +1,27 @@
-//! Decoding a ring: reads every slot of its live window into entries, in parallel chunks (a 64 MiB
-//! ring holds a million slots), and counts what could not be read and why.
+//! Decoding a ring: checks every slot of its live window, in parallel chunks (a 64 MiB ring holds a
+//! million slots), counts what could not be read and why, and gives the entries to the analyses as an
+//! [`Entries`] view. A closed ring whose window is whole is read where it lies, in the mapping: a
+//! decoded copy of 10 M entries is 640 MB of fresh memory, whose first touch cost more than the
+//! analyses that read it. A ring with torn slots, or one a live process may still write, is copied.
 
-use causeway_ring::{Entry, RingView, Slot};
+use causeway_ring::layout::{ent, flags};
+use causeway_ring::reader::reread;
+use causeway_ring::{Entry, Kind, RingView, Slot, ENTRY_SIZE};
 use rayon::prelude::*;
 
 /// Slots per parallel work item: large enough that scheduling is noise, small enough to spread out.
 const CHUNK: usize = 1 << 16;
 
 /// The entries of one ring and the accounting of its window.
-#[derive(Debug, Clone, Default)]
-pub struct Decoded {
-    /// Committed entries in sequence order.
-    pub entries: Vec<Entry>,
-    /// Committed entries (`entries.len()`).
+pub struct Decoded<'a> {
+    /// Where the entries are.
+    store: Store<'a>,
+    /// Indices of the device intervals and of the other entries that are not calls (NVTX, anchors,
+    /// lifecycle …), each sorted: the passes that read only those skip the calls (two thirds of a
+    /// level-3 capture) and each other's entries. `None` for a window past 2^32 entries, whose
+    /// passes filter every entry instead.
+    listed: Option<Listed>,
+    /// Committed entries (`entries().len()`).
     pub live: u64,
     /// Slots reserved but never committed (writer died mid-entry, or still writing).
     pub torn: u64,
@@ -24,40 +33,202 @@ pub struct Decoded {
     pub dropped: u64,
 }
 
+enum Store<'a> {
+    Mapped {
+        view: &'a RingView<'a>,
+        first: u64,
+        open: u64,
+    },
+    Copied(Vec<Entry>),
+}
+
+impl Decoded<'_> {
+    /// The committed entries in sequence order.
+    pub fn entries(&self) -> Entries<'_> {
+        match &self.store {
+            Store::Mapped { view, first, .. } => Entries::Mapped {
+                slots: view.slots(),
+                mask: view.header.capacity - 1,
+                first: *first,
+                len: self.live as usize,
+            },
+            Store::Copied(v) => Entries::Copied(v),
+        }
+    }
+
+    /// The device intervals (`Kind::DeviceInterval`), with their indices, in sequence order.
+    pub fn intervals(&self) -> Subset<'_> {
+        self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval))
+    }
+
+    /// The entries that are neither calls nor device intervals (NVTX, anchors, graph nodes,
+    /// lifecycle, unknown kinds), with their indices, in sequence order.
+    pub fn rest(&self) -> Subset<'_> {
+        self.subset(|l| &l.rest, |k| !is_listed_apart(k))
+    }
+
+    fn subset(
+        &self,
+        list: impl Fn(&Listed) -> &Vec<u32>,
+        keep: fn(Option<Kind>) -> bool,
+    ) -> Subset<'_> {
+        let entries = self.entries();
+        match &self.listed {
+            Some(l) => Subset::Listed(entries, list(l).iter()),
+            None => Subset::Filtered(entries.iter().enumerate(), keep),
+        }
+    }
+}
+
+/// Entries that `rest` leaves out: calls, and device intervals (listed on their own).
+fn is_listed_apart(k: Option<Kind>) -> bool {
+    matches!(k, Some(Kind::Call | Kind::DeviceInterval))
+}
+
+#[derive(Default)]
+struct Listed {
+    intervals: Vec<u32>,
+    rest: Vec<u32>,
+}
+
+impl Listed {
+    #[inline(always)]
+    fn add(&mut self, i: usize, kind: u8) {
+        if kind == Kind::DeviceInterval as u8 {
+            self.intervals.push(i as u32);
+        } else if kind != Kind::Call as u8 {
+            self.rest.push(i as u32);
+        }
+    }
+
+    fn concat(parts: Vec<Listed>) -> Listed {
+        let mut out = Listed {
+            intervals: Vec::with_capacity(parts.iter().map(|p| p.intervals.len()).sum()),
+            rest: Vec::with_capacity(parts.iter().map(|p| p.rest.len()).sum()),
+        };
+        for p in parts {
+            out.intervals.extend(p.intervals);
+            out.rest.extend(p.rest);
+        }
+        out
+    }
+}
+
+/// Some of a ring's entries with their indices ([`Decoded::intervals`], [`Decoded::rest`]).
+pub enum Subset<'a> {
+    Listed(Entries<'a>, std::slice::Iter<'a, u32>),
+    Filtered(std::iter::Enumerate<Iter<'a>>, fn(Option<Kind>) -> bool),
+}
+
+impl Iterator for Subset<'_> {
+    type Item = (usize, Entry);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, Entry)> {
+        match self {
+            Subset::Listed(entries, ix) => {
+                ix.next().map(|&i| (i as usize, entries.get(i as usize)))
+            }
+            Subset::Filtered(it, keep) => it.find(|(_, e)| keep(e.kind)),
+        }
+    }
+}
+
 /// Reads the window `[first, end)` of `view`.
-pub fn decode(view: &RingView) -> Decoded {
+pub fn decode<'a>(view: &'a RingView<'a>) -> Decoded<'a> {
     let (first, end) = view.window();
     // The reader bounds the window by the ring's capacity, which the file's size bounds.
     let n = usize::try_from(end.saturating_sub(first)).unwrap_or(0);
-    // Each chunk decodes straight into its place in one vector (decoding into a vector per chunk and
-    // concatenating copied every entry a second time: a tenth of a large report).
+    let fits = u32::try_from(n).is_ok();
+    let slots = view.slots();
+    let mask = view.header.capacity.wrapping_sub(1);
+    let chunks: Vec<(u64, u64, Listed)> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let s = first + (c * CHUNK) as u64;
+            let e = (s + CHUNK as u64).min(end);
+            let (mut torn, mut open, mut list) = (0, 0, Listed::default());
+            for seq in s..e {
+                match view.committed(seq) {
+                    Some(done) => {
+                        open += u64::from(!done);
+                        // The kind byte shares the stamp's cache line: listing costs no extra read.
+                        if fits {
+                            list.add(
+                                (seq - first) as usize,
+                                slots[(seq & mask) as usize][ent::KIND],
+                            );
+                        }
+                    }
+                    None => torn += 1,
+                }
+            }
+            (torn, open, list)
+        })
+        .collect();
+    let torn: u64 = chunks.iter().map(|c| c.0).sum();
+    let closed = view.header.flags & flags::CLOSED != 0;
+    let (store, lists) = if torn == 0 && closed {
+        let open = chunks.iter().map(|c| c.1).sum::<u64>();
+        let lists = fits.then(|| Listed::concat(chunks.into_iter().map(|c| c.2).collect()));
+        (Store::Mapped { view, first, open }, lists)
+    } else {
+        let v = copy(view, first, n);
+        let lists = fits.then(|| {
+            let mut l = Listed::default();
+            for (i, e) in v.iter().enumerate() {
+                l.add(i, e.kind.map_or(0, |k| k as u8));
+            }
+            l
+        });
+        (Store::Copied(v), lists)
+    };
+    let live = match &store {
+        Store::Mapped { .. } => n as u64,
+        // A live ring's slots may have changed since they were counted: count what was copied.
+        Store::Copied(v) => v.len() as u64,
+    };
+    let (torn, open) = match &store {
+        Store::Mapped { open, .. } => (torn, *open),
+        Store::Copied(v) => (
+            n as u64 - v.len() as u64,
+            v.iter().filter(|e| !e.done).count() as u64,
+        ),
+    };
+    Decoded {
+        store,
+        listed: lists,
+        live,
+        torn,
+        open,
+        overwritten: view.header.overwritten(),
+        dropped: view.header.dropped,
+    }
+}
+
+/// Copies the committed entries of the `n` slots from `first`, each chunk straight into its place
+/// in one vector (a vector per chunk, concatenated, copied every entry a second time).
+fn copy(view: &RingView, first: u64, n: usize) -> Vec<Entry> {
     let mut entries: Vec<Entry> = crate::bigvec::with_capacity(n);
-    let written: Vec<(usize, u64, u64)> = entries.spare_capacity_mut()[..n]
+    let written: Vec<usize> = entries.spare_capacity_mut()[..n]
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(c, out)| {
             let s = first + (c * CHUNK) as u64;
-            let (mut w, mut torn, mut open) = (0, 0, 0);
+            let mut w = 0;
             for seq in s..s + out.len() as u64 {
-                match view.read(seq) {
-                    Slot::Entry(en) => {
-                        open += u64::from(!en.done);
-                        out[w].write(en);
-                        w += 1;
-                    }
-                    Slot::Torn => torn += 1,
+                if let Slot::Entry(en) = view.read(seq) {
+                    out[w].write(en);
+                    w += 1;
                 }
             }
-            (w, torn, open)
+            w
         })
         .collect();
     // Close the holes torn slots left at the end of their chunks.
     let base = entries.as_mut_ptr();
     let mut len = 0;
-    let (mut torn, mut open) = (0, 0);
-    for (c, &(w, t, o)) in written.iter().enumerate() {
-        torn += t;
-        open += o;
+    for (c, &w) in written.iter().enumerate() {
         let at = c * CHUNK;
         if at != len {
             // SAFETY: chunk `c` initialised `w` entries at `at`; `len <= at`, both ranges lie within
@@ -68,22 +239,158 @@ pub fn decode(view: &RingView) -> Decoded {
     }
     // SAFETY: the first `len` elements are initialised (moved into place above), `len <= n`.
     unsafe { entries.set_len(len) };
-    Decoded {
-        overwritten: view.header.overwritten(),
-        dropped: view.header.dropped,
-        torn,
-        open,
-        live: len as u64,
-        entries,
+    entries
+}
+
+/// The live entries of one ring, by index in sequence order: read from the ring's mapping, or from a
+/// copy. Cheap to copy; `get` returns an entry by value (a mapped one is read from its slot, and only
+/// the fields used are loaded).
+#[derive(Clone, Copy)]
+pub enum Entries<'a> {
+    /// Every slot of the window, each committed with its number: entry `i` has sequence number
+    /// `first + i`, in slot `(first + i) & mask`.
+    Mapped {
+        slots: &'a [[u8; ENTRY_SIZE]],
+        mask: u64,
+        first: u64,
+        len: usize,
+    },
+    /// Decoded entries (torn slots left out).
+    Copied(&'a [Entry]),
+}
+
+impl<'a> From<&'a [Entry]> for Entries<'a> {
+    fn from(v: &'a [Entry]) -> Self {
+        Entries::Copied(v)
     }
 }
 
-/// The index of the entry with sequence number `seq` in `entries` (sorted by sequence, as `decode`
-/// returns them). Sequence numbers are dense except where slots were torn, so the offset from the
-/// first entry is nearly always the index: one probe, then a search only near torn slots (a plain
-/// binary search was a cache miss per step, per device interval).
+impl<'a> From<&'a Vec<Entry>> for Entries<'a> {
+    fn from(v: &'a Vec<Entry>) -> Self {
+        Entries::Copied(v)
+    }
+}
+
+impl<'a> Entries<'a> {
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Entries::Mapped { len, .. } => *len,
+            Entries::Copied(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i`. Panics when `i >= len()`, as slice indexing does.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Entry {
+        match *self {
+            Entries::Mapped {
+                slots,
+                mask,
+                first,
+                len,
+            } => {
+                assert!(i < len, "entry {i} of {len}");
+                let seq = first + i as u64;
+                reread(&slots[(seq & mask) as usize], seq)
+            }
+            Entries::Copied(v) => v[i],
+        }
+    }
+
+    /// The entries in sequence order, by value.
+    pub fn iter(&self) -> Iter<'a> {
+        match *self {
+            Entries::Mapped {
+                slots,
+                mask,
+                first,
+                len,
+            } => Iter::Mapped {
+                slots,
+                mask,
+                seqs: first..first + len as u64,
+            },
+            Entries::Copied(v) => Iter::Copied(v.iter()),
+        }
+    }
+
+    /// The index of the entry with sequence number `seq`. Sequence numbers are dense except where
+    /// slots were torn, so the offset from the first entry is nearly always the index: one probe,
+    /// then a search only near torn slots (a plain binary search was a cache miss per step, per
+    /// device interval).
+    #[inline]
+    pub fn index_of_seq(&self, seq: u64) -> Option<usize> {
+        match self {
+            Entries::Mapped { first, len, .. } => seq
+                .checked_sub(*first)
+                .and_then(|g| usize::try_from(g).ok())
+                .filter(|&g| g < *len),
+            Entries::Copied(v) => index_of_seq(v, seq),
+        }
+    }
+}
+
+/// [`Entries::iter`].
+pub enum Iter<'a> {
+    Mapped {
+        slots: &'a [[u8; ENTRY_SIZE]],
+        mask: u64,
+        seqs: std::ops::Range<u64>,
+    },
+    Copied(std::slice::Iter<'a, Entry>),
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Entry;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Entry> {
+        match self {
+            Iter::Mapped { slots, mask, seqs } => seqs.next().map(|s| {
+                prefetch(slots, (s + PREFETCH) & *mask);
+                reread(&slots[(s & *mask) as usize], s)
+            }),
+            Iter::Copied(it) => it.next().copied(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Iter::Mapped { seqs, .. } => seqs.size_hint(),
+            Iter::Copied(it) => it.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+/// Slots ahead of a walk to ask the cache for: the mapping is in 4 KiB pages, at whose edges the
+/// hardware prefetcher stops.
+const PREFETCH: u64 = 16;
+
+/// Asks for slot `i` (any index: out of range asks for nothing) to be brought into the cache.
+#[inline(always)]
+fn prefetch(slots: &[[u8; ENTRY_SIZE]], i: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = slots.get(i as usize) {
+        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.as_ptr().cast())
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slots, i);
+}
+
+/// [`Entries::index_of_seq`] over decoded entries (sorted by sequence, as `decode` copies them).
 #[inline]
-pub fn index_of_seq(entries: &[Entry], seq: u64) -> Option<usize> {
+fn index_of_seq(entries: &[Entry], seq: u64) -> Option<usize> {
     let first = entries.first()?.seq;
     let guess = seq.checked_sub(first)?;
     if let Some(e) = usize::try_from(guess).ok().and_then(|g| entries.get(g)) {

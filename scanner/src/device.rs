@@ -12,6 +12,7 @@
 //! is off by at least that much.
 
 use crate::anchors::{anchored, Anchors};
+use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::report::percentile;
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
@@ -259,11 +260,13 @@ pub const GRAPH_ROW: &str = "[graph launch]";
 pub const UNKNOWN_KERNEL_ROW: &str = "[unknown kernel]";
 
 /// Reads the device intervals of one ring. `entries` are its live entries in sequence order (as
-/// `decode` returns them); `class_of` gives a call entry's API class; `text` names a text id;
+/// `decode` returns them), `intervals` its device intervals (with their indices, as
+/// `Decoded::intervals` lists them); `class_of` gives a call entry's API class; `text` names a text id;
 /// `kernel` names a launch's function handle.
 pub(crate) fn analyze(
     h: &Header,
-    entries: &[Entry],
+    entries: Entries,
+    intervals: impl Iterator<Item = (usize, Entry)>,
     anchors: &Anchors,
     class_of: impl Fn(&Entry) -> Option<Class>,
     text: impl Fn(u64) -> String,
@@ -279,23 +282,21 @@ pub(crate) fn analyze(
     let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
     // A device interval is written complete; one that is not is a torn write and was counted as open.
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
-    {
+    for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+        let e = &e;
         p.intervals += 1;
         let call = if e.a0 == NO_CALL {
             p.unassociated.no_call += 1;
             None
         } else {
-            match crate::decode::index_of_seq(entries, e.a0) {
+            match entries.index_of_seq(e.a0) {
                 None => {
                     p.unassociated.call_not_in_capture += 1;
                     None
                 }
                 Some(i) => {
-                    let c = &entries[i];
-                    if c.kind == Some(Kind::Call) && issues_work(class_of(c)) {
+                    let c = entries.get(i);
+                    if c.kind == Some(Kind::Call) && issues_work(class_of(&c)) {
                         p.associated += 1;
                         Some(c)
                     } else {

@@ -7,7 +7,7 @@
 
 use crate::anchors::{anchored, Anchors};
 use crate::capture::Ring;
-use crate::decode::decode;
+use crate::decode::{decode, Entries};
 use crate::fastmap::HashMap;
 use crate::names::Names;
 use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
@@ -222,8 +222,8 @@ fn process(ring: &Ring) -> ProcessTimeline {
     let mut ranges = Vec::new();
     let mut marks = Vec::new();
     let mut threads: Vec<u32> = Vec::new();
-    let mut pushed: HashMap<(u32, u64), Vec<(&Entry, u32)>> = HashMap::default();
-    let mut started: HashMap<u64, &Entry> = HashMap::default();
+    let mut pushed: HashMap<(u32, u64), Vec<(Entry, u32)>> = HashMap::default();
+    let mut started: HashMap<u64, Entry> = HashMap::default();
     let range = |open: &Entry, end: Option<u64>, level: u32| Range {
         tid: open.tid,
         name: names.text(open.a0),
@@ -232,7 +232,8 @@ fn process(ring: &Ring) -> ProcessTimeline {
         end_ns: end.map(ns),
         level,
     };
-    for e in &d.entries {
+    for e in d.entries().iter() {
+        let e = &e;
         match e.kind {
             Some(Kind::Call) => {
                 threads.push(e.tid);
@@ -261,19 +262,19 @@ fn process(ring: &Ring) -> ProcessTimeline {
                 threads.push(e.tid);
                 let stack = pushed.entry((e.tid, e.a1)).or_default();
                 let level = stack.len() as u32;
-                stack.push((e, level));
+                stack.push((*e, level));
             }
             Some(Kind::RangePop) => {
                 if let Some((open, level)) = pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
-                    ranges.push(range(open, Some(e.t_begin), level));
+                    ranges.push(range(&open, Some(e.t_begin), level));
                 }
             }
             Some(Kind::RangeStart) => {
-                started.insert(e.a2, e);
+                started.insert(e.a2, *e);
             }
             Some(Kind::RangeEnd) => {
                 if let Some(open) = started.remove(&e.a2) {
-                    ranges.push(range(open, Some(e.t_begin), 0));
+                    ranges.push(range(&open, Some(e.t_begin), 0));
                 }
             }
             Some(Kind::Mark) => marks.push(Mark {
@@ -286,16 +287,16 @@ fn process(ring: &Ring) -> ProcessTimeline {
         }
     }
     for (open, level) in pushed.into_values().flatten() {
-        ranges.push(range(open, None, level));
+        ranges.push(range(&open, None, level));
     }
     for open in started.into_values() {
-        ranges.push(range(open, None, 0));
+        ranges.push(range(&open, None, 0));
     }
     ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
     threads.sort_unstable();
     threads.dedup();
 
-    let (device, unplaced_device) = device_spans(h, &d.entries, &names);
+    let (device, unplaced_device) = device_spans(h, d.entries(), &names);
     ProcessTimeline {
         pid: h.pid,
         ppid: h.ppid,
@@ -311,7 +312,7 @@ fn process(ring: &Ring) -> ProcessTimeline {
     }
 }
 
-fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan>, u64) {
+fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>, u64) {
     let anchors = Anchors::from_entries(h, entries);
     let mut out = Vec::new();
     let mut unplaced = 0u64;
@@ -319,10 +320,11 @@ fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan
         .iter()
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
+        let e = &e;
         let call = (e.a0 != NO_CALL)
-            .then(|| crate::decode::index_of_seq(entries, e.a0))
+            .then(|| entries.index_of_seq(e.a0))
             .flatten()
-            .map(|i| &entries[i])
+            .map(|i| entries.get(i))
             .filter(|c| c.kind == Some(Kind::Call));
         let times = if let Some((id, o0, o1)) = anchored(e) {
             anchors.span(id, o0, o1).map(|(s, t)| {
@@ -361,7 +363,7 @@ fn device_spans(h: &Header, entries: &[Entry], names: &Names) -> (Vec<DeviceSpan
         };
         // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
         let stream = match call {
-            Some(c) if c.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 => stream_of(c),
+            Some(c) if c.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 => stream_of(&c),
             _ => StreamId::Backend(e.a2 as u32),
         };
         out.push(DeviceSpan {

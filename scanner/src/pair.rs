@@ -6,6 +6,7 @@
 use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
 
+use crate::decode::Entries;
 use crate::fastmap::HashMap;
 
 /// How the calls of one ring nest, computed once per ring (the host tables and the wait pass both
@@ -27,7 +28,21 @@ fn idx(v: u32) -> Option<usize> {
 
 impl Nesting {
     /// One pass over the entries in sequence order. `class_of` gives a call entry's API class.
-    pub fn of(entries: &[Entry], class_of: impl Fn(&Entry) -> Option<Class>) -> Nesting {
+    pub fn of<'e>(
+        entries: impl Into<Entries<'e>>,
+        class_of: impl Fn(&Entry) -> Option<Class>,
+    ) -> Nesting {
+        Nesting::visiting(entries.into(), class_of, |_, _| {})
+    }
+
+    /// [`Nesting::of`], handing each call entry (index, entry) to `visit` on the way: a pass over
+    /// millions of entries costs more in memory traffic than most of what is done per entry, so
+    /// what needs only the calls rides along.
+    pub fn visiting(
+        entries: Entries,
+        class_of: impl Fn(&Entry) -> Option<Class>,
+        mut visit: impl FnMut(usize, &Entry),
+    ) -> Nesting {
         let mut parent = crate::bigvec::filled(entries.len(), NONE);
         let mut child = crate::bigvec::filled(entries.len(), NONE);
         // Per thread, the chain of calls that may still enclose its next call, as (depth, index),
@@ -38,9 +53,11 @@ impl Nesting {
         let mut stacks: Vec<Vec<(u16, usize)>> = Vec::new();
         let mut last: Option<(u32, usize)> = None;
         for (i, e) in entries.iter().enumerate() {
+            let e = &e;
             if e.kind != Some(Kind::Call) {
                 continue;
             }
+            visit(i, e);
             // Threads interleave in runs: the last thread's stack is the likely one.
             let b = match last {
                 Some((tid, b)) if tid == e.tid => b,
@@ -61,12 +78,12 @@ impl Nesting {
             }
             if let Some(&(d, p)) = stack.last() {
                 let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
-                if let Some((i32, p32)) =
-                    small.filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries[p], e))
+                if let Some((i32, p32)) = small
+                    .filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries.get(p), e))
                 {
                     parent[i] = p32;
                     let c = class_of(e);
-                    if c.is_some() && child[p] == NONE && class_of(&entries[p]) == c {
+                    if c.is_some() && child[p] == NONE && class_of(&entries.get(p)) == c {
                         child[p] = i32;
                     }
                 }
@@ -106,15 +123,15 @@ fn contains(p: &Entry, c: &Entry) -> bool {
 /// Entry `i` with the arguments it was recorded with — or, for a call recorded through CUPTI's runtime
 /// callback (which carries none), those of its same-class child: stream, handles and the per-thread
 /// stream flag.
-#[inline]
-pub fn args_of(entries: &[Entry], nest: &Nesting, i: usize) -> Entry {
-    let e = entries[i];
+#[inline(always)]
+pub fn args_of(entries: Entries, nest: &Nesting, i: usize) -> Entry {
+    let e = entries.get(i);
     if e.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 {
         return e;
     }
     match nest.child(i) {
         Some(c) => {
-            let k = &entries[c];
+            let k = &entries.get(c);
             let per_thread = k.flags & entry_flags::PER_THREAD;
             Entry {
                 a0: k.a0,

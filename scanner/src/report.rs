@@ -276,54 +276,67 @@ struct Partial {
     waits: WaitsPartial,
 }
 
+/// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
+/// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
+///
+/// 1. Side by side: the calls (nesting, per-API statistics, threads) and the non-calls, which decode
+///    listed (anchors, then the device intervals and the device table of the waits, and NVTX).
+/// 2. Side by side, on the nesting: kernel executions and host waits.
 fn analyze(ring: &Ring) -> Partial {
     let h = &ring.view.header;
     let d = decode(&ring.view);
     let names = Names::of(ring);
-    // The events backend's clock model, read once for the device pass and the wait pass.
-    let anchors = crate::anchors::Anchors::from_entries(h, &d.entries);
-    // The host-side tables, the device intervals and the host waits read the same entries and write
-    // nothing shared: run them side by side (one ring is otherwise one core's work). The device pass
-    // needs no nesting, so it runs while the nesting is built.
-    let host = |nest: &Nesting| {
-        let mut totals = Totals {
-            entries: d.live,
-            dropped: d.dropped,
-            torn: d.torn,
-            open: d.open,
-            overwritten: d.overwritten,
-            ..Totals::default()
-        };
-        let apis = api_stats(h, &d, &names, &mut totals);
-        let kernels = kernel_stats(&d, &names, nest, &mut totals);
-        let (ranges, marks) = nvtx_stats(h, &d, &names, &mut totals);
-        let mut unmatched: HashMap<String, u64> = HashMap::default();
-        for e in d
-            .entries
-            .iter()
-            .filter(|e| e.kind == Some(Kind::ProcUnmatched))
-        {
-            *unmatched.entry(names.text(e.a0)).or_default() += 1;
-        }
-        let threads = program_threads(&d);
-        (totals, apis, kernels, ranges, marks, unmatched, threads)
-    };
-    let device = || {
-        device::analyze(
-            h,
-            &d.entries,
-            &anchors,
+    let entries = d.entries();
+    let calls = || {
+        let mut apis = ApiTable::default();
+        let mut threads = Threads::default();
+        let nest = Nesting::visiting(
+            entries,
             |e| names.class(e),
-            |id| names.text(id),
-            |f| names.kernel(f).map(str::to_string),
-        )
+            |_, e| {
+                apis.add(h, e);
+                threads.add(e.tid);
+            },
+        );
+        (nest, apis, threads)
     };
-    let waits = |nest: &Nesting| {
+    let non_calls = || {
+        // The events backend's clock model, read once for the device pass and the wait pass.
+        let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
+        let device = || {
+            device::analyze(
+                h,
+                entries,
+                d.intervals(),
+                &anchors,
+                |e| names.class(e),
+                |id| names.text(id),
+                |f| names.kernel(f).map(str::to_string),
+            )
+        };
+        let call_device = || waits::CallDevice::of(h, entries, d.intervals(), &anchors);
+        let others = || others_stats(h, &d, &names);
+        let (device, (call_device, others)) =
+            rayon::join(device, || rayon::join(call_device, others));
+        (device, call_device, others)
+    };
+    let ((nest, apis, mut threads), (device, call_device, others)) = rayon::join(calls, non_calls);
+    let mut totals = Totals {
+        entries: d.live,
+        dropped: d.dropped,
+        torn: d.torn,
+        open: d.open,
+        overwritten: d.overwritten,
+        calls: apis.calls,
+        unmatched_range_ends: others.unmatched_range_ends,
+        ..Totals::default()
+    };
+    let waits = || {
         waits::analyze(
             h,
-            &d.entries,
-            nest,
-            &anchors,
+            entries,
+            &nest,
+            &call_device,
             &waits::Lookup {
                 class: &|e| names.class(e),
                 api_name: &|id| {
@@ -336,42 +349,55 @@ fn analyze(ring: &Ring) -> Partial {
             },
         )
     };
-    let nested = || {
-        let nest = Nesting::of(&d.entries, |e| names.class(e));
-        rayon::join(|| host(&nest), || waits(&nest))
-    };
-    let (((totals, apis, kernels, ranges, marks, unmatched, threads), waits), device) =
-        rayon::join(nested, device);
+    let (kernels, waits) = rayon::join(|| kernel_stats(&d, &names, &nest, &mut totals), waits);
+    threads.absorb(&others.threads);
     Partial {
-        process: process(ring, &d, &device, threads),
+        process: process(ring, &d, &device, threads.len(), others.unknown_kind),
         decoded_totals: totals,
-        apis,
+        apis: apis.named(&names),
         kernels,
-        ranges,
-        marks,
-        unmatched,
+        ranges: others.ranges,
+        marks: others.marks,
+        unmatched: others.unmatched,
         device,
         waits,
     }
 }
 
 /// The program's threads: every thread id except the device backend's own (it writes the device
-/// intervals and anchors).
-fn program_threads(d: &Decoded) -> usize {
-    // A set, not a sorted copy of every entry's thread id (10 M of them in a large capture).
-    let mut tids: crate::fastmap::HashSet<u32> = Default::default();
-    let mut last = None;
-    for e in &d.entries {
-        if last != Some(e.tid) && !matches!(e.kind, Some(Kind::DeviceInterval | Kind::DeviceAnchor))
-        {
-            last = Some(e.tid);
-            tids.insert(e.tid);
-        }
-    }
-    tids.len()
+/// intervals and anchors). A set, not a sorted copy of every entry's thread id (10 M of them).
+#[derive(Default)]
+struct Threads {
+    tids: crate::fastmap::HashSet<u32>,
+    /// Threads interleave in runs: most entries are of the thread before them.
+    last: Option<u32>,
 }
 
-fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial, threads: usize) -> Process {
+impl Threads {
+    #[inline]
+    fn add(&mut self, tid: u32) {
+        if self.last != Some(tid) {
+            self.last = Some(tid);
+            self.tids.insert(tid);
+        }
+    }
+
+    fn absorb(&mut self, other: &Threads) {
+        self.tids.extend(other.tids.iter().copied());
+    }
+
+    fn len(&self) -> usize {
+        self.tids.len()
+    }
+}
+
+fn process(
+    ring: &Ring,
+    d: &Decoded,
+    dev: &DevicePartial,
+    threads: usize,
+    unknown_kind: u64,
+) -> Process {
     let h = &ring.view.header;
     let counters = counter::NAMES
         .iter()
@@ -392,7 +418,7 @@ fn process(ring: &Ring, d: &Decoded, dev: &DevicePartial, threads: usize) -> Pro
         torn: d.torn,
         open: d.open,
         overwritten: d.overwritten,
-        unknown_kind: d.entries.iter().filter(|e| e.kind.is_none()).count() as u64,
+        unknown_kind,
         threads,
         strings_dropped: h.strings_dropped,
         strings_torn: ring.view.strings_torn,
@@ -421,30 +447,30 @@ pub fn layer_name(l: Layer) -> &'static str {
     }
 }
 
+/// Per-API call statistics, aggregated by API id (no string work per entry) and named at the end.
 /// Only `Kind::Call` entries are API calls; NVTX and lifecycle entries are instants, not calls.
-fn api_stats(
-    h: &Header,
-    d: &Decoded,
-    names: &Names,
-    totals: &mut Totals,
-) -> HashMap<String, ApiAcc> {
-    // Aggregate by id first (no string work per entry), then name the ids.
-    let ids = d
-        .entries
-        .iter()
-        .map(|e| e.api as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let mut slot = vec![u32::MAX; ids];
-    let mut by_id: Vec<(u16, ApiAcc)> = Vec::new();
-    for e in d.entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
-        let s = &mut slot[e.api as usize];
-        if *s == u32::MAX {
-            *s = by_id.len() as u32;
-            by_id.push((e.api, ApiAcc::default()));
+#[derive(Default)]
+struct ApiTable {
+    /// Row in `by_id` by API id (`u32::MAX`: none yet).
+    slot: Vec<u32>,
+    by_id: Vec<(u16, ApiAcc)>,
+    calls: u64,
+}
+
+impl ApiTable {
+    #[inline]
+    fn add(&mut self, h: &Header, e: &Entry) {
+        let id = e.api as usize;
+        if id >= self.slot.len() {
+            self.slot.resize(id + 1, u32::MAX);
         }
-        let acc = &mut by_id[*s as usize].1;
-        totals.calls += 1;
+        let s = &mut self.slot[id];
+        if *s == u32::MAX {
+            *s = self.by_id.len() as u32;
+            self.by_id.push((e.api, ApiAcc::default()));
+        }
+        let acc = &mut self.by_id[*s as usize].1;
+        self.calls += 1;
         acc.calls += 1;
         if e.done {
             if e.result != 0 {
@@ -456,21 +482,24 @@ fn api_stats(
             acc.open += 1;
         }
     }
-    let mut out: HashMap<String, ApiAcc> = HashMap::default();
-    for (id, acc) in by_id {
-        let (name, layer, class) = match names.api(id) {
-            Some((name, info)) => (name.clone(), layer_name(info.layer), info.class.name()),
-            None => (format!("<api {id}>"), "unknown", Class::Other.name()),
-        };
-        // Two ids with one name (a corrupt or repeated record) still make one row.
-        let m = out.entry(name).or_insert_with(|| ApiAcc {
-            layer: layer.into(),
-            class: class.into(),
-            ..ApiAcc::default()
-        });
-        m.absorb(acc);
+
+    fn named(self, names: &Names) -> HashMap<String, ApiAcc> {
+        let mut out: HashMap<String, ApiAcc> = HashMap::default();
+        for (id, acc) in self.by_id {
+            let (name, layer, class) = match names.api(id) {
+                Some((name, info)) => (name.clone(), layer_name(info.layer), info.class.name()),
+                None => (format!("<api {id}>"), "unknown", Class::Other.name()),
+            };
+            // Two ids with one name (a corrupt or repeated record) still make one row.
+            let m = out.entry(name).or_insert_with(|| ApiAcc {
+                layer: layer.into(),
+                class: class.into(),
+                ..ApiAcc::default()
+            });
+            m.absorb(acc);
+        }
+        out
     }
-    out
 }
 
 /// CUDA's per-thread default stream handle (`cudaStreamPerThread`, `CU_STREAM_PER_THREAD`).
@@ -607,23 +636,27 @@ fn kernel_stats(
     nest: &Nesting,
     totals: &mut Totals,
 ) -> HashMap<String, KernelStats> {
-    let class_of = |i: usize| match d.entries[i].kind {
-        Some(Kind::Call) => names.class(&d.entries[i]),
-        _ => None,
+    let entries = d.entries();
+    let class_of = |i: usize| {
+        let c = entries.get(i);
+        match c.kind {
+            Some(Kind::Call) => names.class(&c),
+            _ => None,
+        }
     };
     // The same operation one layer down: its kernel name names a runtime launch whose own handle has
     // none, and its arguments stand in for those of a call recorded through CUPTI's runtime callback.
-    let args_of = |i: usize| args_of(&d.entries, nest, i);
+    let args_of = |i: usize| args_of(entries, nest, i);
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
     let mut out = Kernels {
         names,
         rows: HashMap::default(),
     };
-    for (i, e) in d.entries.iter().enumerate() {
+    for (i, e) in entries.iter().enumerate() {
         let p = nest.parent(i);
         if e.kind == Some(Kind::GraphNode) {
-            graph_node(e, &mut graphs, &mut out);
+            graph_node(&e, &mut graphs, &mut out);
             continue;
         }
         let Some(class) = class_of(i) else {
@@ -636,7 +669,7 @@ fn kernel_stats(
             Class::Launch if outermost => {
                 let known = names
                     .kernel(e.a1)
-                    .or_else(|| nest.child(i).and_then(|c| names.kernel(d.entries[c].a1)));
+                    .or_else(|| nest.child(i).and_then(|c| names.kernel(entries.get(c).a1)));
                 let name = match known {
                     Some(n) => std::borrow::Cow::Borrowed(n),
                     None => std::borrow::Cow::Owned(unknown_handle(e.a1)),
@@ -707,18 +740,29 @@ fn graph_node(e: &Entry, graphs: &mut HashMap<u64, GraphExec>, out: &mut Kernels
 
 type RangeKey = (String, Option<String>);
 
-/// Pairs NVTX entries into ranges: push/pop nest per thread and domain; start/end pair by range id
-/// (a2) across threads of the process.
-fn nvtx_stats(
-    h: &Header,
-    d: &Decoded,
-    names: &Names,
-    totals: &mut Totals,
-) -> (HashMap<RangeKey, RangeAcc>, HashMap<RangeKey, u64>) {
-    let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::default();
-    let mut marks: HashMap<RangeKey, u64> = HashMap::default();
-    let mut pushed: HashMap<(u32, u64), Vec<&Entry>> = HashMap::default();
-    let mut started: HashMap<u64, &Entry> = HashMap::default();
+/// What the non-call entries give the host tables.
+#[derive(Default)]
+struct Others {
+    ranges: HashMap<RangeKey, RangeAcc>,
+    marks: HashMap<RangeKey, u64>,
+    /// Pops and ends that matched no push or start.
+    unmatched_range_ends: u64,
+    /// `cuGetProcAddress` answers that matched no hook, by symbol.
+    unmatched: HashMap<String, u64>,
+    /// Entries of a kind this scanner does not know.
+    unknown_kind: u64,
+    /// Threads of NVTX and lifecycle entries (not the device backend's anchors).
+    threads: Threads,
+}
+
+/// The host tables of the entries that are neither calls nor device intervals, in one pass over them. NVTX entries pair into ranges:
+/// push/pop nest per thread and domain; start/end pair by range id (a2) across threads of the
+/// process.
+fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
+    let mut out = Others::default();
+    let mut pushed: HashMap<(u32, u64), Vec<Entry>> = HashMap::default();
+    let mut started: HashMap<u64, Entry> = HashMap::default();
+    let ranges = &mut out.ranges;
     let mut close = |open: &Entry, t_end: u64| {
         let key = (names.text(open.a0), names.domain(open.a1));
         let acc = ranges.entry(key).or_default();
@@ -727,33 +771,38 @@ fn nvtx_stats(
         acc.total_ns = acc.total_ns.saturating_add(ns);
         acc.max_ns = acc.max_ns.max(ns);
     };
-    for e in &d.entries {
+    for (_, e) in d.rest() {
+        if e.kind != Some(Kind::DeviceAnchor) {
+            out.threads.add(e.tid);
+        }
         match e.kind {
             Some(Kind::RangePush) => pushed.entry((e.tid, e.a1)).or_default().push(e),
             Some(Kind::RangePop) => match pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
-                Some(open) => close(open, e.t_begin),
-                None => totals.unmatched_range_ends += 1,
+                Some(open) => close(&open, e.t_begin),
+                None => out.unmatched_range_ends += 1,
             },
             Some(Kind::RangeStart) => {
                 started.insert(e.a2, e);
             }
             Some(Kind::RangeEnd) => match started.remove(&e.a2) {
-                Some(open) => close(open, e.t_begin),
-                None => totals.unmatched_range_ends += 1,
+                Some(open) => close(&open, e.t_begin),
+                None => out.unmatched_range_ends += 1,
             },
             Some(Kind::Mark) => {
-                *marks
+                *out.marks
                     .entry((names.text(e.a0), names.domain(e.a1)))
                     .or_default() += 1
             }
+            Some(Kind::ProcUnmatched) => *out.unmatched.entry(names.text(e.a0)).or_default() += 1,
+            None => out.unknown_kind += 1,
             _ => {}
         }
     }
     for open in pushed.values().flatten().chain(started.values()) {
         let key = (names.text(open.a0), names.domain(open.a1));
-        ranges.entry(key).or_default().open += 1;
+        out.ranges.entry(key).or_default().open += 1;
     }
-    (ranges, marks)
+    out
 }
 
 /// The nearest-rank percentile `p` (1..=100) of sorted `v`: the smallest value with at least p% of

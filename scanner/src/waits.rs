@@ -45,6 +45,7 @@
 //! (null), never guessed.
 
 use crate::anchors::{anchored, Anchors};
+use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting};
 use crate::report::{percentile, stream_key, Captures, StreamKey};
@@ -198,7 +199,7 @@ struct Record {
 
 /// The device intervals of the issuing calls, by the call's entry index (flat tables: a capture holds
 /// millions of calls, and a map of small vectors costs more than the rest of the analysis).
-struct CallDevice {
+pub(crate) struct CallDevice {
     /// Latest device end in host CLOCK_MONOTONIC ns, over timed intervals on the host clock or
     /// converted through the events backend's anchors; `NONE` where unknown.
     last_end: Vec<u64>,
@@ -290,60 +291,74 @@ fn merge_wait(
     }
 }
 
-/// Reads the waits of one ring. `entries` are its live entries in sequence order, `parent` their
-/// nesting (`pair::Nesting`).
+impl CallDevice {
+    /// Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
+    /// `entries` are the ring's live entries in sequence order, `intervals` its device intervals
+    /// (with their indices; any superset of them will do).
+    pub(crate) fn of(
+        h: &Header,
+        entries: Entries,
+        intervals: impl Iterator<Item = (usize, Entry)>,
+        anchors: &Anchors,
+    ) -> CallDevice {
+        let mut device = CallDevice {
+            last_end: Vec::new(),
+            kernels: Vec::new(),
+        };
+        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+            let e = &e;
+            // Entries are sorted by sequence number: the issuing call by identity.
+            let Some(ci) = entries.index_of_seq(e.a0) else {
+                continue;
+            };
+            if device.last_end.is_empty() {
+                device.last_end = crate::bigvec::filled(entries.len(), CallDevice::NONE);
+            }
+            let end = if let Some((id, o0, o1)) = anchored(e) {
+                // Events backend: no name of its own (the launch's is used), times through the anchors.
+                anchors
+                    .span(id, o0, o1)
+                    .map(|(_, t)| t.ns.max(0.0).round() as u64)
+            } else {
+                if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
+                    device.kernels.push((ci, e.a1));
+                }
+                let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
+                (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
+            };
+            if let Some(end) = end {
+                let slot = &mut device.last_end[ci];
+                *slot = if *slot == CallDevice::NONE {
+                    end
+                } else {
+                    (*slot).max(end)
+                };
+            }
+        }
+        // Stable: a call's kernels keep their order.
+        device.kernels.sort_by_key(|&(i, _)| i);
+        device
+    }
+}
+
+/// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
+/// nesting (`pair::Nesting`), `device` the device intervals of their calls.
 pub(crate) fn analyze(
     h: &Header,
-    entries: &[Entry],
+    entries: Entries,
     nest: &Nesting,
-    anchors: &Anchors,
+    device: &CallDevice,
     look: &Lookup,
 ) -> WaitsPartial {
-    let class_of = |i: usize| match entries[i].kind {
-        Some(Kind::Call) => (look.class)(&entries[i]),
-        _ => None,
+    let class_of = |i: usize| {
+        let c = entries.get(i);
+        match c.kind {
+            Some(Kind::Call) => (look.class)(&c),
+            _ => None,
+        }
     };
     // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
     let args_of = |i: usize| args_of(entries, nest, i);
-    // Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
-    let mut device = CallDevice {
-        last_end: Vec::new(),
-        kernels: Vec::new(),
-    };
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
-    {
-        // Entries are sorted by sequence number: the issuing call by identity.
-        let Some(ci) = crate::decode::index_of_seq(entries, e.a0) else {
-            continue;
-        };
-        if device.last_end.is_empty() {
-            device.last_end = crate::bigvec::filled(entries.len(), CallDevice::NONE);
-        }
-        let end = if let Some((id, o0, o1)) = anchored(e) {
-            // Events backend: no name of its own (the launch's is used), times through the anchors.
-            anchors
-                .span(id, o0, o1)
-                .map(|(_, t)| t.ns.max(0.0).round() as u64)
-        } else {
-            if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-                device.kernels.push((ci, e.a1));
-            }
-            let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
-            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
-        };
-        if let Some(end) = end {
-            let slot = &mut device.last_end[ci];
-            *slot = if *slot == CallDevice::NONE {
-                end
-            } else {
-                (*slot).max(end)
-            };
-        }
-    }
-    // Stable: a call's kernels keep their order.
-    device.kernels.sort_by_key(|&(i, _)| i);
 
     let mut names: HashMap<u16, String> = HashMap::default();
     let mut name_of = |api: u16| -> String {
@@ -451,7 +466,7 @@ pub(crate) fn analyze(
                 covered.sort_unstable_by_key(|it| it.seq);
                 pending.retain(|_, q| !q.is_empty());
                 record_wait(
-                    h, &e, name, &covered, direct, entries, &device, look, &mut out,
+                    h, &e, name, &covered, direct, entries, device, look, &mut out,
                 );
             }
             _ => {}
@@ -514,7 +529,7 @@ fn record_wait(
     name: String,
     covered: &[Item],
     direct: Option<StreamGen>,
-    entries: &[Entry],
+    entries: Entries,
     device: &CallDevice,
     look: &Lookup,
     out: &mut WaitsPartial,
@@ -568,7 +583,7 @@ fn record_wait(
                 }
             }
             _ => {
-                let c = &entries[it.idx];
+                let c = &entries.get(it.idx);
                 if (look.class)(c) == Some(Class::Launch) {
                     if let Some(k) = (look.kernel)(c.a1) {
                         if add(k) {
@@ -776,7 +791,9 @@ mod tests {
                 text: &|id| format!("<text {id}>"),
             };
             let anchors = Anchors::from_entries(&h, &self.entries);
-            analyze(&h, &self.entries, &nest, &anchors, &look)
+            let entries = Entries::from(&self.entries);
+            let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
+            analyze(&h, entries, &nest, &device, &look)
         }
     }
 

@@ -65,9 +65,7 @@ fn ring() -> RingBuilder {
 }
 
 fn report_of(b: &RingBuilder) -> Report {
-    let dir = TempDir::new("device");
-    b.write_to(&dir.join("x.cwring"));
-    Report::from_path(dir.path()).unwrap()
+    b.report("device")
 }
 
 fn launch(b: &RingBuilder, t0: u64, handle: u64) -> u64 {

@@ -218,9 +218,7 @@ impl Prog {
     }
 
     fn report(&self) -> Report {
-        let dir = TempDir::new("graphs");
-        self.b.write_to(&dir.join("x.cwring"));
-        Report::from_path(dir.path()).unwrap()
+        self.b.report("graphs")
     }
 }
 

@@ -8,9 +8,7 @@ use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Re
 use common::*;
 
 fn report_of(b: &RingBuilder) -> Report {
-    let dir = TempDir::new("report");
-    b.write_to(&dir.join("x.cwring"));
-    Report::from_path(dir.path()).unwrap()
+    b.report("report")
 }
 
 fn api<'a>(r: &'a Report, name: &str) -> &'a ApiStats {

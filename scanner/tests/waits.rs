@@ -110,9 +110,7 @@ fn ring3() -> RingBuilder {
 }
 
 fn report_of(b: &RingBuilder) -> Report {
-    let dir = TempDir::new("waits");
-    b.write_to(&dir.join("x.cwring"));
-    Report::from_path(dir.path()).unwrap()
+    b.report("waits")
 }
 
 /// A successful runtime launch `[t, t + 10]` of `handle` on `stream`.

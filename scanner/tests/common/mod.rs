@@ -375,6 +375,42 @@ impl RingBuilder {
     pub fn write_to(&self, path: &Path) {
         std::fs::write(path, self.bytes()).unwrap();
     }
+
+    /// The report of this ring, checked against the report of the same ring marked closed. A closed
+    /// ring is read in place from its mapping and an open one is copied first (`decode`); whatever a
+    /// test builds, both must say the same, except the `closed` flag itself and the paths.
+    pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
+        let dir = TempDir::new(tag);
+        let open = dir.join("open");
+        let closed = dir.join("closed");
+        std::fs::create_dir_all(&open).unwrap();
+        std::fs::create_dir_all(&closed).unwrap();
+        self.write_to(&open.join("x.cwring"));
+        let mut bytes = self.bytes().to_vec();
+        let f = u32::from_le_bytes(bytes[hdr::FLAGS..hdr::FLAGS + 4].try_into().unwrap());
+        bytes[hdr::FLAGS..hdr::FLAGS + 4]
+            .copy_from_slice(&(f | layout::flags::CLOSED).to_le_bytes());
+        std::fs::write(closed.join("x.cwring"), bytes).unwrap();
+        let r = causeway_scanner::report::Report::from_path(&open).unwrap();
+        let c = causeway_scanner::report::Report::from_path(&closed).unwrap();
+        // Paths (in `capture`, `file` and warnings) name the folder each copy is in.
+        let plain = |r: &causeway_scanner::report::Report| {
+            let text = serde_json::to_string(r)
+                .unwrap()
+                .replace(closed.to_str().unwrap(), open.to_str().unwrap());
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for p in v["processes"].as_array_mut().unwrap() {
+                p["closed"] = false.into();
+            }
+            v
+        };
+        assert_eq!(
+            plain(&r),
+            plain(&c),
+            "the closed ring (read in place) reports otherwise"
+        );
+        r
+    }
 }
 
 /// The thread test rings give device intervals (the timing backend's own thread).
