@@ -14,7 +14,7 @@
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::HashMap;
-use crate::report::percentile;
+use crate::report::{append, percentile};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
@@ -398,15 +398,15 @@ pub(crate) fn analyze(
         };
         let m = p.kernels.entry(name).or_default();
         m.count += k.count;
-        m.durations.extend(k.durations);
-        m.latencies.extend(k.latencies);
+        append(&mut m.durations, k.durations);
+        append(&mut m.latencies, k.latencies);
     }
     for (kind, c) in copies {
         let name = kind.map_or_else(|| MEMSET_ROW.to_string(), copy_kind_name);
         let m = p.copies.entry(name).or_default();
         m.count += c.count;
         m.bytes = m.bytes.saturating_add(c.bytes);
-        m.durations.extend(c.durations);
+        append(&mut m.durations, c.durations);
     }
     p.unassociated.total =
         p.unassociated.no_call + p.unassociated.call_not_in_capture + p.unassociated.wrong_class;
@@ -447,7 +447,7 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         clock.anchored += p.anchored;
         clock.anchors += p.anchors;
         clock.drift_assumed += p.drift_assumed;
-        bounds.extend(p.bounds);
+        append(&mut bounds, p.bounds);
         half_widths.extend(p.half_widths);
         rates.extend(p.rates);
         clock.unconverted += p.unconverted;
@@ -466,14 +466,14 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         for (name, k) in p.kernels {
             let m = kernels.entry(name).or_default();
             m.count += k.count;
-            m.durations.extend(k.durations);
-            m.latencies.extend(k.latencies);
+            append(&mut m.durations, k.durations);
+            append(&mut m.latencies, k.latencies);
         }
         for (kind, c) in p.copies {
             let m = copies.entry(kind).or_default();
             m.count += c.count;
             m.bytes = m.bytes.saturating_add(c.bytes);
-            m.durations.extend(c.durations);
+            append(&mut m.durations, c.durations);
         }
     }
     let by_callback = clock.converted - clock.anchored;

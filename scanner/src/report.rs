@@ -245,7 +245,7 @@ impl ApiAcc {
         for (code, n) in other.error_codes {
             *self.error_codes.entry(code).or_default() += n;
         }
-        self.durations.extend(other.durations);
+        append(&mut self.durations, other.durations);
     }
 }
 
@@ -279,9 +279,9 @@ struct Partial {
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
 /// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
 ///
-/// 1. Side by side: the calls (nesting, per-API statistics, threads) and the non-calls, which decode
-///    listed (anchors, then the device intervals and the device table of the waits, and NVTX).
-/// 2. Side by side, on the nesting: kernel executions and host waits.
+/// 1. Side by side: the calls (nesting, per-API statistics, threads) and the non-calls decode listed
+///    (anchors, then the device table of the waits beside NVTX and the other host tables).
+/// 2. Side by side: kernel executions and host waits (both on the nesting), and the device intervals.
 fn analyze(ring: &Ring) -> Partial {
     let h = &ring.view.header;
     let d = decode(&ring.view);
@@ -303,24 +303,13 @@ fn analyze(ring: &Ring) -> Partial {
     let non_calls = || {
         // The events backend's clock model, read once for the device pass and the wait pass.
         let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
-        let device = || {
-            device::analyze(
-                h,
-                entries,
-                d.intervals(),
-                &anchors,
-                |e| names.class(e),
-                |id| names.text(id),
-                |f| names.kernel(f).map(str::to_string),
-            )
-        };
-        let call_device = || waits::CallDevice::of(h, entries, d.intervals(), &anchors);
-        let others = || others_stats(h, &d, &names);
-        let (device, (call_device, others)) =
-            rayon::join(device, || rayon::join(call_device, others));
-        (device, call_device, others)
+        let (call_device, others) = rayon::join(
+            || waits::CallDevice::of(h, entries, d.intervals(), &anchors),
+            || others_stats(h, &d, &names),
+        );
+        (anchors, call_device, others)
     };
-    let ((nest, apis, mut threads), (device, call_device, others)) = rayon::join(calls, non_calls);
+    let ((nest, apis, mut threads), (anchors, call_device, others)) = rayon::join(calls, non_calls);
     let mut totals = Totals {
         entries: d.live,
         dropped: d.dropped,
@@ -349,7 +338,21 @@ fn analyze(ring: &Ring) -> Partial {
             },
         )
     };
-    let (kernels, waits) = rayon::join(|| kernel_stats(&d, &names, &nest, &mut totals), waits);
+    let device = || {
+        device::analyze(
+            h,
+            entries,
+            d.intervals(),
+            &anchors,
+            |e| names.class(e),
+            |id| names.text(id),
+            |f| names.kernel(f).map(str::to_string),
+        )
+    };
+    let (kernels, (waits, device)) = rayon::join(
+        || kernel_stats(&d, &names, &nest, &mut totals),
+        || rayon::join(waits, device),
+    );
     threads.absorb(&others.threads);
     Partial {
         process: process(ring, &d, &device, threads.len(), others.unknown_kind),
@@ -531,8 +534,10 @@ pub(crate) struct Captures {
 }
 
 impl Captures {
+    #[inline]
     pub(crate) fn capturing(&self, e: &Entry) -> bool {
-        self.streams.contains_key(&stream_key(e))
+        // Most programs never capture: no hashing per launch then.
+        !self.streams.is_empty() && self.streams.contains_key(&stream_key(e))
     }
 
     /// Applies a completed call of class `class`. A runtime call and the driver call inside it both
@@ -583,23 +588,17 @@ struct GraphExec {
     launched: u64,
 }
 
-/// Kernel rows of one process, keyed by name.
-struct Kernels<'a> {
-    names: &'a Names,
-    rows: HashMap<String, KernelStats>,
+/// Kernel rows of one process, keyed by the function handle that names them (no string work per
+/// launch) and named at the end.
+#[derive(Default)]
+struct Kernels {
+    rows: HashMap<u64, KernelStats>,
 }
 
-impl Kernels<'_> {
-    fn row(&mut self, name: &str) -> &mut KernelStats {
-        // Look up by &str so the common case allocates nothing per launch.
-        if !self.rows.contains_key(name) {
-            let k = KernelStats {
-                name: name.to_string(),
-                ..KernelStats::default()
-            };
-            self.rows.insert(name.to_string(), k);
-        }
-        self.rows.get_mut(name).expect("inserted above")
+impl Kernels {
+    #[inline]
+    fn row(&mut self, handle: u64) -> &mut KernelStats {
+        self.rows.entry(handle).or_default()
     }
 
     /// Adds `g`'s pending launches to its kernels: one execution per node per launch.
@@ -607,15 +606,27 @@ impl Kernels<'_> {
         if g.launched == 0 {
             return;
         }
-        let names = self.names;
         for &f in g.nodes.values() {
-            let name = match names.kernel(f) {
-                Some(n) => std::borrow::Cow::Borrowed(n),
-                None => std::borrow::Cow::Owned(unknown_handle(f)),
-            };
-            self.row(&name).via_graph += g.launched;
+            self.row(f).via_graph += g.launched;
         }
         g.launched = 0;
+    }
+
+    /// The rows by kernel name; two handles with one name make one row.
+    fn named(self, names: &Names) -> HashMap<String, KernelStats> {
+        let mut out: HashMap<String, KernelStats> = HashMap::default();
+        for (h, k) in self.rows {
+            let name = names
+                .kernel(h)
+                .map_or_else(|| unknown_handle(h), str::to_string);
+            out.entry(name.clone())
+                .or_insert_with(|| KernelStats {
+                    name,
+                    ..KernelStats::default()
+                })
+                .absorb(&k);
+        }
+        out
     }
 }
 
@@ -649,10 +660,7 @@ fn kernel_stats(
     let args_of = |i: usize| args_of(entries, nest, i);
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
-    let mut out = Kernels {
-        names,
-        rows: HashMap::default(),
-    };
+    let mut out = Kernels::default();
     for (i, e) in entries.iter().enumerate() {
         let p = nest.parent(i);
         if e.kind == Some(Kind::GraphNode) {
@@ -667,15 +675,15 @@ fn kernel_stats(
         let outermost = p.and_then(class_of) != Some(class);
         match class {
             Class::Launch if outermost => {
-                let known = names
-                    .kernel(e.a1)
-                    .or_else(|| nest.child(i).and_then(|c| names.kernel(entries.get(c).a1)));
-                let name = match known {
-                    Some(n) => std::borrow::Cow::Borrowed(n),
-                    None => std::borrow::Cow::Owned(unknown_handle(e.a1)),
+                // The runtime's handle, or else the one the driver call below it named.
+                let handle = if names.kernel(e.a1).is_some() {
+                    e.a1
+                } else {
+                    let below = nest.child(i).map(|c| entries.get(c).a1);
+                    below.filter(|&h| names.kernel(h).is_some()).unwrap_or(e.a1)
                 };
                 let captured = captures.capturing(e);
-                let k = out.row(&name);
+                let k = out.row(handle);
                 if !e.done {
                     k.open += 1;
                 } else if e.result != 0 {
@@ -706,7 +714,7 @@ fn kernel_stats(
     for g in graphs.values_mut() {
         out.flush(g);
     }
-    let mut rows = out.rows;
+    let mut rows = out.named(names);
     for k in rows.values_mut() {
         k.launches = k.direct + k.via_graph;
         totals.launches += k.launches;
@@ -814,6 +822,16 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], p: u64) -> Option<T> {
     }
     let rank = (p * n).div_ceil(100).clamp(1, n);
     Some(sorted[(rank - 1) as usize])
+}
+
+/// Moves `from`'s values to the end of `to`: the vector itself when `to` is empty (per-row samples
+/// run to millions, and a copy of them is as much fresh memory again).
+pub(crate) fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
+    if to.is_empty() {
+        *to = from;
+    } else {
+        to.append(&mut from);
+    }
 }
 
 /// `nearest_rank` of durations, 0 for no values.

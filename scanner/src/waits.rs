@@ -48,7 +48,7 @@ use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting};
-use crate::report::{percentile, stream_key, Captures, StreamKey};
+use crate::report::{append, percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
@@ -155,10 +155,10 @@ impl WaitAcc {
     fn absorb(&mut self, o: WaitAcc) {
         self.count += o.count;
         self.empty += o.empty;
-        self.blocked.extend(o.blocked);
+        append(&mut self.blocked, o.blocked);
         self.work_items += o.work_items;
-        self.waited.extend(o.waited);
-        self.tails.extend(o.tails);
+        append(&mut self.waited, o.waited);
+        append(&mut self.tails, o.tails);
     }
 }
 
@@ -478,7 +478,13 @@ pub(crate) fn analyze(
 /// The stream a call names, in its current generation.
 fn stream_of(stream_gen: &HashMap<StreamKey, u64>, e: &Entry) -> StreamGen {
     let key = stream_key(e);
-    (key, stream_gen.get(&key).copied().unwrap_or(0))
+    // Streams are rarely destroyed: no hashing per launch until one is.
+    let g = if stream_gen.is_empty() {
+        0
+    } else {
+        stream_gen.get(&key).copied().unwrap_or(0)
+    };
+    (key, g)
 }
 
 /// The streams of `covered` (in sequence order), `direct` first (all direct when it is `None`), at
