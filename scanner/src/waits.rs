@@ -176,6 +176,8 @@ struct Item {
     idx: usize,
     seq: u64,
     stream: StreamGen,
+    /// The latest end of its device intervals (`CallDevice::ends`).
+    end: Option<u64>,
 }
 
 /// A stream in one generation.
@@ -197,23 +199,41 @@ struct Record {
     deps: Option<Rc<Frontier>>,
 }
 
-/// The device intervals of the issuing calls, by the call's entry index (flat tables: a capture holds
-/// millions of calls, and a map of small vectors costs more than the rest of the analysis).
+/// The device intervals of the issuing calls, by the call's entry index (flat tables sorted by call:
+/// a capture holds millions of calls, and a map of small vectors costs more than the rest of the
+/// analysis; a table with a slot per entry was 80 MB of fresh memory for 10 M entries, read at
+/// random).
 pub(crate) struct CallDevice {
-    /// Latest device end in host CLOCK_MONOTONIC ns, over timed intervals on the host clock or
-    /// converted through the events backend's anchors; `NONE` where unknown.
-    last_end: Vec<u64>,
+    /// (call index, latest device end in host CLOCK_MONOTONIC ns), one per call, sorted by call
+    /// index: over timed intervals on the host clock or converted through the events backend's
+    /// anchors. The wait pass reads it in call order, with a cursor (`Ends`).
+    ends: Vec<(usize, u64)>,
     /// (call index, kernel name text id), sorted by call index, intervals in order within a call.
     kernels: Vec<(usize, u64)>,
 }
 
-impl CallDevice {
-    const NONE: u64 = u64::MAX;
+/// A cursor over `CallDevice::ends` for calls asked in increasing index order (any order works; out
+/// of order costs a search).
+struct Ends<'a> {
+    ends: &'a [(usize, u64)],
+    at: usize,
+}
 
-    fn last_end(&self, idx: usize) -> Option<u64> {
-        self.last_end.get(idx).copied().filter(|&t| t != Self::NONE)
+impl Ends<'_> {
+    #[inline]
+    fn of(&mut self, idx: usize) -> Option<u64> {
+        if self.at > 0 && self.ends[self.at - 1].0 >= idx {
+            self.at = self.ends.partition_point(|&(i, _)| i < idx);
+        }
+        while self.ends.get(self.at).is_some_and(|&(i, _)| i < idx) {
+            self.at += 1;
+        }
+        let (i, end) = *self.ends.get(self.at)?;
+        (i == idx).then_some(end)
     }
+}
 
+impl CallDevice {
     fn kernels(&self, idx: usize) -> &[(usize, u64)] {
         let lo = self.kernels.partition_point(|&(i, _)| i < idx);
         let hi = self.kernels.partition_point(|&(i, _)| i <= idx);
@@ -302,7 +322,7 @@ impl CallDevice {
         anchors: &Anchors,
     ) -> CallDevice {
         let mut device = CallDevice {
-            last_end: Vec::new(),
+            ends: Vec::new(),
             kernels: Vec::new(),
         };
         for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
@@ -311,9 +331,6 @@ impl CallDevice {
             let Some(ci) = entries.index_of_seq(e.a0) else {
                 continue;
             };
-            if device.last_end.is_empty() {
-                device.last_end = crate::bigvec::filled(entries.len(), CallDevice::NONE);
-            }
             let end = if let Some((id, o0, o1)) = anchored(e) {
                 // Events backend: no name of its own (the launch's is used), times through the anchors.
                 anchors
@@ -326,15 +343,18 @@ impl CallDevice {
                 let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
                 (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
             };
-            if let Some(end) = end {
-                let slot = &mut device.last_end[ci];
-                *slot = if *slot == CallDevice::NONE {
-                    end
-                } else {
-                    (*slot).max(end)
-                };
-            }
+            device.ends.extend(end.map(|t| (ci, t)));
         }
+        // Intervals arrive in completion order, close to call order: the sort has little to do.
+        device.ends.sort_unstable();
+        // One per call: the latest end (sorted ascending, the last of a run is the largest).
+        device.ends.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 = later.1;
+            }
+            same
+        });
         // Stable: a call's kernels keep their order.
         device.kernels.sort_by_key(|&(i, _)| i);
         device
@@ -376,6 +396,10 @@ pub(crate) fn analyze(
     // (event, generation) → its latest completed record.
     let mut records: HashMap<(u64, u64), Record> = HashMap::default();
     let mut out = WaitsPartial::default();
+    let mut ends = Ends {
+        ends: &device.ends,
+        at: 0,
+    };
 
     for i in 0..entries.len() {
         let p = nest.parent(i);
@@ -404,6 +428,7 @@ pub(crate) fn analyze(
                     idx: i,
                     seq: e.seq,
                     stream: sg,
+                    end: ends.of(i),
                 });
             }
             Class::Stream if name_of(e.api).contains("Destroy") => {
@@ -547,7 +572,7 @@ fn record_wait(
     } else {
         covered
             .iter()
-            .try_fold(0u64, |m, it| device.last_end(it.idx).map(|t| m.max(t)))
+            .try_fold(0u64, |m, it| it.end.map(|t| m.max(t)))
     };
     let begin = h.ticks_to_ns(e.t_begin);
     let end = h.ticks_to_ns(e.t_end);
@@ -801,6 +826,32 @@ mod tests {
             let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
             analyze(&h, entries, &nest, &device, &look)
         }
+    }
+
+    #[test]
+    fn ends_cursor_answers_in_order_out_of_order_and_missing() {
+        let ends = [(2, 20), (5, 50), (6, 60), (9, 90)];
+        let mut c = Ends { ends: &ends, at: 0 };
+        let asked = [0, 2, 3, 5, 6, 9, 10, 5, 2, 7, 9, 1, 6];
+        let got: Vec<Option<u64>> = asked.iter().map(|&i| c.of(i)).collect();
+        let want = [
+            None,
+            Some(20),
+            None,
+            Some(50),
+            Some(60),
+            Some(90),
+            None,
+            Some(50),
+            Some(20),
+            None,
+            Some(90),
+            None,
+            Some(60),
+        ];
+        assert_eq!(got, want);
+        let mut empty = Ends { ends: &[], at: 0 };
+        assert_eq!(empty.of(3), None);
     }
 
     const KERNELS: [&str; 8] = ["a0", "a1", "b0", "b1", "c0", "c1", "d0", "d1"];
@@ -1058,6 +1109,7 @@ mod tests {
             idx: 0,
             seq,
             stream,
+            end: None,
         };
         let b: StreamGen = ((B, 0), 0);
         let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();

@@ -341,6 +341,25 @@ fn device_intervals_give_waited_and_tail_exactly() {
 }
 
 #[test]
+fn a_call_with_several_intervals_waits_for_the_latest_end_in_any_order() {
+    // One launch, three intervals recorded out of time order (a graph's kernels, or a kernel and
+    // its re-timed copy): the wait ends with the latest, whichever interval was written last.
+    let b = ring3();
+    let a = launch(&b, 100, S1, H_GEMM);
+    let c = launch(&b, 150, S1, H_RELU);
+    let s = call(&b, STREAM_SYNC, 1000, 5000, [S1, 0, 0]);
+    b.kernel_interval(c, RELU, 2500, 2600).unwrap();
+    b.kernel_interval(a, GEMM, 300, 3900).unwrap();
+    b.kernel_interval(a, GEMM, 300, 1200).unwrap();
+    b.kernel_interval(a, GEMM, 300, 2000).unwrap();
+    let r = report_of(&b);
+    let w = wait(&r, s);
+    assert_eq!(w.work_items, 2);
+    // Last device end 3900 (the first of a's intervals written): waited 2900, tail 1100.
+    assert_eq!((w.waited_on_device_ns, w.tail_ns), (Some(2900), Some(1100)));
+}
+
+#[test]
 fn a_sync_with_nothing_pending_is_empty() {
     let b = ring();
     let s = call(&b, STREAM_SYNC, 100, 200, [S1, 0, 0]);
