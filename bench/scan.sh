@@ -4,23 +4,61 @@
 # interval; every 64 ops an NVTX step and a sync), RUNS times; prints seconds and entries/s per run and
 # min/median/max.
 #     bash bench/scan.sh [ENTRIES=10000000] [RUNS=3]
+# Environment:
+#   CW=path        the causeway binary to time (default: built here, target/release/causeway)
+#   SYNTH=path     the synth_capture binary (default: built here)
+#   BASELINE=path  another causeway binary, timed in the same run on the same capture, runs
+#                  alternating; prints both and the ratio of medians, and whether their JSON agrees
+#   CPUS=list      run every report under `taskset -c list` (e.g. CPUS=0,1 for two cores)
+# Without CW and SYNTH it needs cargo; with both (carried binaries) it runs where cargo is not.
 set -euo pipefail
 N=${1:-10000000}
 RUNS=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-cargo build --release -q -p causeway-scanner --bin causeway --example synth_capture
+if [[ -z ${CW:-} || -z ${SYNTH:-} ]]; then
+  cargo build --release -q -p causeway-scanner --bin causeway --example synth_capture
+fi
+CW=${CW:-target/release/causeway}
+SYNTH=${SYNTH:-target/release/examples/synth_capture}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/causeway-scan.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-target/release/examples/synth_capture "$dir/cap" "$N" 4
-echo "cpus: $(nproc); $(uname -r)"
-times=()
+"$SYNTH" "$dir/cap" "$N" 4
+pin=()
+[[ -n ${CPUS:-} ]] && pin=(taskset -c "$CPUS")
+echo "cpus: $(nproc) online${CPUS:+, reports pinned to $CPUS}; $(uname -r)"
+arms=(new)
+declare -A bin=([new]=$CW)
+if [[ -n ${BASELINE:-} ]]; then
+  arms=(baseline new)
+  bin[baseline]=$BASELINE
+fi
+declare -A times=()
 for i in $(seq 1 "$RUNS"); do
-  t0=$(date +%s.%N)
-  target/release/causeway report --json "$dir/cap" > /dev/null
-  t1=$(date +%s.%N)
-  s=$(echo "$t1 - $t0" | bc -l)
-  times+=("$s")
-  printf 'run %d: %.3f s, %.2f M entries/s\n' "$i" "$s" "$(echo "$N / $s / 1000000" | bc -l)"
+  # Alternate which binary goes first, so neither always gets the warmer cache.
+  order=("${arms[@]}")
+  ((i % 2 == 0 && ${#arms[@]} == 2)) && order=("${arms[1]}" "${arms[0]}")
+  for a in "${order[@]}"; do
+    t0=$(date +%s.%N)
+    "${pin[@]}" "${bin[$a]}" report --json "$dir/cap" > "$dir/$a.json"
+    t1=$(date +%s.%N)
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}')
+    times[$a]+="$s "
+    awk -v i="$i" -v a="$a" -v s="$s" -v n="$N" 'BEGIN {printf "run %d %s: %.3f s, %.2f M entries/s\n", i, a, s, n / s / 1e6}'
+  done
 done
-printf '%s\n' "${times[@]}" | sort -n | awk -v n="$N" '{a[NR]=$1} END {m=a[int((NR+1)/2)]; printf "seconds min/median/max: %.3f / %.3f / %.3f; M entries/s at the median: %.2f\n", a[1], m, a[NR], n/m/1e6}'
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for a in "${arms[@]}"; do
+  # shellcheck disable=SC2086
+  printf '%s\n' ${times[$a]} | sort -n | awk -v n="$N" -v a="$a" '{v[NR]=$1} END {m=v[int((NR+1)/2)]; printf "%s: seconds min/median/max: %.3f / %.3f / %.3f; M entries/s at the median: %.2f\n", a, v[1], m, v[NR], n/m/1e6}'
+done
+if [[ -n ${BASELINE:-} ]]; then
+  mb=$(echo "${times[baseline]}" | median)
+  mn=$(echo "${times[new]}" | median)
+  awk -v n="$mn" -v b="$mb" 'BEGIN {printf "median new / baseline: %.3f\n", n / b}'
+  if cmp -s "$dir/baseline.json" "$dir/new.json"; then
+    echo "report JSON: identical"
+  else
+    echo "report JSON: DIFFERS"
+  fi
+fi
