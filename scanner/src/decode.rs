@@ -127,6 +127,10 @@ impl Iterator for Subset<'_> {
     fn next(&mut self) -> Option<(usize, Entry)> {
         match self {
             Subset::Listed(entries, ix) => {
+                // The listed entries are scattered among the calls: ask for one a few ahead.
+                if let Some(&ahead) = ix.as_slice().get(LIST_AHEAD) {
+                    entries.prefetch(ahead as usize);
+                }
                 ix.next().map(|&i| (i as usize, entries.get(i as usize)))
             }
             Subset::Filtered(it, keep) => it.find(|(_, e)| keep(e.kind)),
@@ -303,6 +307,17 @@ impl<'a> Entries<'a> {
         }
     }
 
+    /// Asks for entry `i` to be brought into the cache (a mapped one; a copy is left to the hardware).
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        if let Entries::Mapped {
+            slots, mask, first, ..
+        } = *self
+        {
+            prefetch(slots, (first + i as u64) & mask);
+        }
+    }
+
     /// The entries in sequence order, by value.
     pub fn iter(&self) -> Iter<'a> {
         match *self {
@@ -373,6 +388,9 @@ impl ExactSizeIterator for Iter<'_> {}
 /// Slots ahead of a walk to ask the cache for: the mapping is in 4 KiB pages, at whose edges the
 /// hardware prefetcher stops.
 const PREFETCH: u64 = 16;
+
+/// Listed entries ahead of a walk over a list to ask the cache for.
+const LIST_AHEAD: usize = 8;
 
 /// Asks for slot `i` (any index: out of range asks for nothing) to be brought into the cache.
 #[inline(always)]

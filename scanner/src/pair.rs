@@ -16,6 +16,47 @@ use crate::fastmap::HashMap;
 pub struct Nesting {
     parent: Vec<u32>,
     child: Vec<u32>,
+    /// Per entry, what the passes that walk calls in order need to know before reading it
+    /// ([`Tag`], packed in a byte): most entries (device intervals, the driver call inside each
+    /// runtime call) are skipped without touching their 64-byte slot or their parent's.
+    tags: Vec<u8>,
+}
+
+/// What an entry is to a pass over calls in sequence order (kernel counting, waits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    /// Neither a call of a known class nor a graph node.
+    Skip,
+    /// A `Kind::GraphNode` entry.
+    GraphNode,
+    /// A call of a known class; `outermost` unless it is nested directly in a call of the same
+    /// class (the same operation one layer down).
+    Call { class: Class, outermost: bool },
+}
+
+const TAG_SKIP: u8 = 0;
+const TAG_GRAPH_NODE: u8 = 1;
+
+impl Tag {
+    fn pack(self) -> u8 {
+        match self {
+            Tag::Skip => TAG_SKIP,
+            Tag::GraphNode => TAG_GRAPH_NODE,
+            Tag::Call { class, outermost } => 2 + (class as u8) * 2 + u8::from(!outermost),
+        }
+    }
+
+    #[inline]
+    fn unpack(b: u8) -> Tag {
+        match b {
+            TAG_SKIP => Tag::Skip,
+            TAG_GRAPH_NODE => Tag::GraphNode,
+            _ => Tag::Call {
+                class: Class::from_u8((b - 2) / 2),
+                outermost: (b - 2) & 1 == 0,
+            },
+        }
+    }
 }
 
 /// No parent, no child.
@@ -45,6 +86,7 @@ impl Nesting {
     ) -> Nesting {
         let mut parent = crate::bigvec::filled(entries.len(), NONE);
         let mut child = crate::bigvec::filled(entries.len(), NONE);
+        let mut tags = crate::bigvec::filled(entries.len(), TAG_SKIP);
         // Per thread, the chain of calls that may still enclose its next call, as (depth, index),
         // depths increasing. Sequence numbers are reserved in program order on a thread and entries
         // arrive sorted by sequence, so each thread's calls arrive in the order it made them. A stack
@@ -55,9 +97,14 @@ impl Nesting {
         for (i, e) in entries.iter().enumerate() {
             let e = &e;
             if e.kind != Some(Kind::Call) {
+                if e.kind == Some(Kind::GraphNode) {
+                    tags[i] = TAG_GRAPH_NODE;
+                }
                 continue;
             }
             visit(i, e);
+            let c = class_of(e);
+            let mut outermost = true;
             // Threads interleave in runs: the last thread's stack is the likely one.
             let b = match last {
                 Some((tid, b)) if tid == e.tid => b,
@@ -82,15 +129,24 @@ impl Nesting {
                     .filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries.get(p), e))
                 {
                     parent[i] = p32;
-                    let c = class_of(e);
-                    if c.is_some() && child[p] == NONE && class_of(&entries.get(p)) == c {
-                        child[p] = i32;
+                    if c.is_some() && class_of(&entries.get(p)) == c {
+                        outermost = false;
+                        if child[p] == NONE {
+                            child[p] = i32;
+                        }
                     }
                 }
             }
+            if let Some(class) = c {
+                tags[i] = Tag::Call { class, outermost }.pack();
+            }
             stack.push((e.depth, i));
         }
-        Nesting { parent, child }
+        Nesting {
+            parent,
+            child,
+            tags,
+        }
     }
 
     /// The innermost call enclosing call `i` on the same thread, with depth one less and a time span
@@ -99,6 +155,12 @@ impl Nesting {
     #[inline]
     pub fn parent(&self, i: usize) -> Option<usize> {
         self.parent.get(i).copied().and_then(idx)
+    }
+
+    /// What entry `i` is to a pass over calls ([`Tag`]).
+    #[inline]
+    pub fn tag(&self, i: usize) -> Tag {
+        self.tags.get(i).map_or(Tag::Skip, |&b| Tag::unpack(b))
     }
 
     /// Call `i`'s first child that is the same operation one layer down: a call of the same class

@@ -17,7 +17,7 @@ pub use crate::device::{
 };
 use crate::fastmap::HashMap;
 use crate::names::Names;
-use crate::pair::{args_of, Nesting};
+use crate::pair::{args_of, Nesting, Tag};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
@@ -534,6 +534,15 @@ pub(crate) struct Captures {
 }
 
 impl Captures {
+    /// Whether calls of `class` change capture state (`apply` ignores every other class).
+    #[inline]
+    pub(crate) fn tracks(class: Class) -> bool {
+        matches!(
+            class,
+            Class::Capture | Class::EventRecord | Class::StreamWait
+        )
+    }
+
     #[inline]
     pub(crate) fn capturing(&self, e: &Entry) -> bool {
         // Most programs never capture: no hashing per launch then.
@@ -648,31 +657,28 @@ fn kernel_stats(
     totals: &mut Totals,
 ) -> HashMap<String, KernelStats> {
     let entries = d.entries();
-    let class_of = |i: usize| {
-        let c = entries.get(i);
-        match c.kind {
-            Some(Kind::Call) => names.class(&c),
-            _ => None,
-        }
-    };
     // The same operation one layer down: its kernel name names a runtime launch whose own handle has
     // none, and its arguments stand in for those of a call recorded through CUPTI's runtime callback.
     let args_of = |i: usize| args_of(entries, nest, i);
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
     let mut out = Kernels::default();
-    for (i, e) in entries.iter().enumerate() {
-        let p = nest.parent(i);
-        if e.kind == Some(Kind::GraphNode) {
-            graph_node(&e, &mut graphs, &mut out);
+    for i in 0..entries.len() {
+        // Nested in a call of its own class: the same operation one layer down, already counted.
+        let (class, outermost) = match nest.tag(i) {
+            Tag::Skip => continue,
+            Tag::GraphNode => {
+                graph_node(&entries.get(i), &mut graphs, &mut out);
+                continue;
+            }
+            Tag::Call { class, outermost } => (class, outermost),
+        };
+        // Only what is counted or changes capture state needs the entry read.
+        let counted = outermost && matches!(class, Class::Launch | Class::GraphLaunch);
+        if !counted && !Captures::tracks(class) {
             continue;
         }
-        let Some(class) = class_of(i) else {
-            continue;
-        };
         let e = &args_of(i);
-        // Nested in a call of its own class: the same operation one layer down, already counted.
-        let outermost = p.and_then(class_of) != Some(class);
         match class {
             Class::Launch if outermost => {
                 // The runtime's handle, or else the one the driver call below it named.

@@ -47,7 +47,7 @@
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::HashMap;
-use crate::pair::{args_of, Nesting};
+use crate::pair::{args_of, Nesting, Tag};
 use crate::report::{append, percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -370,13 +370,6 @@ pub(crate) fn analyze(
     device: &CallDevice,
     look: &Lookup,
 ) -> WaitsPartial {
-    let class_of = |i: usize| {
-        let c = entries.get(i);
-        match c.kind {
-            Some(Kind::Call) => (look.class)(&c),
-            _ => None,
-        }
-    };
     // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
     let args_of = |i: usize| args_of(entries, nest, i);
 
@@ -402,12 +395,14 @@ pub(crate) fn analyze(
     };
 
     for i in 0..entries.len() {
-        let p = nest.parent(i);
-        let Some(class) = class_of(i) else {
+        let Tag::Call { class, outermost } = nest.tag(i) else {
             continue;
         };
+        // A call one layer down matters only to capture state: most are skipped unread.
+        if !outermost && !Captures::tracks(class) {
+            continue;
+        }
         let e = args_of(i);
-        let outermost = p.and_then(class_of) != Some(class);
         let ok = e.done && e.result == 0;
         if !work_class(Some(class)) {
             captures.apply(class, &e);
