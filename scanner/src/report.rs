@@ -279,8 +279,9 @@ struct Partial {
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
 /// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
 ///
-/// 1. Side by side: the calls (nesting, per-API statistics, threads) and the non-calls decode listed
-///    (anchors, then the device table of the waits beside NVTX and the other host tables).
+/// 1. Side by side: the calls' nesting (the thread set rides along), the per-API statistics, and the
+///    non-calls decode listed (anchors, then the device table of the waits beside NVTX and the
+///    other host tables).
 /// 2. Side by side: kernel executions and host waits (both on the nesting), and the device intervals.
 fn analyze(ring: &Ring) -> Partial {
     let h = &ring.view.header;
@@ -288,17 +289,17 @@ fn analyze(ring: &Ring) -> Partial {
     let names = Names::of(ring);
     let entries = d.entries();
     let calls = || {
-        let mut apis = ApiTable::default();
         let mut threads = Threads::default();
-        let nest = Nesting::visiting(
-            entries,
-            |e| names.class(e),
-            |_, e| {
-                apis.add(h, e);
-                threads.add(e.tid);
-            },
-        );
-        (nest, apis, threads)
+        let nest = Nesting::visiting(entries, |e| names.class(e), |_, e| threads.add(e.tid));
+        (nest, threads)
+    };
+    // Order-free, so a pass of its own beside the nesting (which is one core's sequential work).
+    let apis = || {
+        let mut apis = ApiTable::default();
+        for e in entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
+            apis.add(h, &e);
+        }
+        apis
     };
     let non_calls = || {
         // The events backend's clock model, read once for the device pass and the wait pass.
@@ -309,7 +310,8 @@ fn analyze(ring: &Ring) -> Partial {
         );
         (anchors, call_device, others)
     };
-    let ((nest, apis, mut threads), (anchors, call_device, others)) = rayon::join(calls, non_calls);
+    let ((nest, mut threads), ((anchors, call_device, others), apis)) =
+        rayon::join(calls, || rayon::join(non_calls, apis));
     let mut totals = Totals {
         entries: d.live,
         dropped: d.dropped,
