@@ -93,7 +93,8 @@ impl Nesting {
         // of this shape keeps hostile depths (up to 65535) linear in time and memory.
         let mut slot: HashMap<u32, usize> = HashMap::default();
         let mut stacks: Vec<Vec<(u16, usize)>> = Vec::new();
-        let mut last: Option<(u32, usize)> = None;
+        const RECENT: usize = 64;
+        let mut recent: [Option<(u32, usize)>; RECENT] = [None; RECENT];
         for (i, e) in entries.iter().enumerate() {
             let e = &e;
             if e.kind != Some(Kind::Call) {
@@ -105,15 +106,17 @@ impl Nesting {
             visit(i, e);
             let c = class_of(e);
             let mut outermost = true;
-            // Threads interleave in runs: the last thread's stack is the likely one.
-            let b = match last {
+            // Threads interleave: a small table by thread id's low bits answers most lookups
+            // without hashing (the map holds them all).
+            let near = &mut recent[e.tid as usize % RECENT];
+            let b = match *near {
                 Some((tid, b)) if tid == e.tid => b,
                 _ => {
                     let b = *slot.entry(e.tid).or_insert_with(|| {
                         stacks.push(Vec::new());
                         stacks.len() - 1
                     });
-                    last = Some((e.tid, b));
+                    *near = Some((e.tid, b));
                     b
                 }
             };

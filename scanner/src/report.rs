@@ -371,18 +371,27 @@ fn analyze(ring: &Ring) -> Partial {
 
 /// The program's threads: every thread id except the device backend's own (it writes the device
 /// intervals and anchors). A set, not a sorted copy of every entry's thread id (10 M of them).
-#[derive(Default)]
 struct Threads {
     tids: crate::fastmap::HashSet<u32>,
-    /// Threads interleave in runs: most entries are of the thread before them.
-    last: Option<u32>,
+    /// Threads interleave: a small table by thread id's low bits skips the hashing for ids seen.
+    recent: [Option<u32>; 64],
+}
+
+impl Default for Threads {
+    fn default() -> Threads {
+        Threads {
+            tids: Default::default(),
+            recent: [None; 64],
+        }
+    }
 }
 
 impl Threads {
     #[inline]
     fn add(&mut self, tid: u32) {
-        if self.last != Some(tid) {
-            self.last = Some(tid);
+        let near = &mut self.recent[tid as usize % 64];
+        if *near != Some(tid) {
+            *near = Some(tid);
             self.tids.insert(tid);
         }
     }

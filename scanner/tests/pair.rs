@@ -116,3 +116,23 @@ fn same_class_child_is_the_first_direct_child_of_the_same_class() {
     assert_eq!(n.parent(5), None);
     assert_eq!(n.child(99), None);
 }
+
+#[test]
+fn threads_whose_ids_collide_in_the_lookup_table_do_not_mix() {
+    // Thread ids 1, 65 and 129 share a slot of the nesting's small lookup table (64 entries): each
+    // keeps its own chain of open calls however they interleave.
+    let mut e = Vec::new();
+    let tids = [1u32, 65, 129];
+    for (k, &tid) in tids.iter().enumerate() {
+        let t = 100 * k as u64;
+        e.push(call(e.len() as u64, tid, 0, t, t + 1000));
+    }
+    for (k, &tid) in tids.iter().enumerate() {
+        let t = 100 * k as u64 + 10;
+        e.push(call(e.len() as u64, tid, 1, t, t + 20));
+    }
+    assert_eq!(
+        parents(&e),
+        vec![None, None, None, Some(0), Some(1), Some(2)]
+    );
+}

@@ -426,3 +426,16 @@ fn torn_slots_in_several_decode_chunks_lose_nothing_else() {
     let want: u64 = (0..n).filter(|i| i % 70_001 != 5).map(|i| 1 + i % 3).sum();
     assert_eq!(m.total_ns, want);
 }
+
+#[test]
+fn threads_are_counted_by_id_whatever_their_low_bits() {
+    // Ids 3, 67 and 131 share a slot of the thread set's small table; 3 returns after the others.
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    for (k, tid) in [3u32, 67, 131, 3, 67].into_iter().enumerate() {
+        let t = 10 * k as u64;
+        b.call(tid, 3, 0, t, t + 5, 0, 0).unwrap();
+    }
+    let r = report_of(&b);
+    assert_eq!(r.processes[0].threads, 3);
+}
