@@ -13,7 +13,7 @@
 
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
-use crate::fastmap::HashMap;
+use crate::fastmap::{HashMap, Rows};
 use crate::report::{append, percentile};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -279,7 +279,7 @@ pub(crate) fn analyze(
         ..DevicePartial::default()
     };
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
-    let mut kernels: HashMap<KernelKey, KernelAcc> = HashMap::default();
+    let mut kernels: Rows<KernelKey, KernelAcc> = Rows::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
     // A device interval is written complete; one that is not is a torn write and was counted as open.
     for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
@@ -373,7 +373,7 @@ pub(crate) fn analyze(
                 } else {
                     call.map_or(KernelKey::Unknown, |c| KernelKey::Handle(c.a1))
                 };
-                let k = kernels.entry(key).or_default();
+                let k = kernels.row(key);
                 k.count += 1;
                 k.durations.extend(duration);
                 k.latencies.extend(latency);

@@ -15,7 +15,7 @@ use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
-use crate::fastmap::HashMap;
+use crate::fastmap::{HashMap, Rows};
 use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::waits::{self, WaitsPartial};
@@ -612,13 +612,13 @@ struct GraphExec {
 /// launch) and named at the end.
 #[derive(Default)]
 struct Kernels {
-    rows: HashMap<u64, KernelStats>,
+    rows: Rows<u64, KernelStats>,
 }
 
 impl Kernels {
     #[inline]
     fn row(&mut self, handle: u64) -> &mut KernelStats {
-        self.rows.entry(handle).or_default()
+        self.rows.row(handle)
     }
 
     /// Adds `g`'s pending launches to its kernels: one execution per node per launch.
