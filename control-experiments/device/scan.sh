@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scan.sh (device machine): scanner throughput on the device machine's CPU — `causeway report --json`
 # on a 10 M-entry synthetic capture (bench/scan.sh), this commit's binary paired with a baseline
-# binary in the same run, on two CPUs (taskset -c 0,1, issue 4's figure) and on all of them; then the
-# scanner's cargo bench on two CPUs. Nothing here needs a GPU or cargo: the binaries are carried.
+# binary in the same run, on one CPU (the per-core figure), two (taskset -c 0,1, issue 4's figure) and
+# all of them; then the scanner's cargo bench on two CPUs. Nothing here needs a GPU or cargo: the
+# binaries are carried.
 #     OUT=$OUT bash control-experiments/device/scan.sh
 # Carried (.carry/, built off the machine): causeway (this commit), causeway-base (the baseline:
 # say which commit in the results), synth_capture, and optionally bench-scan
@@ -19,7 +20,7 @@ done
   echo "date: $(date -u +%FT%TZ)"
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|NUMA node\(s\))'
   echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-  for cpus in 0,1 all; do
+  for cpus in 0 0,1 all; do
     echo "== reports on cpus: $cpus"
     pin=$cpus
     [[ $cpus == all ]] && pin=
