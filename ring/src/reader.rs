@@ -375,6 +375,18 @@ impl<'a> RingView<'a> {
         }
     }
 
+    /// The header's head word as the file holds it now (`header.head` is as it was at `parse`): a
+    /// reader that reads a ring in place checks it again afterwards, to know no writer moved on.
+    pub fn head_now(&self) -> u64 {
+        // SAFETY: `parse` checked the header lies within the bytes; HEAD is 8-aligned in the
+        // page-aligned mapping but read unaligned to make no assumption. Volatile: the file may be
+        // written meanwhile, and the compiler must not reuse an earlier read.
+        let b = unsafe {
+            std::ptr::read_volatile(self.bytes.as_ptr().add(hdr::HEAD) as *const [u8; 8])
+        };
+        u64::from_le_bytes(b)
+    }
+
     /// Every slot of the ring, in slot order (sequence number `seq` lives in slot
     /// `seq & (capacity - 1)`): for a reader that checked a window with `committed` and reads it
     /// again with [`reread`] (a closed ring, which nothing writes any more).

@@ -34,15 +34,21 @@ pub struct Decoded<'a> {
 }
 
 enum Store<'a> {
-    Mapped {
-        view: &'a RingView<'a>,
-        first: u64,
-        open: u64,
-    },
+    Mapped { view: &'a RingView<'a>, first: u64 },
     Copied(Vec<Entry>),
 }
 
 impl Decoded<'_> {
+    /// Whether a ring read in place is as it was when `decode` checked it: no writer reserved a slot
+    /// since (a process still exiting after it set the closed flag). When it is not, read it again
+    /// with `decode_copy`. A copy is always unchanged: it is a snapshot.
+    pub fn unchanged(&self) -> bool {
+        match &self.store {
+            Store::Mapped { view, .. } => view.head_now() == view.header.head,
+            Store::Copied(_) => true,
+        }
+    }
+
     /// The committed entries in sequence order.
     pub fn entries(&self) -> Entries<'_> {
         match &self.store {
@@ -138,76 +144,89 @@ impl Iterator for Subset<'_> {
     }
 }
 
-/// Reads the window `[first, end)` of `view`.
+/// Reads the window `[first, end)` of `view`: in place when the ring is closed and every slot of the
+/// window is committed, else as a copy.
 pub fn decode<'a>(view: &'a RingView<'a>) -> Decoded<'a> {
+    decode_as(view, true)
+}
+
+/// Reads the window `[first, end)` of `view` as a copy, whatever its state: for a ring that changed
+/// while it was read in place (`Decoded::unchanged`).
+pub fn decode_copy<'a>(view: &'a RingView<'a>) -> Decoded<'a> {
+    decode_as(view, false)
+}
+
+fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
     let (first, end) = view.window();
     // The reader bounds the window by the ring's capacity, which the file's size bounds.
     let n = usize::try_from(end.saturating_sub(first)).unwrap_or(0);
     let fits = u32::try_from(n).is_ok();
-    let slots = view.slots();
-    let mask = view.header.capacity.wrapping_sub(1);
-    let chunks: Vec<(u64, u64, Listed)> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let s = first + (c * CHUNK) as u64;
-            let e = (s + CHUNK as u64).min(end);
-            let (mut torn, mut open, mut list) = (0, 0, Listed::default());
-            for seq in s..e {
-                match view.committed(seq) {
-                    Some(done) => {
-                        open += u64::from(!done);
-                        // The kind byte shares the stamp's cache line: listing costs no extra read.
-                        if fits {
-                            list.add(
-                                (seq - first) as usize,
-                                slots[(seq & mask) as usize][ent::KIND],
-                            );
-                        }
-                    }
-                    None => torn += 1,
-                }
-            }
-            (torn, open, list)
-        })
-        .collect();
-    let torn: u64 = chunks.iter().map(|c| c.0).sum();
+    // Only a closed ring is read in place: a ring a live process may still write is copied, so its
+    // slots cannot change under the analyses (and is not checked twice first).
     let closed = view.header.flags & flags::CLOSED != 0;
-    let (store, lists) = if torn == 0 && closed {
-        let open = chunks.iter().map(|c| c.1).sum::<u64>();
-        let lists = fits.then(|| Listed::concat(chunks.into_iter().map(|c| c.2).collect()));
-        (Store::Mapped { view, first, open }, lists)
-    } else {
-        let v = copy(view, first, n);
-        let lists = fits.then(|| {
-            let mut l = Listed::default();
-            for (i, e) in v.iter().enumerate() {
-                l.add(i, e.kind.map_or(0, |k| k as u8));
-            }
-            l
-        });
-        (Store::Copied(v), lists)
-    };
-    let live = match &store {
-        Store::Mapped { .. } => n as u64,
-        // A live ring's slots may have changed since they were counted: count what was copied.
-        Store::Copied(v) => v.len() as u64,
-    };
-    let (torn, open) = match &store {
-        Store::Mapped { open, .. } => (torn, *open),
-        Store::Copied(v) => (
-            n as u64 - v.len() as u64,
-            v.iter().filter(|e| !e.done).count() as u64,
-        ),
-    };
+    if in_place && closed {
+        if let Some((open, lists)) = whole(view, first, n, fits) {
+            return Decoded {
+                store: Store::Mapped { view, first },
+                listed: lists,
+                live: n as u64,
+                torn: 0,
+                open,
+                overwritten: view.header.overwritten(),
+                dropped: view.header.dropped,
+            };
+        }
+    }
+    let v = copy(view, first, n);
+    let lists = fits.then(|| {
+        let mut l = Listed::default();
+        for (i, e) in v.iter().enumerate() {
+            l.add(i, e.kind.map_or(0, |k| k as u8));
+        }
+        l
+    });
     Decoded {
-        store,
+        live: v.len() as u64,
+        torn: n as u64 - v.len() as u64,
+        open: v.iter().filter(|e| !e.done).count() as u64,
         listed: lists,
-        live,
-        torn,
-        open,
+        store: Store::Copied(v),
         overwritten: view.header.overwritten(),
         dropped: view.header.dropped,
     }
+}
+
+/// Checks that every slot of the `n` from `first` is committed with its number, in parallel chunks;
+/// if so, the number of open calls among them and (when `fits`) the lists of device intervals and
+/// other non-calls. `None` at the first torn slot's chunk.
+fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<(u64, Option<Listed>)> {
+    let slots = view.slots();
+    let mask = view.header.capacity.wrapping_sub(1);
+    let chunks: Vec<(u64, Listed)> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            // Offsets within the window: `first + n` is the window's end, which cannot overflow
+            // however close to u64::MAX a hostile header puts it.
+            let s = first + (c * CHUNK) as u64;
+            let e = first + ((c + 1) * CHUNK).min(n) as u64;
+            let (mut open, mut list) = (0, Listed::default());
+            for seq in s..e {
+                let done = view.committed(seq)?;
+                open += u64::from(!done);
+                // The kind byte shares the stamp's cache line: listing costs no extra read.
+                if fits {
+                    list.add(
+                        (seq - first) as usize,
+                        slots[(seq & mask) as usize][ent::KIND],
+                    );
+                }
+            }
+            Some((open, list))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let open = chunks.iter().map(|c| c.0).sum();
+    let lists = fits.then(|| Listed::concat(chunks.into_iter().map(|c| c.1).collect()));
+    Some((open, lists))
 }
 
 /// Copies the committed entries of the `n` slots from `first`, each chunk straight into its place
@@ -368,7 +387,7 @@ impl Iterator for Iter<'_> {
     fn next(&mut self) -> Option<Entry> {
         match self {
             Iter::Mapped { slots, mask, seqs } => seqs.next().map(|s| {
-                prefetch(slots, (s + PREFETCH) & *mask);
+                prefetch(slots, s.wrapping_add(PREFETCH) & *mask);
                 reread(&slots[(s & *mask) as usize], s)
             }),
             Iter::Copied(it) => it.next().copied(),

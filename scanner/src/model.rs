@@ -7,7 +7,7 @@
 
 use crate::anchors::{anchored, Anchors};
 use crate::capture::Ring;
-use crate::decode::{decode, Entries};
+use crate::decode::{decode, decode_copy, Decoded, Entries};
 use crate::fastmap::HashMap;
 use crate::names::Names;
 use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
@@ -214,9 +214,19 @@ fn stream_of(e: &Entry) -> StreamId {
 }
 
 fn process(ring: &Ring) -> ProcessTimeline {
+    let d = decode(&ring.view);
+    let p = process_decoded(ring, &d);
+    if d.unchanged() {
+        p
+    } else {
+        // Written to while read in place (a process still exiting): again, from a snapshot.
+        process_decoded(ring, &decode_copy(&ring.view))
+    }
+}
+
+fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
     let h: &Header = &ring.view.header;
     let names = Names::of(ring);
-    let d = decode(&ring.view);
     let ns = |t: u64| h.ticks_to_ns(t);
     let mut calls = Vec::new();
     let mut ranges = Vec::new();

@@ -10,7 +10,7 @@
 //! copy and memset ran, tied by sequence number to the call that issued it.
 
 use crate::capture::{Capture, CaptureError, Ring};
-use crate::decode::{decode, Decoded};
+use crate::decode::{decode, decode_copy, Decoded};
 use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
@@ -284,8 +284,18 @@ struct Partial {
 ///    other host tables).
 /// 2. Side by side: kernel executions and host waits (both on the nesting), and the device intervals.
 fn analyze(ring: &Ring) -> Partial {
-    let h = &ring.view.header;
     let d = decode(&ring.view);
+    let p = analyze_decoded(ring, &d);
+    if d.unchanged() {
+        p
+    } else {
+        // Written to while read in place (a process still exiting): again, from a snapshot.
+        analyze_decoded(ring, &decode_copy(&ring.view))
+    }
+}
+
+fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
+    let h = &ring.view.header;
     let names = Names::of(ring);
     let entries = d.entries();
     let calls = || {
@@ -306,7 +316,7 @@ fn analyze(ring: &Ring) -> Partial {
         let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
         let (call_device, others) = rayon::join(
             || waits::CallDevice::of(h, entries, d.intervals(), &anchors),
-            || others_stats(h, &d, &names),
+            || others_stats(h, d, &names),
         );
         (anchors, call_device, others)
     };
@@ -352,12 +362,12 @@ fn analyze(ring: &Ring) -> Partial {
         )
     };
     let (kernels, (waits, device)) = rayon::join(
-        || kernel_stats(&d, &names, &nest, &mut totals),
+        || kernel_stats(d, &names, &nest, &mut totals),
         || rayon::join(waits, device),
     );
     threads.absorb(&others.threads);
     Partial {
-        process: process(ring, &d, &device, threads.len(), others.unknown_kind),
+        process: process(ring, d, &device, threads.len(), others.unknown_kind),
         decoded_totals: totals,
         apis: apis.named(&names),
         kernels,

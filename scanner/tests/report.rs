@@ -2,7 +2,7 @@
 
 mod common;
 
-use causeway_ring::layout::{counter, flags, Class, Layer, Policy};
+use causeway_ring::layout::{counter, flags, hdr, Class, Kind, Layer, Policy};
 use causeway_scanner::capture::Capture;
 use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Report};
 use common::*;
@@ -438,4 +438,96 @@ fn threads_are_counted_by_id_whatever_their_low_bits() {
     }
     let r = report_of(&b);
     assert_eq!(r.processes[0].threads, 3);
+}
+
+#[test]
+fn a_head_at_the_end_of_the_sequence_space_reads_as_torn_slots_not_a_panic() {
+    // A corrupt header puts the overwrite window's end 3 short of u64::MAX: the slots hold other
+    // numbers, so all 8 are torn, open ring or closed (a chunk's end once overflowed here).
+    let mut b = RingBuilder::new(8, Policy::Overwrite);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    for i in 0..8 {
+        b.call(TID, 3, 0, 10 * i, 10 * i + 5, 0, 0).unwrap();
+    }
+    let head = (u64::MAX - 3).to_le_bytes();
+    b.bytes_mut()[hdr::HEAD..hdr::HEAD + 8].copy_from_slice(&head);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!((p.entries, p.torn), (0, 8));
+}
+
+#[test]
+fn a_wrapped_window_of_several_decode_chunks_reads_the_same_in_place_and_copied() {
+    // An overwrite ring of 2^17 slots (two decode chunks) written twice over: the window wraps
+    // around the slot array. `report_of` checks the closed ring (read in place, its lists built
+    // chunk by chunk) against the open one (copied).
+    let b = RingBuilder::level3(1 << 17, Policy::Overwrite);
+    b.text(9, "step");
+    b.text(10, "gemm");
+    b.api(1, "cudaLaunchKernel", Layer::Runtime, Class::Launch);
+    b.api(2, "cuLaunchKernel", Layer::Driver, Class::Launch);
+    b.api(4, "cudaStreamSynchronize", Layer::Runtime, Class::Sync);
+    b.kernel(0x100, "gemm");
+    b.kernel(0x200, "relu");
+    let mut t = 0;
+    for i in 0..100_000u64 {
+        let h = if i % 3 == 0 { 0x100 } else { 0x200 };
+        let tid = 1 + (i % 4) as u32;
+        let rt = b.call_args(tid, 1, 0, t, t + 10, 0, [7, 0, 0]).unwrap();
+        b.call_args(tid, 2, 1, t + 2, t + 8, 0, [7, h, 0]).unwrap();
+        // Device intervals and NVTX marks: what decode lists apart from the calls, per chunk.
+        if i % 2 == 0 {
+            b.kernel_interval(rt, 10, t + 12, t + 30).unwrap();
+        }
+        if i % 16 == 0 {
+            b.instant(Kind::Mark, tid, t + 1, 9, 0, 0);
+        }
+        if i % 64 == 63 {
+            b.call_args(tid, 4, 0, t + 11, t + 40, 0, [7, 0, 0])
+                .unwrap();
+        }
+        t += 50;
+    }
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!(p.entries, 1 << 17);
+    assert!(p.overwritten > 0);
+    assert_eq!(p.threads, 4);
+    // Every runtime launch whose driver launch is in the window names its kernel; the window may
+    // start between the two halves of one pair (an orphan driver launch counts as an outermost one).
+    let launches: u64 = r.kernels.iter().map(|k| k.launches).sum();
+    assert!(launches > 49_000 && launches < 52_000, "{launches}");
+    assert!(r.kernels.iter().any(|k| k.name == "gemm"));
+    assert!(r.device.intervals > 24_000, "{}", r.device.intervals);
+    assert!(r.marks.iter().any(|m| m.name == "step" && m.count > 3_000));
+}
+
+#[test]
+fn a_ring_written_to_after_it_was_read_in_place_says_so() {
+    // A closed ring is read in place; if a writer still reserves a slot (a process still exiting),
+    // the head word moves and the reader knows to read it again from a copy.
+    use causeway_scanner::decode::{decode, decode_copy, Entries};
+    use std::os::unix::fs::FileExt;
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    for i in 0..5 {
+        b.call(TID, 3, 0, 10 * i, 10 * i + 5, 0, 0).unwrap();
+    }
+    b.w.set_flag(flags::CLOSED);
+    let dir = TempDir::new("unchanged");
+    let path = dir.join("x.cwring");
+    b.write_to(&path);
+    let cap = Capture::open(&path).unwrap();
+    let rings = cap.rings().unwrap();
+    let d = decode(&rings[0].view);
+    assert!(matches!(d.entries(), Entries::Mapped { .. }));
+    assert!(d.unchanged());
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all_at(&6u64.to_le_bytes(), hdr::HEAD as u64)
+        .unwrap();
+    assert!(!d.unchanged());
+    let c = decode_copy(&rings[0].view);
+    assert!(matches!(c.entries(), Entries::Copied(_)));
+    assert!(c.unchanged());
+    assert_eq!(c.live, 5);
 }
