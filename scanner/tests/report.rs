@@ -531,3 +531,19 @@ fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     assert!(c.unchanged());
     assert_eq!(c.live, 5);
 }
+
+#[test]
+fn entries_of_an_unknown_kind_are_counted_not_dropped_silently() {
+    // A newer shim's kind byte (or a corrupt one): counted per process, in place and copied alike.
+    let mut b = RingBuilder::new(64, Policy::Drop);
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    for i in 0..4 {
+        b.call(TID, 3, 0, 10 * i, 10 * i + 5, 0, 0).unwrap();
+    }
+    let off = b.slot_offset(2) + causeway_ring::layout::ent::KIND;
+    b.bytes_mut()[off] = 200;
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!((p.entries, p.unknown_kind), (4, 1));
+    assert_eq!(api(&r, "cudaMemcpy").calls, 3);
+}
