@@ -156,6 +156,19 @@ pub fn decode_copy<'a>(view: &'a RingView<'a>) -> Decoded<'a> {
     decode_as(view, false)
 }
 
+/// `analyse` applied to the decoded ring, again on a copy when the ring was read in place and a
+/// writer moved on meanwhile (a process still exiting after it set the closed flag): what every
+/// whole-ring analysis uses, so none reads slots that changed under it.
+pub fn analysed<'a, T>(view: &'a RingView<'a>, analyse: impl Fn(&Decoded<'a>) -> T) -> T {
+    let d = decode(view);
+    let out = analyse(&d);
+    if d.unchanged() {
+        out
+    } else {
+        analyse(&decode_copy(view))
+    }
+}
+
 fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
     let (first, end) = view.window();
     // The reader bounds the window by the ring's capacity, which the file's size bounds.

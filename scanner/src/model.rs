@@ -7,7 +7,7 @@
 
 use crate::anchors::{anchored, Anchors};
 use crate::capture::Ring;
-use crate::decode::{decode, decode_copy, Decoded, Entries};
+use crate::decode::{Decoded, Entries};
 use crate::fastmap::HashMap;
 use crate::names::Names;
 use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
@@ -214,14 +214,7 @@ fn stream_of(e: &Entry) -> StreamId {
 }
 
 fn process(ring: &Ring) -> ProcessTimeline {
-    let d = decode(&ring.view);
-    let p = process_decoded(ring, &d);
-    if d.unchanged() {
-        p
-    } else {
-        // Written to while read in place (a process still exiting): again, from a snapshot.
-        process_decoded(ring, &decode_copy(&ring.view))
-    }
+    crate::decode::analysed(&ring.view, |d| process_decoded(ring, d))
 }
 
 fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {

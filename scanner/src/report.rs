@@ -10,7 +10,7 @@
 //! copy and memset ran, tied by sequence number to the call that issued it.
 
 use crate::capture::{Capture, CaptureError, Ring};
-use crate::decode::{decode, decode_copy, Decoded};
+use crate::decode::Decoded;
 use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
@@ -284,14 +284,7 @@ struct Partial {
 ///    other host tables).
 /// 2. Side by side: kernel executions and host waits (both on the nesting), and the device intervals.
 fn analyze(ring: &Ring) -> Partial {
-    let d = decode(&ring.view);
-    let p = analyze_decoded(ring, &d);
-    if d.unchanged() {
-        p
-    } else {
-        // Written to while read in place (a process still exiting): again, from a snapshot.
-        analyze_decoded(ring, &decode_copy(&ring.view))
-    }
+    crate::decode::analysed(&ring.view, |d| analyze_decoded(ring, d))
 }
 
 fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {

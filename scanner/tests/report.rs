@@ -506,7 +506,7 @@ fn a_wrapped_window_of_several_decode_chunks_reads_the_same_in_place_and_copied(
 fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     // A closed ring is read in place; if a writer still reserves a slot (a process still exiting),
     // the head word moves and the reader knows to read it again from a copy.
-    use causeway_scanner::decode::{decode, decode_copy, Entries};
+    use causeway_scanner::decode::{analysed, decode, decode_copy, Entries};
     use std::os::unix::fs::FileExt;
     let b = RingBuilder::new(64, Policy::Drop);
     b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
@@ -530,6 +530,24 @@ fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     assert!(matches!(c.entries(), Entries::Copied(_)));
     assert!(c.unchanged());
     assert_eq!(c.live, 5);
+
+    // `analysed` runs the analysis again, on a copy, when the head moves while it runs.
+    file.write_all_at(&5u64.to_le_bytes(), hdr::HEAD as u64)
+        .unwrap();
+    let cap = Capture::open(&path).unwrap();
+    let rings = cap.rings().unwrap();
+    let runs = std::cell::RefCell::new(Vec::new());
+    let live = analysed(&rings[0].view, |d| {
+        let mapped = matches!(d.entries(), Entries::Mapped { .. });
+        if mapped {
+            file.write_all_at(&6u64.to_le_bytes(), hdr::HEAD as u64)
+                .unwrap();
+        }
+        runs.borrow_mut().push(mapped);
+        d.live
+    });
+    assert_eq!(*runs.borrow(), [true, false]);
+    assert_eq!(live, 5);
 }
 
 #[test]
