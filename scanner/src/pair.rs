@@ -7,14 +7,13 @@ use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
 
 use crate::decode::Entries;
-use crate::fastmap::HashMap;
+use crate::fastmap::ByThread;
 
-/// How the calls of one ring nest, computed once per ring (the host tables and the wait pass both
-/// need it). Indexed by entry, stored as 32-bit indices (a quarter of `Option<usize>`'s memory, which
-/// was paid for twice per entry); an entry past index 2^32 − 2 (a window of 256 GiB of entries) has
-/// no parent or child.
+/// How the calls of one ring nest, computed once per ring (kernel counting and the wait pass both
+/// need it): per entry its tag and its same-class child, as a 32-bit index (a quarter of
+/// `Option<usize>`'s memory); an entry past index 2^32 − 2 (a window of 256 GiB of entries) has no
+/// parent or child.
 pub struct Nesting {
-    parent: Vec<u32>,
     child: Vec<u32>,
     /// Per entry, what the passes that walk calls in order need to know before reading it
     /// ([`Tag`], packed in a byte): most entries (device intervals, the driver call inside each
@@ -73,28 +72,28 @@ impl Nesting {
         entries: impl Into<Entries<'e>>,
         class_of: impl Fn(&Entry) -> Option<Class>,
     ) -> Nesting {
-        Nesting::visiting(entries.into(), class_of, |_, _| {})
+        Nesting::visiting(entries.into(), class_of, |_, _, _| {})
     }
 
-    /// [`Nesting::of`], handing each call entry (index, entry) to `visit` on the way: a pass over
-    /// millions of entries costs more in memory traffic than most of what is done per entry, so
-    /// what needs only the calls rides along.
+    /// [`Nesting::of`], handing each call entry to `visit` on the way, with its index and its parent:
+    /// the innermost call enclosing it on the same thread, with depth one less and a time span that
+    /// contains it (`None` for depth-0 calls and calls whose parent was lost: dropped, overwritten or
+    /// torn). A pass over millions of entries costs more in memory traffic than most of what is done
+    /// per entry, so what needs only the calls rides along; and no table of parents is kept, which
+    /// only `visit` needs.
     pub fn visiting(
         entries: Entries,
         class_of: impl Fn(&Entry) -> Option<Class>,
-        mut visit: impl FnMut(usize, &Entry),
+        mut visit: impl FnMut(usize, &Entry, Option<usize>),
     ) -> Nesting {
-        let mut parent = crate::bigvec::filled(entries.len(), NONE);
         let mut child = crate::bigvec::filled(entries.len(), NONE);
         let mut tags = crate::bigvec::filled(entries.len(), TAG_SKIP);
         // Per thread, the chain of calls that may still enclose its next call, as (depth, index),
         // depths increasing. Sequence numbers are reserved in program order on a thread and entries
         // arrive sorted by sequence, so each thread's calls arrive in the order it made them. A stack
         // of this shape keeps hostile depths (up to 65535) linear in time and memory.
-        let mut slot: HashMap<u32, usize> = HashMap::default();
+        let mut slot: ByThread<usize> = ByThread::default();
         let mut stacks: Vec<Vec<(u16, usize)>> = Vec::new();
-        const RECENT: usize = 64;
-        let mut recent: [Option<(u32, usize)>; RECENT] = [None; RECENT];
         for (i, e) in entries.iter().enumerate() {
             let e = &e;
             if e.kind != Some(Kind::Call) {
@@ -103,23 +102,13 @@ impl Nesting {
                 }
                 continue;
             }
-            visit(i, e);
             let c = class_of(e);
             let mut outermost = true;
-            // Threads interleave: a small table by thread id's low bits answers most lookups
-            // without hashing (the map holds them all).
-            let near = &mut recent[e.tid as usize % RECENT];
-            let b = match *near {
-                Some((tid, b)) if tid == e.tid => b,
-                _ => {
-                    let b = *slot.entry(e.tid).or_insert_with(|| {
-                        stacks.push(Vec::new());
-                        stacks.len() - 1
-                    });
-                    *near = Some((e.tid, b));
-                    b
-                }
-            };
+            let mut parent = None;
+            let b = slot.get_or_insert_with(e.tid, || {
+                stacks.push(Vec::new());
+                stacks.len() - 1
+            });
             let stack = &mut stacks[b];
             // A call at depth d started after every earlier call at depth >= d on this thread had
             // returned.
@@ -128,10 +117,10 @@ impl Nesting {
             }
             if let Some(&(d, p)) = stack.last() {
                 let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
-                if let Some((i32, p32)) = small
+                if let Some((i32, _)) = small
                     .filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries.get(p), e))
                 {
-                    parent[i] = p32;
+                    parent = Some(p);
                     if c.is_some() && class_of(&entries.get(p)) == c {
                         outermost = false;
                         if child[p] == NONE {
@@ -144,20 +133,9 @@ impl Nesting {
                 tags[i] = Tag::Call { class, outermost }.pack();
             }
             stack.push((e.depth, i));
+            visit(i, e, parent);
         }
-        Nesting {
-            parent,
-            child,
-            tags,
-        }
-    }
-
-    /// The innermost call enclosing call `i` on the same thread, with depth one less and a time span
-    /// that contains it; `None` for depth-0 calls, non-call entries, and calls whose parent was lost
-    /// (dropped, overwritten or torn).
-    #[inline]
-    pub fn parent(&self, i: usize) -> Option<usize> {
-        self.parent.get(i).copied().and_then(idx)
+        Nesting { child, tags }
     }
 
     /// What entry `i` is to a pass over calls ([`Tag`]).

@@ -15,7 +15,7 @@ use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
-use crate::fastmap::{HashMap, Rows};
+use crate::fastmap::{ByThread, HashMap, Rows};
 use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::waits::{self, WaitsPartial};
@@ -293,7 +293,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     let entries = d.entries();
     let calls = || {
         let mut threads = Threads::default();
-        let nest = Nesting::visiting(entries, |e| names.class(e), |_, e| threads.add(e.tid));
+        let nest = Nesting::visiting(entries, |e| names.class(e), |_, e, _| threads.add(e.tid));
         (nest, threads)
     };
     // Order-free, so a pass of its own beside the nesting (which is one core's sequential work).
@@ -374,37 +374,23 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
 
 /// The program's threads: every thread id except the device backend's own (it writes the device
 /// intervals and anchors). A set, not a sorted copy of every entry's thread id (10 M of them).
-struct Threads {
-    tids: crate::fastmap::HashSet<u32>,
-    /// Threads interleave: a small table by thread id's low bits skips the hashing for ids seen.
-    recent: [Option<u32>; 64],
-}
-
-impl Default for Threads {
-    fn default() -> Threads {
-        Threads {
-            tids: Default::default(),
-            recent: [None; 64],
-        }
-    }
-}
+#[derive(Default)]
+struct Threads(ByThread<()>);
 
 impl Threads {
     #[inline]
     fn add(&mut self, tid: u32) {
-        let near = &mut self.recent[tid as usize % 64];
-        if *near != Some(tid) {
-            *near = Some(tid);
-            self.tids.insert(tid);
-        }
+        self.0.get_or_insert_with(tid, || ());
     }
 
     fn absorb(&mut self, other: &Threads) {
-        self.tids.extend(other.tids.iter().copied());
+        for tid in other.0.ids() {
+            self.add(tid);
+        }
     }
 
     fn len(&self) -> usize {
-        self.tids.len()
+        self.0.len()
     }
 }
 

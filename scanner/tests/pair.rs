@@ -5,8 +5,9 @@ use causeway_ring::{Class, Entry, Kind};
 use causeway_scanner::pair::Nesting;
 
 fn parents(e: &[Entry]) -> Vec<Option<usize>> {
-    let n = Nesting::of(e, |_| None);
-    (0..e.len()).map(|i| n.parent(i)).collect()
+    let mut out = vec![None; e.len()];
+    Nesting::visiting(e.into(), |_| None, |i, _, p| out[i] = p);
+    out
 }
 
 fn call(seq: u64, tid: u32, depth: u16, t0: u64, t1: u64) -> Entry {
@@ -110,10 +111,11 @@ fn same_class_child_is_the_first_direct_child_of_the_same_class() {
         call(5, 2, 1, 10, 20), // 5: another thread: never a child of 0
     ];
     e[1].api = 2;
-    let n = Nesting::of(&e, class);
+    let mut parent = vec![None; e.len()];
+    let n = Nesting::visiting((&e).into(), class, |i, _, p| parent[i] = p);
     let child: Vec<_> = (0..e.len()).map(|i| n.child(i)).collect();
     assert_eq!(child, vec![Some(2), None, None, Some(4), None, None]);
-    assert_eq!(n.parent(5), None);
+    assert_eq!(parent[5], None);
     assert_eq!(n.child(99), None);
 }
 
