@@ -52,12 +52,12 @@ impl Decoded<'_> {
     /// The committed entries in sequence order.
     pub fn entries(&self) -> Entries<'_> {
         match &self.store {
-            Store::Mapped { view, first, .. } => Entries::Mapped {
+            Store::Mapped { view, first } => Entries::Mapped(Window {
                 slots: view.slots(),
                 mask: view.header.capacity - 1,
                 first: *first,
                 len: self.live as usize,
-            },
+            }),
             Store::Copied(v) => Entries::Copied(v),
         }
     }
@@ -191,17 +191,17 @@ fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
         }
     }
     let v = copy(view, first, n);
-    let lists = fits.then(|| {
-        let mut l = Listed::default();
-        for (i, e) in v.iter().enumerate() {
+    let (mut open, mut lists) = (0, fits.then(Listed::default));
+    for (i, e) in v.iter().enumerate() {
+        open += u64::from(!e.done);
+        if let Some(l) = &mut lists {
             l.add(i, e.kind.map_or(0, |k| k as u8));
         }
-        l
-    });
+    }
     Decoded {
         live: v.len() as u64,
         torn: n as u64 - v.len() as u64,
-        open: v.iter().filter(|e| !e.done).count() as u64,
+        open,
         listed: lists,
         store: Store::Copied(v),
         overwritten: view.header.overwritten(),
@@ -283,16 +283,45 @@ fn copy(view: &RingView, first: u64, n: usize) -> Vec<Entry> {
 /// the fields used are loaded).
 #[derive(Clone, Copy)]
 pub enum Entries<'a> {
-    /// Every slot of the window, each committed with its number: entry `i` has sequence number
-    /// `first + i`, in slot `(first + i) & mask`.
-    Mapped {
-        slots: &'a [[u8; ENTRY_SIZE]],
-        mask: u64,
-        first: u64,
-        len: usize,
-    },
+    /// Every slot of the window, each committed with its number.
+    Mapped(Window<'a>),
     /// Decoded entries (torn slots left out).
     Copied(&'a [Entry]),
+}
+
+/// A ring's window in its mapping: entry `i` has sequence number `first + i`, in slot
+/// `(first + i) & mask`.
+#[derive(Clone, Copy)]
+pub struct Window<'a> {
+    slots: &'a [[u8; ENTRY_SIZE]],
+    mask: u64,
+    first: u64,
+    len: usize,
+}
+
+impl<'a> Window<'a> {
+    /// The slot of sequence number `seq`.
+    #[inline(always)]
+    fn slot(&self, seq: u64) -> &'a [u8; ENTRY_SIZE] {
+        &self.slots[(seq & self.mask) as usize]
+    }
+
+    /// Asks for the slot of `seq` to be brought into the cache (any `seq`: one out of the mapping
+    /// asks for nothing).
+    #[inline(always)]
+    fn prefetch(&self, seq: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(p) = self.slots.get((seq & self.mask) as usize) {
+            // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.as_ptr().cast(),
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = seq;
+    }
 }
 
 impl<'a> From<&'a [Entry]> for Entries<'a> {
@@ -311,7 +340,7 @@ impl<'a> Entries<'a> {
     #[inline]
     pub fn len(&self) -> usize {
         match self {
-            Entries::Mapped { len, .. } => *len,
+            Entries::Mapped(w) => w.len,
             Entries::Copied(v) => v.len(),
         }
     }
@@ -325,15 +354,10 @@ impl<'a> Entries<'a> {
     #[inline(always)]
     pub fn get(&self, i: usize) -> Entry {
         match *self {
-            Entries::Mapped {
-                slots,
-                mask,
-                first,
-                len,
-            } => {
-                assert!(i < len, "entry {i} of {len}");
-                let seq = first + i as u64;
-                reread(&slots[(seq & mask) as usize], seq)
+            Entries::Mapped(w) => {
+                assert!(i < w.len, "entry {i} of {}", w.len);
+                let seq = w.first + i as u64;
+                reread(w.slot(seq), seq)
             }
             Entries::Copied(v) => v[i],
         }
@@ -342,26 +366,17 @@ impl<'a> Entries<'a> {
     /// Asks for entry `i` to be brought into the cache (a mapped one; a copy is left to the hardware).
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        if let Entries::Mapped {
-            slots, mask, first, ..
-        } = *self
-        {
-            prefetch(slots, (first + i as u64) & mask);
+        if let Entries::Mapped(w) = self {
+            w.prefetch(w.first + i as u64);
         }
     }
 
     /// The entries in sequence order, by value.
     pub fn iter(&self) -> Iter<'a> {
         match *self {
-            Entries::Mapped {
-                slots,
-                mask,
-                first,
-                len,
-            } => Iter::Mapped {
-                slots,
-                mask,
-                seqs: first..first + len as u64,
+            Entries::Mapped(w) => Iter::Mapped {
+                window: w,
+                seqs: w.first..w.first + w.len as u64,
             },
             Entries::Copied(v) => Iter::Copied(v.iter()),
         }
@@ -374,10 +389,10 @@ impl<'a> Entries<'a> {
     #[inline]
     pub fn index_of_seq(&self, seq: u64) -> Option<usize> {
         match self {
-            Entries::Mapped { first, len, .. } => seq
-                .checked_sub(*first)
+            Entries::Mapped(w) => seq
+                .checked_sub(w.first)
                 .and_then(|g| usize::try_from(g).ok())
-                .filter(|&g| g < *len),
+                .filter(|&g| g < w.len),
             Entries::Copied(v) => index_of_seq(v, seq),
         }
     }
@@ -386,8 +401,7 @@ impl<'a> Entries<'a> {
 /// [`Entries::iter`].
 pub enum Iter<'a> {
     Mapped {
-        slots: &'a [[u8; ENTRY_SIZE]],
-        mask: u64,
+        window: Window<'a>,
         seqs: std::ops::Range<u64>,
     },
     Copied(std::slice::Iter<'a, Entry>),
@@ -399,9 +413,9 @@ impl Iterator for Iter<'_> {
     #[inline(always)]
     fn next(&mut self) -> Option<Entry> {
         match self {
-            Iter::Mapped { slots, mask, seqs } => seqs.next().map(|s| {
-                prefetch(slots, s.wrapping_add(PREFETCH) & *mask);
-                reread(&slots[(s & *mask) as usize], s)
+            Iter::Mapped { window, seqs } => seqs.next().map(|s| {
+                window.prefetch(s.wrapping_add(PREFETCH));
+                reread(window.slot(s), s)
             }),
             Iter::Copied(it) => it.next().copied(),
         }
@@ -423,20 +437,6 @@ const PREFETCH: u64 = 16;
 
 /// Listed entries ahead of a walk over a list to ask the cache for.
 const LIST_AHEAD: usize = 8;
-
-/// Asks for slot `i` (any index: out of range asks for nothing) to be brought into the cache.
-#[inline(always)]
-fn prefetch(slots: &[[u8; ENTRY_SIZE]], i: u64) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(p) = slots.get(i as usize) {
-        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.as_ptr().cast())
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slots, i);
-}
 
 /// [`Entries::index_of_seq`] over decoded entries (sorted by sequence, as `decode` copies them).
 #[inline]

@@ -321,7 +321,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         torn: d.torn,
         open: d.open,
         overwritten: d.overwritten,
-        calls: apis.calls,
+        calls: apis.calls(),
         unmatched_range_ends: others.unmatched_range_ends,
         ..Totals::default()
     };
@@ -457,7 +457,6 @@ struct ApiTable {
     /// Row in `by_id` by API id (`u32::MAX`: none yet).
     slot: Vec<u32>,
     by_id: Vec<(u16, ApiAcc)>,
-    calls: u64,
 }
 
 impl ApiTable {
@@ -473,7 +472,6 @@ impl ApiTable {
             self.by_id.push((e.api, ApiAcc::default()));
         }
         let acc = &mut self.by_id[*s as usize].1;
-        self.calls += 1;
         acc.calls += 1;
         if e.done {
             if e.result != 0 {
@@ -484,6 +482,11 @@ impl ApiTable {
         } else {
             acc.open += 1;
         }
+    }
+
+    /// Calls seen, of every API.
+    fn calls(&self) -> u64 {
+        self.by_id.iter().map(|(_, a)| a.calls).sum()
     }
 
     fn named(self, names: &Names) -> HashMap<String, ApiAcc> {
@@ -769,9 +772,9 @@ struct Others {
     threads: Threads,
 }
 
-/// The host tables of the entries that are neither calls nor device intervals, in one pass over them. NVTX entries pair into ranges:
-/// push/pop nest per thread and domain; start/end pair by range id (a2) across threads of the
-/// process.
+/// The host tables of the entries that are neither calls nor device intervals, in one pass over
+/// them. NVTX entries pair into ranges: push/pop nest per thread and domain; start/end pair by range
+/// id (a2) across threads of the process.
 fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
     let mut out = Others::default();
     let mut pushed: HashMap<(u32, u64), Vec<Entry>> = HashMap::default();

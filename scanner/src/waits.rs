@@ -233,14 +233,6 @@ impl Ends<'_> {
     }
 }
 
-impl CallDevice {
-    fn kernels(&self, idx: usize) -> &[(usize, u64)] {
-        let lo = self.kernels.partition_point(|&(i, _)| i < idx);
-        let hi = self.kernels.partition_point(|&(i, _)| i <= idx);
-        &self.kernels[lo..hi]
-    }
-}
-
 fn work_class(c: Option<Class>) -> bool {
     matches!(
         c,
@@ -359,6 +351,20 @@ impl CallDevice {
         device.kernels.sort_by_key(|&(i, _)| i);
         device
     }
+
+    /// A cursor over the device ends, for the wait pass.
+    fn ends(&self) -> Ends<'_> {
+        Ends {
+            ends: &self.ends,
+            at: 0,
+        }
+    }
+
+    fn kernels(&self, idx: usize) -> &[(usize, u64)] {
+        let lo = self.kernels.partition_point(|&(i, _)| i < idx);
+        let hi = self.kernels.partition_point(|&(i, _)| i <= idx);
+        &self.kernels[lo..hi]
+    }
 }
 
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
@@ -389,10 +395,7 @@ pub(crate) fn analyze(
     // (event, generation) → its latest completed record.
     let mut records: HashMap<(u64, u64), Record> = HashMap::default();
     let mut out = WaitsPartial::default();
-    let mut ends = Ends {
-        ends: &device.ends,
-        at: 0,
-    };
+    let mut ends = device.ends();
 
     for i in 0..entries.len() {
         let Tag::Call { class, outermost } = nest.tag(i) else {

@@ -520,7 +520,7 @@ fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     let cap = Capture::open(&path).unwrap();
     let rings = cap.rings().unwrap();
     let d = decode(&rings[0].view);
-    assert!(matches!(d.entries(), Entries::Mapped { .. }));
+    assert!(matches!(d.entries(), Entries::Mapped(_)));
     assert!(d.unchanged());
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.write_all_at(&6u64.to_le_bytes(), hdr::HEAD as u64)
@@ -538,7 +538,7 @@ fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     let rings = cap.rings().unwrap();
     let runs = std::cell::RefCell::new(Vec::new());
     let live = analysed(&rings[0].view, |d| {
-        let mapped = matches!(d.entries(), Entries::Mapped { .. });
+        let mapped = matches!(d.entries(), Entries::Mapped(_));
         if mapped {
             file.write_all_at(&6u64.to_le_bytes(), hdr::HEAD as u64)
                 .unwrap();
