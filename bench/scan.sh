@@ -47,14 +47,16 @@ for i in $(seq 1 "$RUNS"); do
     awk -v i="$i" -v a="$a" -v s="$s" -v n="$N" 'BEGIN {printf "run %d %s: %.3f s, %.2f M entries/s\n", i, a, s, n / s / 1e6}'
   done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+declare -A med=()
 for a in "${arms[@]}"; do
   # shellcheck disable=SC2086
-  printf '%s\n' ${times[$a]} | sort -n | awk -v n="$N" -v a="$a" '{v[NR]=$1} END {m=v[int((NR+1)/2)]; printf "%s: seconds min/median/max: %.3f / %.3f / %.3f; M entries/s at the median: %.2f\n", a, v[1], m, v[NR], n/m/1e6}'
+  line=$(printf '%s\n' ${times[$a]} | sort -n | awk -v n="$N" -v a="$a" '{v[NR]=$1} END {m=v[int((NR+1)/2)]; printf "%s %s: seconds min/median/max: %.3f / %.3f / %.3f; M entries/s at the median: %.2f\n", m, a, v[1], m, v[NR], n/m/1e6}')
+  med[$a]=${line%% *}
+  echo "${line#* }"
 done
 if [[ -n ${BASELINE:-} ]]; then
-  mb=$(echo "${times[baseline]}" | median)
-  mn=$(echo "${times[new]}" | median)
+  mb=${med[baseline]}
+  mn=${med[new]}
   awk -v n="$mn" -v b="$mb" 'BEGIN {printf "median new / baseline: %.3f\n", n / b}'
   if cmp -s "$dir/baseline.json" "$dir/new.json"; then
     echo "report JSON: identical"
