@@ -40,8 +40,7 @@ fn closed_whole_scenario() -> Vec<u8> {
         let off = entries + (seq & (capacity - 1)) as usize * layout::ENTRY_SIZE + ent::STAMP;
         b[off..off + 8].copy_from_slice(&layout::stamp(seq, false).to_le_bytes());
     }
-    let f = u32::from_le_bytes(b[hdr::FLAGS..hdr::FLAGS + 4].try_into().unwrap());
-    b[hdr::FLAGS..hdr::FLAGS + 4].copy_from_slice(&(f | layout::flags::CLOSED).to_le_bytes());
+    mark_closed(&mut b);
     b
 }
 

@@ -387,9 +387,7 @@ impl RingBuilder {
         std::fs::create_dir_all(&closed).unwrap();
         self.write_to(&open.join("x.cwring"));
         let mut bytes = self.bytes().to_vec();
-        let f = u32::from_le_bytes(bytes[hdr::FLAGS..hdr::FLAGS + 4].try_into().unwrap());
-        bytes[hdr::FLAGS..hdr::FLAGS + 4]
-            .copy_from_slice(&(f | layout::flags::CLOSED).to_le_bytes());
+        mark_closed(&mut bytes);
         std::fs::write(closed.join("x.cwring"), bytes).unwrap();
         let r = causeway_scanner::report::Report::from_path(&open).unwrap();
         let c = causeway_scanner::report::Report::from_path(&closed).unwrap();
@@ -411,6 +409,12 @@ impl RingBuilder {
         );
         r
     }
+}
+
+/// Sets the closed flag in a ring file's bytes, as the shim does at exit.
+pub fn mark_closed(ring: &mut [u8]) {
+    let f = u32::from_le_bytes(ring[hdr::FLAGS..hdr::FLAGS + 4].try_into().unwrap());
+    ring[hdr::FLAGS..hdr::FLAGS + 4].copy_from_slice(&(f | layout::flags::CLOSED).to_le_bytes());
 }
 
 /// The thread test rings give device intervals (the timing backend's own thread).
