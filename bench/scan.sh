@@ -10,6 +10,8 @@
 #   BASELINE=path  another causeway binary, timed in the same run on the same capture, runs
 #                  alternating; prints both and the ratio of medians, and whether their JSON agrees
 #   CPUS=list      run every report under `taskset -c list` (e.g. CPUS=0,1 for two cores)
+#   CLOCK=tsc|monotonic  the capture's tick clock (default tsc, what the shim writes on an x86 host
+#                  with an invariant TSC; every time read then goes through the tick conversion)
 # Without CW and SYNTH it needs cargo; with both (carried binaries) it runs where cargo is not.
 set -euo pipefail
 N=${1:-10000000}
@@ -23,10 +25,10 @@ CW=${CW:-target/release/causeway}
 SYNTH=${SYNTH:-target/release/examples/synth_capture}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/causeway-scan.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-"$SYNTH" "$dir/cap" "$N" 4
+"$SYNTH" "$dir/cap" "$N" 4 "${CLOCK:-tsc}"
 pin=()
 [[ -n ${CPUS:-} ]] && pin=(taskset -c "$CPUS")
-echo "cpus: $(nproc) online${CPUS:+, reports pinned to $CPUS}; $(uname -r)"
+echo "cpus: $(nproc) online${CPUS:+, reports pinned to $CPUS}; $(uname -r); clock ${CLOCK:-tsc}"
 arms=(new)
 declare -A bin=([new]=$CW)
 if [[ -n ${BASELINE:-} ]]; then

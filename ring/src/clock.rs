@@ -134,3 +134,119 @@ pub fn rate(a: &Anchor, b: &Anchor) -> u64 {
     }
     ((dticks as u128 * 1_000_000_000) / dt as u128) as u64
 }
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// A tick of a ring with this clock, start anchor and rate (`Header::rate`) in CLOCK_MONOTONIC
+/// nanoseconds, exactly as `docs/format.md` defines it:
+/// `max(0, anchor.mono_ns + trunc((t − anchor.ticks) × 10⁹ / rate))`. A report converts tens of
+/// millions of times: as whole seconds of ticks and the rest, the quotient takes two 64-bit divisions
+/// where the 128-bit one took a library call (half the time per conversion, measured).
+#[inline]
+pub fn ticks_to_ns(clock: ClockKind, anchor: &Anchor, rate: u64, t: u64) -> u64 {
+    if clock == ClockKind::Monotonic {
+        return t;
+    }
+    if rate == 0 {
+        return anchor.mono_ns;
+    }
+    let m = t.abs_diff(anchor.ticks);
+    let span = if rate <= u64::MAX / NS_PER_SEC {
+        // The rest is below the rate, so its product with 10⁹ fits in 64 bits.
+        let (q, r) = (m / rate, m % rate);
+        q as u128 * NS_PER_SEC as u128 + (r * NS_PER_SEC / rate) as u128
+    } else {
+        // Only a corrupt header has a rate this high.
+        m as u128 * NS_PER_SEC as u128 / rate as u128
+    };
+    offset(anchor.mono_ns, t >= anchor.ticks, span)
+}
+
+/// `max(0, mono_ns ± span)` mod 2⁶⁴: the quotient's magnitude, rounded down, is the signed quotient
+/// truncated toward zero. `span` < 2⁶⁴ × 10⁹ fits in an i128.
+#[inline]
+fn offset(mono_ns: u64, ahead: bool, span: u128) -> u64 {
+    let span = span as i128;
+    let at = if ahead {
+        mono_ns as i128 + span
+    } else {
+        mono_ns as i128 - span
+    };
+    at.max(0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The format's definition, in 128-bit arithmetic.
+    fn reference(clock: ClockKind, a: &Anchor, rate: u64, t: u64) -> u64 {
+        if clock == ClockKind::Monotonic {
+            return t;
+        }
+        if rate == 0 {
+            return a.mono_ns;
+        }
+        let dt = t as i128 - a.ticks as i128;
+        (a.mono_ns as i128 + dt * 1_000_000_000 / rate as i128).max(0) as u64
+    }
+
+    #[test]
+    fn ticks_to_ns_matches_the_formats_arithmetic_everywhere() {
+        let big = u64::MAX / NS_PER_SEC;
+        let rates = [
+            0,
+            1,
+            3,
+            999_999_999,
+            1_000_000_000,
+            2_099_999_550,
+            2_100_000_649,
+            3_000_000_000,
+            1 << 33,
+            big - 1,
+            big,
+            big + 1,
+            1 << 62,
+            u64::MAX,
+        ];
+        let points = [0, 1, 1_000, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX];
+        // A small xorshift: the same values every run, spread over the whole range.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut checked = 0;
+        for &rate in &rates {
+            for &at in &points {
+                for &mono in &[0, 1_000, 1 << 40, u64::MAX - 5, u64::MAX] {
+                    let a = Anchor {
+                        ticks: at,
+                        mono_ns: mono,
+                        real_ns: 0,
+                    };
+                    for clock in [ClockKind::Tsc, ClockKind::Monotonic] {
+                        // Near the anchor either side (a capture's times), and anywhere.
+                        let mut ts = points.to_vec();
+                        for _ in 0..64 {
+                            let d = next() % 5_000_000_000;
+                            ts.extend([at.wrapping_add(d), at.wrapping_sub(d), next()]);
+                        }
+                        for t in ts {
+                            assert_eq!(
+                                ticks_to_ns(clock, &a, rate, t),
+                                reference(clock, &a, rate, t),
+                                "clock {clock:?} rate {rate} anchor {at}/{mono} t {t}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000);
+    }
+}

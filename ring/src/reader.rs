@@ -130,20 +130,13 @@ impl Header {
 
     /// Converts writer ticks to CLOCK_MONOTONIC nanoseconds: through the two anchors when they are far
     /// enough apart, otherwise through the rate measured at start-up.
+    #[inline]
     pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
-        if self.clock == ClockKind::Monotonic {
-            return ticks;
-        }
-        let a = &self.anchor0;
-        let rate = self.rate;
-        if rate == 0 {
-            return a.mono_ns;
-        }
-        let dt = ticks as i128 - a.ticks as i128;
-        (a.mono_ns as i128 + dt * 1_000_000_000 / rate as i128).max(0) as u64
+        crate::clock::ticks_to_ns(self.clock, &self.anchor0, self.rate, ticks)
     }
 
     /// A duration in ticks as nanoseconds.
+    #[inline]
     pub fn span_ns(&self, t0: u64, t1: u64) -> u64 {
         self.ticks_to_ns(t1).saturating_sub(self.ticks_to_ns(t0))
     }

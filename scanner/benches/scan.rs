@@ -9,6 +9,7 @@
 #[path = "support/synth.rs"]
 mod synth;
 
+use causeway_ring::layout::ClockKind;
 use causeway_scanner::capture::Capture;
 use causeway_scanner::decode::decode;
 use causeway_scanner::pair::Nesting;
@@ -26,7 +27,7 @@ static CAP: OnceLock<(PathBuf, u64)> = OnceLock::new();
 fn capture() -> &'static (PathBuf, u64) {
     CAP.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("causeway-bench-scan-{}", std::process::id()));
-        let (_, written, _) = synth::write(&dir, ENTRIES, 4);
+        let (_, written, _) = synth::write(&dir, ENTRIES, 4, ClockKind::Tsc);
         (dir, written)
     })
 }

@@ -2,7 +2,9 @@
 //! `examples/synth_capture.rs`: one ring file of about N entries shaped like a training loop at level 3
 //! — per op a runtime launch (depth 0) containing a driver launch (depth 1), a CUPTI-style device
 //! interval on the host clock, and every 64 ops an NVTX step range and a stream sync. Entries go through
-//! the real writer (`causeway_ring::Writer`), so the file is what the shim writes.
+//! the real writer (`causeway_ring::Writer`), so the file is what the shim writes. Times are TSC ticks
+//! at 2.1 GHz by default, as the shim writes them on an x86 host with an invariant TSC (the H200
+//! machine's captures), so every time the scanner reads goes through the tick conversion.
 
 use causeway_ring::clock::Anchor;
 use causeway_ring::layout::{
@@ -27,9 +29,12 @@ pub fn class_of(e: &causeway_ring::Entry) -> Option<Class> {
     }
 }
 
-/// Writes `dir/bench-4242-0-0.cwring` with about `n` entries from `threads` threads; returns its path,
-/// the entries written and the ops.
-pub fn write(dir: &Path, n: u64, threads: u32) -> (PathBuf, u64, u64) {
+/// The tick rate of a synthetic TSC capture (the H200 machine's TSC runs at 2.1 GHz).
+const TSC_HZ: u64 = 2_100_000_000;
+
+/// Writes `dir/bench-4242-0-0.cwring` with about `n` entries from `threads` threads, times in `clock`
+/// ticks; returns its path, the entries written and the ops.
+pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u64, u64) {
     std::fs::create_dir_all(dir).expect("create DIR");
     let capacity = n.next_power_of_two().max(1024);
     let strings = 1u64 << 20;
@@ -42,8 +47,11 @@ pub fn write(dir: &Path, n: u64, threads: u32) -> (PathBuf, u64, u64) {
         pid: 4242,
         ppid: 1,
         level: 3,
-        clock: ClockKind::Monotonic,
-        ticks_per_sec: 1_000_000_000,
+        clock,
+        ticks_per_sec: match clock {
+            ClockKind::Monotonic => 1_000_000_000,
+            ClockKind::Tsc => TSC_HZ,
+        },
         anchor: Anchor {
             ticks: 1_000,
             mono_ns: 1_000,
