@@ -262,7 +262,9 @@ pub const UNKNOWN_KERNEL_ROW: &str = "[unknown kernel]";
 /// Reads the device intervals of one ring. `entries` are its live entries in sequence order (as
 /// `decode` returns them), `intervals` its device intervals (with their indices, as
 /// `Decoded::intervals` lists them); `class_of` gives a call entry's API class; `text` names a text id;
-/// `kernel` names a launch's function handle.
+/// `kernel` names a launch's function handle. Each completed interval goes to `visit` with the index of
+/// the entry its `a0` names, whatever that entry is (`None`: not in the capture).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     h: &Header,
     entries: Entries,
@@ -271,6 +273,7 @@ pub(crate) fn analyze(
     class_of: impl Fn(&Entry) -> Option<Class>,
     text: impl Fn(u64) -> String,
     kernel: impl Fn(u64) -> Option<String>,
+    mut visit: impl FnMut(Option<usize>, &Entry),
 ) -> DevicePartial {
     let mut p = DevicePartial {
         anchors: anchors.half_widths.len() as u64,
@@ -285,11 +288,13 @@ pub(crate) fn analyze(
     for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
         let e = &e;
         p.intervals += 1;
+        let index = entries.index_of_seq(e.a0);
+        visit(index, e);
         let call = if e.a0 == NO_CALL {
             p.unassociated.no_call += 1;
             None
         } else {
-            match entries.index_of_seq(e.a0) {
+            match index {
                 None => {
                     p.unassociated.call_not_in_capture += 1;
                     None

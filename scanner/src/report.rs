@@ -279,10 +279,10 @@ struct Partial {
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
 /// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
 ///
-/// 1. Side by side: the calls' nesting (the thread set rides along), the per-API statistics, and the
-///    non-calls decode listed (anchors, then the device table of the waits beside NVTX and the
-///    other host tables).
-/// 2. Side by side: kernel executions and host waits (both on the nesting), and the device intervals.
+/// 1. Side by side: the calls' nesting (the thread set and the per-API statistics ride along), and
+///    the non-calls decode listed (anchors, then the device intervals, which fill the waits' device
+///    table on the way, beside NVTX and the other host tables).
+/// 2. Side by side: kernel executions and host waits (both on the nesting).
 fn analyze(ring: &Ring) -> Partial {
     crate::decode::analysed(&ring.view, |d| analyze_decoded(ring, d))
 }
@@ -291,30 +291,43 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     let h = &ring.view.header;
     let names = Names::of(ring);
     let entries = d.entries();
+    // The per-API table rides along the nesting pass: a pass of its own over the calls cost more in
+    // memory traffic than the table's work.
     let calls = || {
-        let mut threads = Threads::default();
-        let nest = Nesting::visiting(entries, |e| names.class(e), |_, e, _| threads.add(e.tid));
-        (nest, threads)
-    };
-    // Order-free, so a pass of its own beside the nesting (which is one core's sequential work).
-    let apis = || {
-        let mut apis = ApiTable::default();
-        for e in entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
-            apis.add(h, &e);
-        }
-        apis
+        let (mut threads, mut apis) = (Threads::default(), ApiTable::default());
+        let nest = Nesting::visiting(
+            entries,
+            |e| names.class(e),
+            |_, e, _| {
+                threads.add(e.tid);
+                apis.add(h, e);
+            },
+        );
+        (nest, threads, apis)
     };
     let non_calls = || {
         // The events backend's clock model, read once for the device pass and the wait pass.
         let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
-        let (call_device, others) = rayon::join(
-            || waits::CallDevice::of(h, entries, d.intervals(), &anchors),
-            || others_stats(h, d, &names),
-        );
-        (anchors, call_device, others)
+        // The device pass hands each interval to the waits' device table on the way: one walk over
+        // the intervals for both.
+        let device = || {
+            let mut call_device = waits::CallDevice::default();
+            let device = device::analyze(
+                h,
+                entries,
+                d.intervals(),
+                &anchors,
+                |e| names.class(e),
+                |id| names.text(id),
+                |f| names.kernel(f).map(str::to_string),
+                |call, e| call_device.add(h, &anchors, call, e),
+            );
+            (device, call_device.finish())
+        };
+        let ((device, call_device), others) = rayon::join(device, || others_stats(h, d, &names));
+        (device, call_device, others)
     };
-    let ((nest, mut threads), ((anchors, call_device, others), apis)) =
-        rayon::join(calls, || rayon::join(non_calls, apis));
+    let ((nest, mut threads, apis), (device, call_device, others)) = rayon::join(calls, non_calls);
     let mut totals = Totals {
         entries: d.live,
         dropped: d.dropped,
@@ -343,21 +356,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
             },
         )
     };
-    let device = || {
-        device::analyze(
-            h,
-            entries,
-            d.intervals(),
-            &anchors,
-            |e| names.class(e),
-            |id| names.text(id),
-            |f| names.kernel(f).map(str::to_string),
-        )
-    };
-    let (kernels, (waits, device)) = rayon::join(
-        || kernel_stats(d, &names, &nest, &mut totals),
-        || rayon::join(waits, device),
-    );
+    let (kernels, waits) = rayon::join(|| kernel_stats(d, &names, &nest, &mut totals), waits);
     threads.absorb(&others.threads);
     Partial {
         process: process(ring, d, &device, threads.len(), others.unknown_kind),

@@ -50,7 +50,7 @@ use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::report::{append, percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
-use causeway_ring::{Class, Entry, Header, Kind};
+use causeway_ring::{Class, Entry, Header};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -203,6 +203,7 @@ struct Record {
 /// a capture holds millions of calls, and a map of small vectors costs more than the rest of the
 /// analysis; a table with a slot per entry was 80 MB of fresh memory for 10 M entries, read at
 /// random).
+#[derive(Default)]
 pub(crate) struct CallDevice {
     /// (call index, latest device end in host CLOCK_MONOTONIC ns), one per call, sorted by call
     /// index: over timed intervals on the host clock or converted through the events backend's
@@ -304,43 +305,34 @@ fn merge_wait(
 }
 
 impl CallDevice {
-    /// Device intervals by issuing call (identity: the interval's a0 is the call's sequence number).
-    /// `entries` are the ring's live entries in sequence order, `intervals` its device intervals
-    /// (with their indices; any superset of them will do).
-    pub(crate) fn of(
-        h: &Header,
-        entries: Entries,
-        intervals: impl Iterator<Item = (usize, Entry)>,
-        anchors: &Anchors,
-    ) -> CallDevice {
-        let mut device = CallDevice {
-            ends: Vec::new(),
-            kernels: Vec::new(),
+    /// Adds one completed device interval, issued by entry `call` (`None`: not in the capture).
+    /// Call `finish` after the last.
+    #[inline]
+    pub(crate) fn add(&mut self, h: &Header, anchors: &Anchors, call: Option<usize>, e: &Entry) {
+        let Some(ci) = call else {
+            return;
         };
-        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
-            let e = &e;
-            // Entries are sorted by sequence number: the issuing call by identity.
-            let Some(ci) = entries.index_of_seq(e.a0) else {
-                continue;
-            };
-            let end = if let Some((id, o0, o1)) = anchored(e) {
-                // Events backend: no name of its own (the launch's is used), times through the anchors.
-                anchors
-                    .span(id, o0, o1)
-                    .map(|(_, t)| t.ns.max(0.0).round() as u64)
-            } else {
-                if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-                    device.kernels.push((ci, e.a1));
-                }
-                let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
-                (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
-            };
-            device.ends.extend(end.map(|t| (ci, t)));
-        }
+        let end = if let Some((id, o0, o1)) = anchored(e) {
+            // Events backend: no name of its own (the launch's is used), times through the anchors.
+            anchors
+                .span(id, o0, o1)
+                .map(|(_, t)| t.ns.max(0.0).round() as u64)
+        } else {
+            if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
+                self.kernels.push((ci, e.a1));
+            }
+            let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
+            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
+        };
+        self.ends.extend(end.map(|t| (ci, t)));
+    }
+
+    /// Sorts the tables by call, one end per call.
+    pub(crate) fn finish(mut self) -> CallDevice {
         // Intervals arrive in completion order, close to call order: the sort has little to do.
-        device.ends.sort_unstable();
+        self.ends.sort_unstable();
         // One per call: the latest end (sorted ascending, the last of a run is the largest).
-        device.ends.dedup_by(|later, kept| {
+        self.ends.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
             if same {
                 kept.1 = later.1;
@@ -348,8 +340,8 @@ impl CallDevice {
             same
         });
         // Stable: a call's kernels keep their order.
-        device.kernels.sort_by_key(|&(i, _)| i);
-        device
+        self.kernels.sort_by_key(|&(i, _)| i);
+        self
     }
 
     /// A cursor over the device ends, for the wait pass.
@@ -697,6 +689,7 @@ mod tests {
     use crate::pair::Nesting;
     use causeway_ring::clock::Anchor;
     use causeway_ring::layout::{capture_phase, ClockKind, Policy};
+    use causeway_ring::Kind;
 
     const LAUNCH: u16 = 1;
     const STREAM_SYNC: u16 = 2;
@@ -821,9 +814,23 @@ mod tests {
             };
             let anchors = Anchors::from_entries(&h, &self.entries);
             let entries = Entries::from(&self.entries);
-            let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
+            let device = call_device_of(&h, entries, entries.iter().enumerate(), &anchors);
             analyze(&h, entries, &nest, &device, &look)
         }
+    }
+
+    /// The device table as the report builds it (`device::analyze` hands it each interval).
+    fn call_device_of(
+        h: &Header,
+        entries: Entries,
+        intervals: impl Iterator<Item = (usize, Entry)>,
+        anchors: &Anchors,
+    ) -> CallDevice {
+        let mut device = CallDevice::default();
+        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+            device.add(h, anchors, entries.index_of_seq(e.a0), &e);
+        }
+        device.finish()
     }
 
     #[test]
