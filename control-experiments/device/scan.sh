@@ -7,7 +7,10 @@
 #     OUT=$OUT bash control-experiments/device/scan.sh
 # Carried (.carry/, built off the machine): causeway (this commit), causeway-base (the baseline:
 # say which commit in the results), synth_capture, and optionally bench-scan
-# (`cargo bench -p causeway-scanner --bench scan --no-run`). RUNS (default 7) runs per binary.
+# (`cargo bench -p causeway-scanner --bench scan --no-run`). RUNS (default 7) runs per binary;
+# CLOCKS (default "tsc monotonic") the synthetic capture's tick clocks, each a run of its own (TSC is
+# what the shim writes on this machine; monotonic is what the figures before 2026-11-29's fourth
+# session measured).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,12 +23,14 @@ done
   echo "date: $(date -u +%FT%TZ)"
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|NUMA node\(s\))'
   echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
-  for cpus in 0 0,1 all; do
-    echo "== reports on cpus: $cpus"
-    pin=$cpus
-    [[ $cpus == all ]] && pin=
-    CW=$C/causeway SYNTH=$C/synth_capture BASELINE=$C/causeway-base CPUS=$pin \
-      bash "$REPO/bench/scan.sh" 10000000 "$RUNS"
+  for clock in ${CLOCKS:-tsc monotonic}; do
+    for cpus in 0 0,1 all; do
+      echo "== reports on cpus: $cpus, clock $clock"
+      pin=$cpus
+      [[ $cpus == all ]] && pin=
+      CW=$C/causeway SYNTH=$C/synth_capture BASELINE=$C/causeway-base CPUS=$pin CLOCK=$clock \
+        bash "$REPO/bench/scan.sh" 10000000 "$RUNS"
+    done
   done
   if [[ -x $C/bench-scan ]]; then
     echo "== cargo bench scan (1 M entries), cpus 0,1"

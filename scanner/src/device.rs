@@ -348,8 +348,10 @@ pub(crate) fn analyze(
             ((Some((t.ns - s.ns).max(0.0).round() as u64)), latency)
         } else if on_host_clock {
             p.converted += 1;
+            // Converted once for the latency and the duration (`span_ns` would again).
+            let begin = h.ticks_to_ns(e.t_begin);
             let latency = call.map(|c| {
-                let d = h.ticks_to_ns(e.t_begin) as i128 - h.ticks_to_ns(c.t_begin) as i128;
+                let d = begin as i128 - h.ticks_to_ns(c.t_begin) as i128;
                 d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
             });
             if let Some(l) = latency {
@@ -359,7 +361,7 @@ pub(crate) fn analyze(
                 }
                 p.min_latency = Some(p.min_latency.map_or(l, |m| m.min(l)));
             }
-            (Some(h.span_ns(e.t_begin, e.t_end)), latency)
+            (Some(h.ticks_to_ns(e.t_end).saturating_sub(begin)), latency)
         } else {
             // The backend's own clock: the difference is a duration in its units (CUPTI, events: ns),
             // but the times themselves mean nothing on ours.
