@@ -279,20 +279,32 @@ struct Partial {
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
 /// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
 ///
-/// 1. Side by side: the calls' nesting (the thread set and the per-API statistics ride along), and
-///    the non-calls decode listed (anchors, then the device intervals, which fill the waits' device
-///    table on the way, beside NVTX and the other host tables).
+/// 1. Side by side: the calls' nesting (the thread set rides along), and the non-calls decode listed
+///    (anchors, then the device table of the waits, beside NVTX and the other host tables).
 /// 2. Side by side: kernel executions and host waits (both on the nesting).
+///
+/// The per-API table and the device intervals are order-free and placed by the threads the pool has
+/// ([`fused`]): with few, they ride along walks made anyway (the nesting; the device table's walk
+/// over the intervals), which saves CPU time; with many, they are arms of their own (the device pass
+/// beside the waits), which saves wall time. Either way the report is the same (tested).
 fn analyze(ring: &Ring) -> Partial {
     crate::decode::analysed(&ring.view, |d| analyze_decoded(ring, d))
+}
+
+/// Threads up to which the order-free passes ride along others (see [`analyze`]). Measured on the
+/// H200 machine: fused was 12 % faster on two CPUs, spread 40 % faster on sixteen
+/// (docs/results/2026-11-29-scanner-throughput.md).
+const FUSED_UP_TO: usize = 2;
+
+fn fused() -> bool {
+    rayon::current_num_threads() <= FUSED_UP_TO
 }
 
 fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     let h = &ring.view.header;
     let names = Names::of(ring);
     let entries = d.entries();
-    // The per-API table rides along the nesting pass: a pass of its own over the calls cost more in
-    // memory traffic than the table's work.
+    let fused = fused();
     let calls = || {
         let (mut threads, mut apis) = (Threads::default(), ApiTable::default());
         let nest = Nesting::visiting(
@@ -300,34 +312,41 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
             |e| names.class(e),
             |_, e, _| {
                 threads.add(e.tid);
-                apis.add(h, e);
+                if fused {
+                    apis.add(h, e);
+                }
             },
         );
         (nest, threads, apis)
     };
+    let apis_alone = || {
+        let mut apis = ApiTable::default();
+        if !fused {
+            for e in entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
+                apis.add(h, &e);
+            }
+        }
+        apis
+    };
     let non_calls = || {
         // The events backend's clock model, read once for the device pass and the wait pass.
         let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
-        // The device pass hands each interval to the waits' device table on the way: one walk over
-        // the intervals for both.
-        let device = || {
-            let mut call_device = waits::CallDevice::default();
-            let device = device::analyze(
-                h,
-                entries,
-                d.intervals(),
-                &anchors,
-                |e| names.class(e),
-                |id| names.text(id),
-                |f| names.kernel(f).map(str::to_string),
-                |call, e| call_device.add(h, &anchors, call, e),
-            );
-            (device, call_device.finish())
+        let table = || {
+            if fused {
+                let mut call_device = waits::CallDevice::default();
+                let device = device_pass(h, d, &names, &anchors, Some(&mut call_device));
+                (Some(device), call_device.finish())
+            } else {
+                let call_device = waits::CallDevice::of(h, entries, d.intervals(), &anchors);
+                (None, call_device)
+            }
         };
-        let ((device, call_device), others) = rayon::join(device, || others_stats(h, d, &names));
-        (device, call_device, others)
+        let ((device, call_device), others) = rayon::join(table, || others_stats(h, d, &names));
+        (anchors, device, call_device, others)
     };
-    let ((nest, mut threads, apis), (device, call_device, others)) = rayon::join(calls, non_calls);
+    let ((nest, mut threads, nest_apis), ((anchors, device, call_device, others), alone_apis)) =
+        rayon::join(calls, || rayon::join(non_calls, apis_alone));
+    let apis = if fused { nest_apis } else { alone_apis };
     let mut totals = Totals {
         entries: d.live,
         dropped: d.dropped,
@@ -356,7 +375,11 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
             },
         )
     };
-    let (kernels, waits) = rayon::join(|| kernel_stats(d, &names, &nest, &mut totals), waits);
+    let device = || device.unwrap_or_else(|| device_pass(h, d, &names, &anchors, None));
+    let (kernels, (waits, device)) = rayon::join(
+        || kernel_stats(d, &names, &nest, &mut totals),
+        || rayon::join(waits, device),
+    );
     threads.absorb(&others.threads);
     Partial {
         process: process(ring, d, &device, threads.len(), others.unknown_kind),
@@ -369,6 +392,30 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         device,
         waits,
     }
+}
+
+/// The device intervals of one ring; with `call_device`, filling the waits' device table on the way.
+fn device_pass(
+    h: &Header,
+    d: &Decoded,
+    names: &Names,
+    anchors: &crate::anchors::Anchors,
+    mut call_device: Option<&mut waits::CallDevice>,
+) -> DevicePartial {
+    device::analyze(
+        h,
+        d.entries(),
+        d.intervals(),
+        anchors,
+        |e| names.class(e),
+        |id| names.text(id),
+        |f| names.kernel(f).map(str::to_string),
+        |call, e| {
+            if let Some(t) = call_device.as_deref_mut() {
+                t.add(h, anchors, call, e);
+            }
+        },
+    )
 }
 
 /// The program's threads: every thread id except the device backend's own (it writes the device

@@ -50,7 +50,7 @@ use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::report::{append, percentile, stream_key, Captures, StreamKey};
 use causeway_ring::layout::{entry_flags, DeviceKind};
-use causeway_ring::{Class, Entry, Header};
+use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -305,6 +305,22 @@ fn merge_wait(
 }
 
 impl CallDevice {
+    /// Device intervals by issuing call (identity: the interval's a0 is the call's sequence number),
+    /// in a walk of their own. `entries` are the ring's live entries in sequence order, `intervals`
+    /// its device intervals (with their indices; any superset of them will do).
+    pub(crate) fn of(
+        h: &Header,
+        entries: Entries,
+        intervals: impl Iterator<Item = (usize, Entry)>,
+        anchors: &Anchors,
+    ) -> CallDevice {
+        let mut device = CallDevice::default();
+        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+            device.add(h, anchors, entries.index_of_seq(e.a0), &e);
+        }
+        device.finish()
+    }
+
     /// Adds one completed device interval, issued by entry `call` (`None`: not in the capture).
     /// Call `finish` after the last.
     #[inline]
@@ -689,7 +705,6 @@ mod tests {
     use crate::pair::Nesting;
     use causeway_ring::clock::Anchor;
     use causeway_ring::layout::{capture_phase, ClockKind, Policy};
-    use causeway_ring::Kind;
 
     const LAUNCH: u16 = 1;
     const STREAM_SYNC: u16 = 2;
@@ -814,23 +829,9 @@ mod tests {
             };
             let anchors = Anchors::from_entries(&h, &self.entries);
             let entries = Entries::from(&self.entries);
-            let device = call_device_of(&h, entries, entries.iter().enumerate(), &anchors);
+            let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
             analyze(&h, entries, &nest, &device, &look)
         }
-    }
-
-    /// The device table as the report builds it (`device::analyze` hands it each interval).
-    fn call_device_of(
-        h: &Header,
-        entries: Entries,
-        intervals: impl Iterator<Item = (usize, Entry)>,
-        anchors: &Anchors,
-    ) -> CallDevice {
-        let mut device = CallDevice::default();
-        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
-            device.add(h, anchors, entries.index_of_seq(e.a0), &e);
-        }
-        device.finish()
     }
 
     #[test]

@@ -376,9 +376,11 @@ impl RingBuilder {
         std::fs::write(path, self.bytes()).unwrap();
     }
 
-    /// The report of this ring, checked against the report of the same ring marked closed. A closed
-    /// ring is read in place from its mapping and an open one is copied first (`decode`); whatever a
-    /// test builds, both must say the same, except the `closed` flag itself and the paths.
+    /// The report of this ring (on one thread), checked against the report of the same ring marked
+    /// closed and against its report on four threads. A closed ring is read in place from its mapping
+    /// and an open one is copied first (`decode`); on one thread the order-free passes ride along
+    /// others and on four they run apart (`report::analyze`). Whatever a test builds, all must say
+    /// the same, except the `closed` flag itself and the paths.
     pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
         let dir = TempDir::new(tag);
         let open = dir.join("open");
@@ -389,8 +391,18 @@ impl RingBuilder {
         let mut bytes = self.bytes().to_vec();
         mark_closed(&mut bytes);
         std::fs::write(closed.join("x.cwring"), bytes).unwrap();
-        let r = causeway_scanner::report::Report::from_path(&open).unwrap();
-        let c = causeway_scanner::report::Report::from_path(&closed).unwrap();
+        // The scanner fuses order-free passes into others on a pool of few threads and spreads them
+        // on a larger one: each copy under each schedule.
+        let on = |threads: usize, path: &std::path::Path| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| causeway_scanner::report::Report::from_path(path).unwrap())
+        };
+        let r = on(1, &open);
+        let c = on(4, &closed);
+        let spread = on(4, &open);
         // Paths (in `capture`, `file` and warnings) name the folder each copy is in.
         let plain = |r: &causeway_scanner::report::Report| {
             let text = serde_json::to_string(r)
@@ -402,6 +414,11 @@ impl RingBuilder {
             }
             v
         };
+        assert_eq!(
+            plain(&r),
+            plain(&spread),
+            "the ring reports otherwise with its passes spread over threads than fused"
+        );
         assert_eq!(
             plain(&r),
             plain(&c),
