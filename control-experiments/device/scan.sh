@@ -8,9 +8,9 @@
 # Carried (.carry/, built off the machine): causeway (this commit), causeway-base (the baseline:
 # say which commit in the results), synth_capture, and optionally bench-scan
 # (`cargo bench -p causeway-scanner --bench scan --no-run`). RUNS (default 7) runs per binary;
-# CPUSETS (default "0 0,1 0-3 all") the CPU lists to pin reports to; CLOCKS (default "tsc monotonic") the synthetic capture's tick clocks, each a run of its own (TSC is
-# what the shim writes on this machine; monotonic is what the figures before 2026-11-29's fourth
-# session measured).
+# CPUSETS (default "0 0,1 0-3 all") the CPU lists to pin reports to; CLOCKS (default
+# "tsc monotonic") the synthetic capture's tick clocks, each a run of its own (TSC is what the shim
+# writes on this machine; monotonic is what the figures before 2026-11-29's fourth session measured).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
