@@ -151,15 +151,30 @@ pub fn ticks_to_ns(clock: ClockKind, anchor: &Anchor, rate: u64, t: u64) -> u64 
         return anchor.mono_ns;
     }
     let m = t.abs_diff(anchor.ticks);
-    let span = if rate <= u64::MAX / NS_PER_SEC {
+    let ahead = t >= anchor.ticks;
+    if rate <= u64::MAX / NS_PER_SEC {
         // The rest is below the rate, so its product with 10⁹ fits in 64 bits.
         let (q, r) = (m / rate, m % rate);
-        q as u128 * NS_PER_SEC as u128 + (r * NS_PER_SEC / rate) as u128
+        let rest = r * NS_PER_SEC / rate;
+        if ahead {
+            // The format takes the sum mod 2⁶⁴.
+            anchor
+                .mono_ns
+                .wrapping_add(q.wrapping_mul(NS_PER_SEC).wrapping_add(rest))
+        } else {
+            // A span past 2⁶⁴ ns is past any start: 0.
+            q.checked_mul(NS_PER_SEC)
+                .and_then(|s| s.checked_add(rest))
+                .map_or(0, |span| anchor.mono_ns.saturating_sub(span))
+        }
     } else {
         // Only a corrupt header has a rate this high.
-        m as u128 * NS_PER_SEC as u128 / rate as u128
-    };
-    offset(anchor.mono_ns, t >= anchor.ticks, span)
+        offset(
+            anchor.mono_ns,
+            ahead,
+            m as u128 * NS_PER_SEC as u128 / rate as u128,
+        )
+    }
 }
 
 /// `max(0, mono_ns ± span)` mod 2⁶⁴: the quotient's magnitude, rounded down, is the signed quotient

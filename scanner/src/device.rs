@@ -382,15 +382,22 @@ pub(crate) fn analyze(
                 };
                 let k = kernels.row(key);
                 k.count += 1;
-                k.durations.extend(duration);
-                k.latencies.extend(latency);
+                // A push, not `extend` of an Option: that reserves anew for every interval.
+                if let Some(d) = duration {
+                    k.durations.push(d);
+                }
+                if let Some(l) = latency {
+                    k.latencies.push(l);
+                }
             }
             Some(kind @ (DeviceKind::Memcpy | DeviceKind::Memset)) => {
                 let key = (kind == DeviceKind::Memcpy).then_some(e.depth);
                 let c = copies.entry(key).or_default();
                 c.count += 1;
                 c.bytes = c.bytes.saturating_add(e.a1);
-                c.durations.extend(duration);
+                if let Some(d) = duration {
+                    c.durations.push(d);
+                }
             }
             None => p.unknown_kind += 1,
         }

@@ -4,12 +4,18 @@
 
 pub type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;
 
-/// Rows keyed by `K`, for a pass that adds to a row per entry and usually to the same row as the
-/// entry before (a launch loop, a kernel's intervals): the last row is checked before hashing.
+/// Slots of `Rows`' table of recent rows.
+const RECENT_ROWS: usize = 64;
+
+/// Rows keyed by `K`, for a pass that adds to a row per entry, cycling among a few rows (a training
+/// loop's kernels, interleaved): a 64-slot table of recent rows, picked by an unseeded one-multiply
+/// hash of the key, answers most lookups before the seeded map is hashed. Keys a hostile capture
+/// makes share a slot only go to the map.
 pub struct Rows<K, V> {
     index: HashMap<K, usize>,
     rows: Vec<(K, V)>,
-    last: Option<usize>,
+    /// Row index + 1 by slot (0: none).
+    recent: [usize; RECENT_ROWS],
 }
 
 impl<K, V> Default for Rows<K, V> {
@@ -17,7 +23,7 @@ impl<K, V> Default for Rows<K, V> {
         Rows {
             index: HashMap::default(),
             rows: Vec::new(),
-            last: None,
+            recent: [0; RECENT_ROWS],
         }
     }
 }
@@ -26,19 +32,74 @@ impl<K: std::hash::Hash + Eq + Copy, V: Default> Rows<K, V> {
     /// The row of `key`, created empty the first time.
     #[inline]
     pub fn row(&mut self, key: K) -> &mut V {
-        let i = match self.last {
-            Some(i) if self.rows[i].0 == key => i,
+        let slot = recent_slot(&key);
+        let i = match self.recent[slot] {
+            r if r > 0 && self.rows[r - 1].0 == key => r - 1,
             _ => {
                 let rows = &mut self.rows;
                 let i = *self.index.entry(key).or_insert_with(|| {
                     rows.push((key, V::default()));
                     rows.len() - 1
                 });
-                self.last = Some(i);
+                self.recent[slot] = i + 1;
                 i
             }
         };
         &mut self.rows[i].1
+    }
+}
+
+/// The slot of `key` in a table of `RECENT_ROWS`.
+#[inline]
+fn recent_slot<K: std::hash::Hash>(key: &K) -> usize {
+    let mut h = SlotHasher(0);
+    key.hash(&mut h);
+    (h.0 >> (64 - RECENT_ROWS.trailing_zeros())) as usize
+}
+
+/// FxHash's mixing (rotate, xor, multiply) per word: for picking a slot of a small table, where a
+/// collision costs one hashed lookup, not a wrong answer.
+struct SlotHasher(u64);
+
+impl SlotHasher {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for SlotHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, x: u8) {
+        self.add(u64::from(x));
+    }
+    #[inline]
+    fn write_u16(&mut self, x: u16) {
+        self.add(u64::from(x));
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.add(u64::from(x));
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    #[inline]
+    fn write_isize(&mut self, x: isize) {
+        self.add(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -120,6 +181,24 @@ mod tests {
         let mut ids: Vec<u32> = t.ids().collect();
         ids.sort();
         assert_eq!(ids, [1, 65, 129]);
+    }
+
+    #[test]
+    fn rows_keep_keys_apart_when_more_than_the_recent_table_interleave() {
+        // 1000 keys cycled in turn: most share a recent slot with another, so every lookup tests
+        // the slot's key before trusting it.
+        let mut r: Rows<u64, u64> = Rows::default();
+        for round in 0..3u64 {
+            for k in 0..1000u64 {
+                *r.row(k * 0x1000) += k + round;
+            }
+        }
+        let rows: Vec<(u64, u64)> = r.into_iter().collect();
+        assert_eq!(rows.len(), 1000);
+        for (i, &(k, v)) in rows.iter().enumerate() {
+            assert_eq!(k, i as u64 * 0x1000);
+            assert_eq!(v, 3 * i as u64 + 3, "row {k:#x}");
+        }
     }
 
     #[test]

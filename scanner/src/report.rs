@@ -712,6 +712,13 @@ fn kernel_stats(
     let mut captures = Captures::default();
     let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
     let mut out = Kernels::default();
+    // Whether a handle has a name, by handle: asked per launch, answered by the string area's map.
+    let mut named: Rows<u64, Option<bool>> = Rows::default();
+    let mut has_name = |h: u64| {
+        *named
+            .row(h)
+            .get_or_insert_with(|| names.kernel(h).is_some())
+    };
     for i in 0..entries.len() {
         // Nested in a call of its own class: the same operation one layer down, already counted.
         let (class, outermost) = match nest.tag(i) {
@@ -731,11 +738,11 @@ fn kernel_stats(
         match class {
             Class::Launch if outermost => {
                 // The runtime's handle, or else the one the driver call below it named.
-                let handle = if names.kernel(e.a1).is_some() {
+                let handle = if has_name(e.a1) {
                     e.a1
                 } else {
                     let below = nest.child(i).map(|c| entries.get(c).a1);
-                    below.filter(|&h| names.kernel(h).is_some()).unwrap_or(e.a1)
+                    below.filter(|&h| has_name(h)).unwrap_or(e.a1)
                 };
                 let captured = captures.capturing(e);
                 let k = out.row(handle);

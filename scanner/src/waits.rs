@@ -243,8 +243,9 @@ fn work_class(c: Option<Class>) -> bool {
 
 /// Takes the items of `q` issued before `bound` (they are in sequence order).
 fn drain_before(q: &mut VecDeque<Item>, bound: u64, out: &mut Vec<Item>) {
-    while q.front().is_some_and(|i| i.seq < bound) {
-        out.extend(q.pop_front());
+    while let Some(&it) = q.front().filter(|i| i.seq < bound) {
+        q.pop_front();
+        out.push(it);
     }
 }
 
@@ -340,7 +341,9 @@ impl CallDevice {
             let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
             (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
         };
-        self.ends.extend(end.map(|t| (ci, t)));
+        if let Some(t) = end {
+            self.ends.push((ci, t));
+        }
     }
 
     /// Sorts the tables by call, one end per call.
