@@ -407,6 +407,8 @@ pub(crate) fn analyze(
     let mut records: HashMap<(u64, u64), Record> = HashMap::default();
     let mut out = WaitsPartial::default();
     let mut ends = device.ends();
+    // The work each sync covered, in one buffer reused from sync to sync.
+    let mut covered = Vec::new();
 
     for i in 0..entries.len() {
         let Tag::Call { class, outermost } = nest.tag(i) else {
@@ -470,7 +472,7 @@ pub(crate) fn analyze(
             }
             Class::Sync | Class::EventSync => {
                 let name = name_of(e.api);
-                let mut covered = Vec::new();
+                covered.clear();
                 // The stream covered directly; None: all of them (a device sync).
                 let mut direct = None;
                 if class == Class::EventSync {
