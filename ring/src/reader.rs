@@ -49,6 +49,16 @@ fn field<const N: usize>(b: &[u8; ENTRY_SIZE], off: usize) -> [u8; N] {
     out
 }
 
+/// Whether a slot's bytes hold entry `seq` committed, and whether it had returned (`done`); `None` for
+/// a torn slot or another entry's ([`RingView::committed`], for a reader holding the slots).
+#[inline(always)]
+pub fn committed(b: &[u8; ENTRY_SIZE], seq: u64) -> Option<bool> {
+    match layout::unstamp(u64::from_le_bytes(field(b, ent::STAMP))) {
+        Some((s, done)) if s == seq => Some(done),
+        _ => None,
+    }
+}
+
 /// A slot's fields as an entry numbered `seq`, its stamp not checked: for a slot `RingView::committed`
 /// found committed with that number. A slot changed since reads as whatever it now holds.
 #[inline(always)]
@@ -361,11 +371,7 @@ impl<'a> RingView<'a> {
     /// `None` for a torn slot. Reads the stamp only: the cheap check of a whole window.
     #[inline]
     pub fn committed(&self, seq: u64) -> Option<bool> {
-        let (_, b) = self.slot(seq);
-        match layout::unstamp(u64::from_le_bytes(field(b, ent::STAMP))) {
-            Some((s, done)) if s == seq => Some(done),
-            _ => None,
-        }
+        committed(self.slot(seq).1, seq)
     }
 
     /// The header's head word as the file holds it now (`header.head` is as it was at `parse`): a

@@ -5,7 +5,7 @@
 //! analyses that read it. A ring with torn slots, or one a live process may still write, is copied.
 
 use causeway_ring::layout::{ent, flags};
-use causeway_ring::reader::reread;
+use causeway_ring::reader::{committed, reread};
 use causeway_ring::{Entry, Kind, RingView, Slot, ENTRY_SIZE};
 use rayon::prelude::*;
 
@@ -224,14 +224,12 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<(u64, Opti
             let e = first + ((c + 1) * CHUNK).min(n) as u64;
             let (mut open, mut list) = (0, Listed::default());
             for seq in s..e {
-                let done = view.committed(seq)?;
+                let slot = &slots[(seq & mask) as usize];
+                let done = committed(slot, seq)?;
                 open += u64::from(!done);
                 // The kind byte shares the stamp's cache line: listing costs no extra read.
                 if fits {
-                    list.add(
-                        (seq - first) as usize,
-                        slots[(seq & mask) as usize][ent::KIND],
-                    );
+                    list.add((seq - first) as usize, slot[ent::KIND]);
                 }
             }
             Some((open, list))
