@@ -165,6 +165,20 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
         }
     }
     w.set_flag(layout::flags::CLOSED);
+    if clock == ClockKind::Tsc {
+        // The writer refreshes the latest anchor from this process's own clock, which these made-up
+        // ticks do not follow: put the anchor the shim would have written at the last tick, so the
+        // reader's measured rate is the TSC's (as on the H200 machine, 2.1 GHz).
+        let a = params.anchor;
+        let mono = a.mono_ns + ((t - a.ticks) as u128 * 1_000_000_000 / TSC_HZ as u128) as u64;
+        for (i, v) in [t, mono, a.real_ns + (mono - a.mono_ns)]
+            .into_iter()
+            .enumerate()
+        {
+            buf[(layout::hdr::ANCHOR1 + 8 * i) / 8] = v.to_le();
+        }
+        buf[layout::hdr::ANCHOR1_SEQ / 8] = 2u64.to_le();
+    }
     let path = dir.join(format!("bench-4242-0-0{}", layout::RING_SUFFIX));
     let mut f = std::fs::File::create(&path).expect("create ring file");
     // SAFETY: viewing the initialised u64 buffer as bytes.
