@@ -145,6 +145,12 @@ impl Header {
         crate::clock::ticks_to_ns(self.clock, &self.anchor0, self.rate, ticks)
     }
 
+    /// A converter of this ring's ticks for a pass over many of them (`clock::Converter`): the same
+    /// nanoseconds as `ticks_to_ns`, for less work.
+    pub fn converter(&self) -> crate::clock::Converter {
+        crate::clock::Converter::new(self.clock, &self.anchor0, self.rate)
+    }
+
     /// A duration in ticks as nanoseconds.
     #[inline]
     pub fn span_ns(&self, t0: u64, t1: u64) -> u64 {

@@ -281,6 +281,7 @@ pub(crate) fn analyze(
         rates: anchors.rates.clone(),
         ..DevicePartial::default()
     };
+    let ticks = h.converter();
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
     let mut kernels: Rows<KernelKey, KernelAcc> = Rows::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
@@ -336,9 +337,9 @@ pub(crate) fn analyze(
             }
             let (s, t) = (c.convert(o0), c.convert(o1));
             p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
-            let latency = call.map(|c| (s.ns - h.ticks_to_ns(c.t_begin) as f64).round() as i64);
+            let latency = call.map(|c| (s.ns - ticks.ns(c.t_begin) as f64).round() as i64);
             if let Some(c) = call.filter(|c| c.done) {
-                let gap = (t.ns - h.ticks_to_ns(c.t_end) as f64).round() as i64;
+                let gap = (t.ns - ticks.ns(c.t_end) as f64).round() as i64;
                 p.end_checked += 1;
                 if gap < 0 {
                     p.end_before += 1;
@@ -349,9 +350,9 @@ pub(crate) fn analyze(
         } else if on_host_clock {
             p.converted += 1;
             // Converted once for the latency and the duration (`span_ns` would again).
-            let begin = h.ticks_to_ns(e.t_begin);
+            let begin = ticks.ns(e.t_begin);
             let latency = call.map(|c| {
-                let d = begin as i128 - h.ticks_to_ns(c.t_begin) as i128;
+                let d = begin as i128 - ticks.ns(c.t_begin) as i128;
                 d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
             });
             if let Some(l) = latency {
@@ -361,7 +362,7 @@ pub(crate) fn analyze(
                 }
                 p.min_latency = Some(p.min_latency.map_or(l, |m| m.min(l)));
             }
-            (Some(h.ticks_to_ns(e.t_end).saturating_sub(begin)), latency)
+            (Some(ticks.ns(e.t_end).saturating_sub(begin)), latency)
         } else {
             // The backend's own clock: the difference is a duration in its units (CUPTI, events: ns),
             // but the times themselves mean nothing on ours.

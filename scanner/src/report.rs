@@ -20,6 +20,7 @@ use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
+use causeway_ring::clock::Converter;
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
 use causeway_ring::{Class, Entry, Header, Kind, Layer};
 use rayon::prelude::*;
@@ -307,23 +308,24 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     let fused = fused();
     let calls = || {
         let (mut threads, mut apis) = (Threads::default(), ApiTable::default());
+        let ticks = h.converter();
         let nest = Nesting::visiting(
             entries,
             |e| names.class(e),
             |_, e, _| {
                 threads.add(e.tid);
                 if fused {
-                    apis.add(h, e);
+                    apis.add(&ticks, e);
                 }
             },
         );
         (nest, threads, apis)
     };
     let apis_alone = || {
-        let mut apis = ApiTable::default();
+        let (mut apis, ticks) = (ApiTable::default(), h.converter());
         if !fused {
             for e in entries.iter().filter(|e| e.kind == Some(Kind::Call)) {
-                apis.add(h, &e);
+                apis.add(&ticks, &e);
             }
         }
         apis
@@ -402,6 +404,7 @@ fn device_pass(
     anchors: &crate::anchors::Anchors,
     mut call_device: Option<&mut waits::CallDevice>,
 ) -> DevicePartial {
+    let ticks = h.converter();
     device::analyze(
         h,
         d.entries(),
@@ -412,7 +415,7 @@ fn device_pass(
         |f| names.kernel(f).map(str::to_string),
         |call, e| {
             if let Some(t) = call_device.as_deref_mut() {
-                t.add(h, anchors, call, e);
+                t.add(&ticks, anchors, call, e);
             }
         },
     )
@@ -507,7 +510,7 @@ struct ApiTable {
 
 impl ApiTable {
     #[inline]
-    fn add(&mut self, h: &Header, e: &Entry) {
+    fn add(&mut self, ticks: &Converter, e: &Entry) {
         let id = e.api as usize;
         if id >= self.slot.len() {
             self.slot.resize(id + 1, u32::MAX);
@@ -524,7 +527,7 @@ impl ApiTable {
                 acc.errors += 1;
                 *acc.error_codes.entry(e.result).or_default() += 1;
             }
-            acc.durations.push(h.span_ns(e.t_begin, e.t_end));
+            acc.durations.push(ticks.span_ns(e.t_begin, e.t_end));
         } else {
             acc.open += 1;
         }

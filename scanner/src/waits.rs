@@ -49,6 +49,7 @@ use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::report::{append, percentile, stream_key, Captures, StreamKey};
+use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
@@ -315,9 +316,9 @@ impl CallDevice {
         intervals: impl Iterator<Item = (usize, Entry)>,
         anchors: &Anchors,
     ) -> CallDevice {
-        let mut device = CallDevice::default();
+        let (mut device, ticks) = (CallDevice::default(), h.converter());
         for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
-            device.add(h, anchors, entries.index_of_seq(e.a0), &e);
+            device.add(&ticks, anchors, entries.index_of_seq(e.a0), &e);
         }
         device.finish()
     }
@@ -325,7 +326,13 @@ impl CallDevice {
     /// Adds one completed device interval, issued by entry `call` (`None`: not in the capture).
     /// Call `finish` after the last.
     #[inline]
-    pub(crate) fn add(&mut self, h: &Header, anchors: &Anchors, call: Option<usize>, e: &Entry) {
+    pub(crate) fn add(
+        &mut self,
+        ticks: &Converter,
+        anchors: &Anchors,
+        call: Option<usize>,
+        e: &Entry,
+    ) {
         let Some(ci) = call else {
             return;
         };
@@ -339,7 +346,7 @@ impl CallDevice {
                 self.kernels.push((ci, e.a1));
             }
             let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
-            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| h.ticks_to_ns(e.t_end))
+            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| ticks.ns(e.t_end))
         };
         if let Some(t) = end {
             self.ends.push((ci, t));
