@@ -180,11 +180,11 @@ pub fn ticks_to_ns(clock: ClockKind, anchor: &Anchor, rate: u64, t: u64) -> u64 
 /// [`ticks_to_ns`] for one ring's many ticks in a pass over its entries: the same nanoseconds, for
 /// less work when times fall close together. It keeps the whole second of ticks it last converted
 /// (`[lo, lo + rate)` after the anchor), within which a time is `lo_ns + ⌊(t − lo) × 10⁹ / rate⌋`,
-/// and for a rate of 1–4.29 GHz (any TSC) divides by multiplying with `⌈2⁶⁴ × 10⁹ / rate⌉`: exact for
-/// every `t − lo` below the rate when the rate is at most 2³² (the error, below `rate / 2⁶⁴`, stays
-/// under the `1 / rate` gap between the quotient's fractions and the next integer). Two 64-bit
-/// divisions per time were a tenth of a report's instructions. Not shared between threads: each pass
-/// makes its own.
+/// and for a rate above 1 GHz and up to 2³² Hz (any TSC of the last decade) divides by multiplying
+/// with `⌈2⁶⁴ × 10⁹ / rate⌉`, which fits in 64 bits: exact for every `t − lo` below the rate (the
+/// error, below `rate / 2⁶⁴`, stays under the `1 / rate` gap between the quotient's fractions and the
+/// next integer). Other rates go through `ticks_to_ns`. Two 64-bit divisions per time were a tenth
+/// of a report's instructions. Not shared between threads: each pass makes its own.
 #[derive(Clone, Debug)]
 pub struct Converter {
     clock: ClockKind,
