@@ -200,9 +200,10 @@ pub struct Converter {
 impl Converter {
     pub fn new(clock: ClockKind, anchor: &Anchor, rate: u64) -> Converter {
         let fast = clock == ClockKind::Tsc && rate > NS_PER_SEC && rate <= 1 << 32;
-        let magic = match fast {
-            true => ((NS_PER_SEC as u128) << 64).div_ceil(rate as u128) as u64,
-            false => 0,
+        let magic = if fast {
+            ((NS_PER_SEC as u128) << 64).div_ceil(rate as u128) as u64
+        } else {
+            0
         };
         let c = Converter {
             clock,
@@ -358,6 +359,73 @@ mod tests {
             }
         }
         assert_eq!(checked, 11 * 5 * 2 * 4_000);
+    }
+
+    /// `x` with `x × a ≡ 1 (mod m)`, for `a` and `m` coprime.
+    fn inverse(a: u64, m: u64) -> u64 {
+        let (mut r0, mut r1) = (m as i128, a as i128 % m as i128);
+        let (mut s0, mut s1) = (0i128, 1i128);
+        while r1 != 0 {
+            let q = r0 / r1;
+            (r0, r1) = (r1, r0 - q * r1);
+            (s0, s1) = (s1, s0 - q * s1);
+        }
+        s0.rem_euclid(m as i128) as u64
+    }
+
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+
+    #[test]
+    fn the_converter_is_exact_where_the_quotient_is_or_comes_nearest_an_integer() {
+        // Within a second, (t − lo) × 10⁹ / rate has its largest fraction, 1 − gcd / rate, at the
+        // remainder r with r × 10⁹ ≡ −gcd (mod rate): where the multiplication's error would first
+        // carry into the integer part.
+        for rate in [
+            1_000_000_001,
+            1_000_000_007,
+            2_099_999_550,
+            2_100_000_001,
+            3_000_000_019,
+            (1 << 32) - 5,
+            (1 << 32) - 1,
+            1 << 32,
+            // Past 2³², where the multiplication would no longer be exact (these divide).
+            (1 << 32) + 1,
+            5_000_000_029,
+            (1 << 35) + 1,
+        ] {
+            let g = gcd(NS_PER_SEC, rate);
+            let (a, m) = (NS_PER_SEC / g, rate / g);
+            let r = ((m - 1) as u128 * inverse(a, m) as u128 % m as u128) as u64;
+            assert_eq!(
+                (r as u128 * NS_PER_SEC as u128 % rate as u128) as u64,
+                rate - g
+            );
+            let anchor = Anchor {
+                ticks: 7_000,
+                mono_ns: 1 << 40,
+                real_ns: 0,
+            };
+            let c = Converter::new(ClockKind::Tsc, &anchor, rate);
+            // And where it is an integer (its fraction 0), the floor a reciprocal rounded down
+            // would miss.
+            for k in [0, 1, 2, 1_000, 86_400] {
+                for r in [r, r + m.min(rate - 1 - r), m % rate, (2 * m) % rate] {
+                    let t = anchor.ticks + k * rate + r;
+                    assert_eq!(
+                        c.ns(t),
+                        ticks_to_ns(ClockKind::Tsc, &anchor, rate, t),
+                        "rate {rate} second {k} rest {r}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -49,8 +49,9 @@ fn field<const N: usize>(b: &[u8; ENTRY_SIZE], off: usize) -> [u8; N] {
     out
 }
 
-/// Whether a slot's bytes hold entry `seq` committed, and whether it had returned (`done`); `None` for
-/// a torn slot or another entry's ([`RingView::committed`], for a reader holding the slots).
+/// Whether a slot's bytes (`RingView::slots`) hold entry `seq` committed, and whether it had returned
+/// (`done`); `None` for a torn slot or another entry's. Reads the stamp only: the cheap check of a
+/// whole window.
 #[inline(always)]
 pub fn committed(b: &[u8; ENTRY_SIZE], seq: u64) -> Option<bool> {
     match layout::unstamp(u64::from_le_bytes(field(b, ent::STAMP))) {
@@ -59,7 +60,7 @@ pub fn committed(b: &[u8; ENTRY_SIZE], seq: u64) -> Option<bool> {
     }
 }
 
-/// A slot's fields as an entry numbered `seq`, its stamp not checked: for a slot `RingView::committed`
+/// A slot's fields as an entry numbered `seq`, its stamp not checked: for a slot [`committed`]
 /// found committed with that number. A slot changed since reads as whatever it now holds.
 #[inline(always)]
 pub fn reread(b: &[u8; ENTRY_SIZE], seq: u64) -> Entry {
@@ -371,13 +372,6 @@ impl<'a> RingView<'a> {
             Some((s, done)) if s == seq => self.settled(off, stamp, entry(b, seq, done)),
             _ => Slot::Torn,
         }
-    }
-
-    /// Whether the slot of `seq` holds that entry committed, and whether it had returned (`done`);
-    /// `None` for a torn slot. Reads the stamp only: the cheap check of a whole window.
-    #[inline]
-    pub fn committed(&self, seq: u64) -> Option<bool> {
-        committed(self.slot(seq).1, seq)
     }
 
     /// The header's head word as the file holds it now (`header.head` is as it was at `parse`): a

@@ -383,7 +383,7 @@ pub(crate) fn analyze(
                 };
                 let k = kernels.row(key);
                 k.count += 1;
-                // A push, not `extend` of an Option: that reserves anew for every interval.
+                // A push, not `extend` of an Option, which goes through `reserve` for every interval.
                 if let Some(d) = duration {
                     k.durations.push(d);
                 }

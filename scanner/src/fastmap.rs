@@ -4,8 +4,9 @@
 
 pub type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;
 
-/// Slots of `Rows`' table of recent rows.
+/// Slots of `Rows`' table of recent rows: a power of two, picked by the hash's top bits.
 const RECENT_ROWS: usize = 64;
+const _: () = assert!(RECENT_ROWS.is_power_of_two());
 
 /// Rows keyed by `K`, for a pass that adds to a row per entry, cycling among a few rows (a training
 /// loop's kernels, interleaved): a 64-slot table of recent rows, picked by an unseeded one-multiply

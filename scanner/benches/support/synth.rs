@@ -164,6 +164,7 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
             t += 21_000;
         }
     }
+    // The writer's last write into `buf`: what follows patches the header behind it.
     w.set_flag(layout::flags::CLOSED);
     if clock == ClockKind::Tsc {
         // The writer refreshes the latest anchor from this process's own clock, which these made-up
