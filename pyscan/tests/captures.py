@@ -54,7 +54,10 @@ def synth_binary():
 def synth(dir, entries, threads=4):
     """Writes a synthetic capture into ``dir``; returns the ring's path."""
     os.makedirs(dir, exist_ok=True)
-    subprocess.run([synth_binary(), dir, str(entries), str(threads)], check=True, capture_output=True)
+    # Monotonic ticks: the base the TSC variants below are made from by rewriting its header.
+    subprocess.run(
+        [synth_binary(), dir, str(entries), str(threads), "monotonic"], check=True, capture_output=True
+    )
     return os.path.join(dir, "bench-4242-0-0.cwring")
 
 
