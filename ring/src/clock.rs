@@ -287,6 +287,16 @@ fn offset(mono_ns: u64, ahead: bool, span: u128) -> u64 {
 mod tests {
     use super::*;
 
+    /// A small xorshift from `seed`: the same values every run, spread over the whole range.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// The format's definition, in 128-bit arithmetic.
     fn reference(clock: ClockKind, a: &Anchor, rate: u64, t: u64) -> u64 {
         if clock == ClockKind::Monotonic {
@@ -301,13 +311,7 @@ mod tests {
 
     #[test]
     fn the_converter_gives_ticks_to_ns_for_every_time_in_any_order() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let rates = [
             1_000_000_000,
             1_000_000_001,
@@ -448,14 +452,7 @@ mod tests {
             u64::MAX,
         ];
         let points = [0, 1, 1_000, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX];
-        // A small xorshift: the same values every run, spread over the whole range.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut checked = 0;
         for &rate in &rates {
             for &at in &points {

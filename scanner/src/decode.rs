@@ -52,12 +52,9 @@ impl Decoded<'_> {
     /// The committed entries in sequence order.
     pub fn entries(&self) -> Entries<'_> {
         match &self.store {
-            Store::Mapped { view, first } => Entries::Mapped(Window {
-                slots: view.slots(),
-                mask: view.header.capacity - 1,
-                first: *first,
-                len: self.live as usize,
-            }),
+            Store::Mapped { view, first } => {
+                Entries::Mapped(Window::new(view, *first, self.live as usize))
+            }
             Store::Copied(v) => Entries::Copied(v),
         }
     }
@@ -213,8 +210,7 @@ fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
 /// if so, the number of open calls among them and (when `fits`) the lists of device intervals and
 /// other non-calls. `None` at the first torn slot's chunk.
 fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<(u64, Option<Listed>)> {
-    let slots = view.slots();
-    let mask = view.header.capacity.wrapping_sub(1);
+    let window = Window::new(view, first, n);
     let chunks: Vec<(u64, Listed)> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
@@ -224,7 +220,7 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<(u64, Opti
             let e = first + ((c + 1) * CHUNK).min(n) as u64;
             let (mut open, mut list) = (0, Listed::default());
             for seq in s..e {
-                let slot = &slots[(seq & mask) as usize];
+                let slot = window.slot(seq);
                 let done = committed(slot, seq)?;
                 open += u64::from(!done);
                 // The kind byte shares the stamp's cache line: listing costs no extra read.
@@ -298,6 +294,17 @@ pub struct Window<'a> {
 }
 
 impl<'a> Window<'a> {
+    /// The `len` slots of `view` from sequence number `first`.
+    fn new(view: &RingView<'a>, first: u64, len: usize) -> Window<'a> {
+        Window {
+            slots: view.slots(),
+            // `parse` checked the capacity is a power of two.
+            mask: view.header.capacity - 1,
+            first,
+            len,
+        }
+    }
+
     /// The slot of sequence number `seq`.
     #[inline(always)]
     fn slot(&self, seq: u64) -> &'a [u8; ENTRY_SIZE] {

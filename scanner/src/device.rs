@@ -210,6 +210,24 @@ pub(crate) struct CopyAcc {
     durations: Vec<u64>,
 }
 
+impl KernelAcc {
+    /// Adds another row of the same name (another key, another process).
+    fn absorb(&mut self, o: KernelAcc) {
+        self.count += o.count;
+        append(&mut self.durations, o.durations);
+        append(&mut self.latencies, o.latencies);
+    }
+}
+
+impl CopyAcc {
+    /// Adds another row of the same kind (another process).
+    fn absorb(&mut self, o: CopyAcc) {
+        self.count += o.count;
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        append(&mut self.durations, o.durations);
+    }
+}
+
 /// What one ring's device intervals contribute.
 #[derive(Default)]
 pub(crate) struct DevicePartial {
@@ -234,6 +252,13 @@ pub(crate) struct DevicePartial {
     pub min_end_gap: Option<i64>,
     pub kernels: HashMap<String, KernelAcc>,
     pub copies: HashMap<String, CopyAcc>,
+}
+
+/// Whether `e` is a device interval as the backend completed it. An interval is written whole; one
+/// that is not is a torn write, already counted as open.
+#[inline]
+pub(crate) fn completed_interval(e: &Entry) -> bool {
+    e.kind == Some(Kind::DeviceInterval) && e.done
 }
 
 /// Whether a call of this class issues device work a device interval can belong to.
@@ -285,8 +310,7 @@ pub(crate) fn analyze(
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
     let mut kernels: Rows<KernelKey, KernelAcc> = Rows::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
-    // A device interval is written complete; one that is not is a torn write and was counted as open.
-    for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+    for (_, e) in intervals.filter(|(_, e)| completed_interval(e)) {
         let e = &e;
         p.intervals += 1;
         let index = entries.index_of_seq(e.a0);
@@ -411,17 +435,11 @@ pub(crate) fn analyze(
             KernelKey::Unknown => UNKNOWN_KERNEL_ROW.to_string(),
             KernelKey::Graph => GRAPH_ROW.to_string(),
         };
-        let m = p.kernels.entry(name).or_default();
-        m.count += k.count;
-        append(&mut m.durations, k.durations);
-        append(&mut m.latencies, k.latencies);
+        p.kernels.entry(name).or_default().absorb(k);
     }
     for (kind, c) in copies {
         let name = kind.map_or_else(|| MEMSET_ROW.to_string(), copy_kind_name);
-        let m = p.copies.entry(name).or_default();
-        m.count += c.count;
-        m.bytes = m.bytes.saturating_add(c.bytes);
-        append(&mut m.durations, c.durations);
+        p.copies.entry(name).or_default().absorb(c);
     }
     p.unassociated.total =
         p.unassociated.no_call + p.unassociated.call_not_in_capture + p.unassociated.wrong_class;
@@ -479,16 +497,10 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
                 Some(clock.min_launch_to_start_ns.map_or(l, |m| m.min(l)));
         }
         for (name, k) in p.kernels {
-            let m = kernels.entry(name).or_default();
-            m.count += k.count;
-            append(&mut m.durations, k.durations);
-            append(&mut m.latencies, k.latencies);
+            kernels.entry(name).or_default().absorb(k);
         }
         for (kind, c) in p.copies {
-            let m = copies.entry(kind).or_default();
-            m.count += c.count;
-            m.bytes = m.bytes.saturating_add(c.bytes);
-            append(&mut m.durations, c.durations);
+            copies.entry(kind).or_default().absorb(c);
         }
     }
     let by_callback = clock.converted - clock.anchored;

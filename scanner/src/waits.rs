@@ -51,7 +51,7 @@ use crate::pair::{args_of, Nesting, Tag};
 use crate::report::{append, percentile, stream_key, Captures, StreamKey};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
-use causeway_ring::{Class, Entry, Header, Kind};
+use causeway_ring::{Class, Entry, Header};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -317,7 +317,7 @@ impl CallDevice {
         anchors: &Anchors,
     ) -> CallDevice {
         let (mut device, ticks) = (CallDevice::default(), h.converter());
-        for (_, e) in intervals.filter(|(_, e)| e.kind == Some(Kind::DeviceInterval) && e.done) {
+        for (_, e) in intervals.filter(|(_, e)| crate::device::completed_interval(e)) {
             device.add(&ticks, anchors, entries.index_of_seq(e.a0), &e);
         }
         device.finish()
@@ -717,6 +717,7 @@ mod tests {
     use crate::pair::Nesting;
     use causeway_ring::clock::Anchor;
     use causeway_ring::layout::{capture_phase, ClockKind, Policy};
+    use causeway_ring::Kind;
 
     const LAUNCH: u16 = 1;
     const STREAM_SYNC: u16 = 2;
