@@ -1,10 +1,11 @@
 //! A synthetic capture for scanner benchmarks, shared by `benches/scan.rs` and
 //! `examples/synth_capture.rs`: one ring file of about N entries shaped like a training loop at level 3
 //! — per op a runtime launch (depth 0) containing a driver launch (depth 1), a CUPTI-style device
-//! interval on the host clock, and every 64 ops an NVTX step range and a stream sync. Entries go through
-//! the real writer (`causeway_ring::Writer`), so the file is what the shim writes. Times are TSC ticks
-//! at 2.1 GHz by default, as the shim writes them on an x86 host with an invariant TSC (the H200
-//! machine's captures), so every time the scanner reads goes through the tick conversion.
+//! interval on the host clock, and every 64 ops an NVTX step range and a stream sync; durations vary
+//! (a fixed pseudo-random jitter), as measured ones do. Entries go through the real writer
+//! (`causeway_ring::Writer`), so the file is what the shim writes. Times are TSC ticks at 2.1 GHz by
+//! default, as the shim writes them on an x86 host with an invariant TSC (the H200 machine's
+//! captures), so every time the scanner reads goes through the tick conversion.
 
 use causeway_ring::clock::Anchor;
 use causeway_ring::layout::{
@@ -86,6 +87,15 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
     }
     w.intern(StrKind::Text, 1, 0, b"step");
 
+    // Durations vary, as measured ones do (a sort of millions of equal values costs nothing, of
+    // measured ones a twentieth of a report): a fixed xorshift, so every capture is the same.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut jitter = |below: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % below
+    };
     let mut t = 10_000u64;
     let mut written = 0u64;
     let mut op = 0u64;
@@ -122,12 +132,14 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
             t_begin: t + 500,
             ..rt
         };
+        // The driver call inside the runtime call: [t + 500, ≤ t + 2000] in [t, ≤ t + 2500].
         if let Some(s2) = w.begin(&drv) {
-            w.end(s2, t + 2_000, 0);
+            w.end(s2, t + 800 + jitter(1_200), 0);
         }
-        w.end(seq, t + 2_500, 0);
+        w.end(seq, t + 2_000 + jitter(500), 0);
+        let start = t + 4_000 + jitter(200);
         let dev = Fields {
-            t_begin: t + 4_000,
+            t_begin: start,
             api: 1,
             kind: Kind::DeviceInterval as u8,
             flags: entry_flags::HOST_CLOCK,
@@ -136,7 +148,7 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
             a2: 7,
             ..Fields::default()
         };
-        w.complete(&dev, t + 4_000 + 1_000 + k * 100, 0);
+        w.complete(&dev, start + 1_000 + k * 100 + jitter(300), 0);
         written += 3;
         t += 3_000;
         op += 1;
@@ -150,7 +162,7 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
                 ..Fields::default()
             };
             if let Some(s) = w.begin(&s) {
-                w.end(s, t + 20_000, 0);
+                w.end(s, t + 15_000 + jitter(5_000), 0);
             }
             let p = Fields {
                 t_begin: t + 20_100,
