@@ -14,7 +14,7 @@
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::{HashMap, Rows};
-use crate::report::{append, percentile};
+use crate::report::{append, percentiles};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
 use serde::Serialize;
@@ -446,11 +446,6 @@ pub(crate) fn analyze(
     p
 }
 
-/// The nearest-rank percentile of sorted signed values (latencies); `None` for no values.
-pub fn percentile_i64(sorted: &[i64], p: u64) -> Option<i64> {
-    crate::report::nearest_rank(sorted, p)
-}
-
 fn sum(v: &[u64]) -> u64 {
     v.iter().fold(0u64, |s, &x| s.saturating_add(x))
 }
@@ -512,11 +507,7 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         _ => CONVERSION_MIXED,
     }
     .into();
-    bounds.sort_unstable();
-    if !bounds.is_empty() {
-        clock.bound_ns_p50 = Some(percentile(&bounds, 50));
-        clock.bound_ns_max = bounds.last().copied();
-    }
+    [clock.bound_ns_p50, clock.bound_ns_max] = percentiles(&mut bounds, [50, 100]);
     half_widths.sort_by(f64::total_cmp);
     clock.anchor_half_width_ns_min = half_widths.first().map(|w| w.round() as u64);
     clock.anchor_half_width_ns_max = half_widths.last().map(|w| w.round() as u64);
@@ -528,18 +519,18 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
     d.kernels = kernels
         .into_iter()
         .map(|(name, mut k)| {
-            k.durations.sort_unstable();
-            k.latencies.sort_unstable();
+            let [p50, p99, max] = percentiles(&mut k.durations, [50, 99, 100]);
+            let [l50, l99] = percentiles(&mut k.latencies, [50, 99]);
             DeviceKernelStats {
                 name,
                 count: k.count,
                 total_ns: sum(&k.durations),
-                p50_ns: percentile(&k.durations, 50),
-                p99_ns: percentile(&k.durations, 99),
-                max_ns: k.durations.last().copied().unwrap_or(0),
+                p50_ns: p50.unwrap_or(0),
+                p99_ns: p99.unwrap_or(0),
+                max_ns: max.unwrap_or(0),
                 latency_count: k.latencies.len() as u64,
-                latency_p50_ns: percentile_i64(&k.latencies, 50),
-                latency_p99_ns: percentile_i64(&k.latencies, 99),
+                latency_p50_ns: l50,
+                latency_p99_ns: l99,
             }
         })
         .collect();
@@ -551,15 +542,15 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
     d.copies = copies
         .into_iter()
         .map(|(kind, mut c)| {
-            c.durations.sort_unstable();
+            let [p50, p99, max] = percentiles(&mut c.durations, [50, 99, 100]);
             DeviceCopyStats {
                 kind,
                 count: c.count,
                 bytes: c.bytes,
                 total_ns: sum(&c.durations),
-                p50_ns: percentile(&c.durations, 50),
-                p99_ns: percentile(&c.durations, 99),
-                max_ns: c.durations.last().copied().unwrap_or(0),
+                p50_ns: p50.unwrap_or(0),
+                p99_ns: p99.unwrap_or(0),
+                max_ns: max.unwrap_or(0),
             }
         })
         .collect();

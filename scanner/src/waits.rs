@@ -48,7 +48,7 @@ use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting, Tag};
-use crate::report::{append, percentile, stream_key, Captures, StreamKey};
+use crate::report::{append, percentiles, stream_key, Captures, StreamKey};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header};
@@ -408,6 +408,9 @@ pub(crate) fn analyze(
     let mut stream_gen: HashMap<StreamKey, u64> = HashMap::default();
     let mut event_gen: HashMap<u64, u64> = HashMap::default();
     let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
+    // Emptied queues, kept for their memory: a stream's queue empties at every sync, and one grown
+    // afresh each time was a twentieth of this pass.
+    let mut spare: Vec<VecDeque<Item>> = Vec::new();
     // Streams with a non-empty frontier (cross-stream dependencies from stream waits).
     let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::default();
     // (event, generation) → its latest completed record.
@@ -442,12 +445,15 @@ pub(crate) fn analyze(
                     continue;
                 }
                 let sg = stream_of(&stream_gen, &e);
-                pending.entry(sg).or_default().push_back(Item {
-                    idx: i,
-                    seq: e.seq,
-                    stream: sg,
-                    end: ends.of(i),
-                });
+                pending
+                    .entry(sg)
+                    .or_insert_with(|| spare.pop().unwrap_or_default())
+                    .push_back(Item {
+                        idx: i,
+                        seq: e.seq,
+                        stream: sg,
+                        end: ends.of(i),
+                    });
             }
             Class::Stream if name_of(e.api).contains("Destroy") => {
                 let key = stream_key(&e);
@@ -507,7 +513,12 @@ pub(crate) fn analyze(
                     drain_frontier(&mut pending, deps.as_deref(), &mut covered);
                 }
                 covered.sort_unstable_by_key(|it| it.seq);
-                pending.retain(|_, q| !q.is_empty());
+                pending.retain(|_, q| {
+                    if q.is_empty() {
+                        spare.push(std::mem::take(q));
+                    }
+                    !q.is_empty()
+                });
                 record_wait(
                     h, &e, name, &covered, direct, entries, device, look, &mut out,
                 );
@@ -684,20 +695,20 @@ pub(crate) fn merge(partials: Vec<WaitsPartial>) -> (Vec<WaitStats>, Vec<Wait>) 
     let mut stats: Vec<WaitStats> = by_name
         .into_iter()
         .map(|(name, mut a)| {
-            a.blocked.sort_unstable();
-            a.waited.sort_unstable();
-            a.tails.sort_unstable();
+            let [blocked_p50, blocked_p99] = percentiles(&mut a.blocked, [50, 99]);
+            let [waited_p50] = percentiles(&mut a.waited, [50]);
+            let [tail_p50] = percentiles(&mut a.tails, [50]);
             WaitStats {
                 name,
                 count: a.count,
                 empty: a.empty,
                 blocked_total_ns: a.blocked.iter().fold(0u64, |s, &x| s.saturating_add(x)),
-                blocked_p50_ns: percentile(&a.blocked, 50),
-                blocked_p99_ns: percentile(&a.blocked, 99),
+                blocked_p50_ns: blocked_p50.unwrap_or(0),
+                blocked_p99_ns: blocked_p99.unwrap_or(0),
                 work_items: a.work_items,
                 with_device_times: a.waited.len() as u64,
-                waited_p50_ns: (!a.waited.is_empty()).then(|| percentile(&a.waited, 50)),
-                tail_p50_ns: crate::device::percentile_i64(&a.tails, 50),
+                waited_p50_ns: waited_p50,
+                tail_p50_ns: tail_p50,
             }
         })
         .collect();

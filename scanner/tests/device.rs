@@ -5,7 +5,8 @@
 mod common;
 
 use causeway_ring::layout::{counter, Backend, Class, Kind, Layer, Policy};
-use causeway_scanner::device::{backend_name, copy_kind_name, percentile_i64};
+use causeway_scanner::device::{backend_name, copy_kind_name};
+use causeway_scanner::report::percentiles;
 use causeway_scanner::report::{
     DeviceCopyStats, DeviceKernelStats, KernelStats, Report, Unassociated,
 };
@@ -660,10 +661,12 @@ fn backend_names_and_signed_percentiles() {
     assert_eq!(backend_name(1), "cupti");
     assert_eq!(backend_name(2), "events");
     assert_eq!(backend_name(7), "unknown(7)");
-    assert_eq!(percentile_i64(&[], 50), None);
-    assert_eq!(percentile_i64(&[-5, 1, 2, 3], 50), Some(1));
-    assert_eq!(percentile_i64(&[-5, 1, 2, 3], 99), Some(3));
-    assert_eq!(percentile_i64(&[-5], 99), Some(-5));
+    assert_eq!(percentiles::<i64, 1>(&mut [], [50]), [None]);
+    assert_eq!(
+        percentiles(&mut [3, -5, 2, 1], [50, 99]),
+        [Some(1), Some(3)]
+    );
+    assert_eq!(percentiles(&mut [-5], [99]), [Some(-5)]);
     let b = ring();
     b.w.set_backend(Backend::Events);
     let r = report_of(&b);

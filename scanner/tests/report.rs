@@ -4,7 +4,9 @@ mod common;
 
 use causeway_ring::layout::{counter, flags, hdr, Class, Kind, Layer, Policy};
 use causeway_scanner::capture::Capture;
-use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Report};
+use causeway_scanner::report::{
+    nearest_rank, percentile, percentiles, ApiStats, KernelStats, RangeStats, Report,
+};
 use common::*;
 
 fn report_of(b: &RingBuilder) -> Report {
@@ -42,6 +44,33 @@ fn percentiles_are_nearest_rank() {
     // n = 200: p99 is rank 198.
     let v: Vec<u64> = (1..=200).collect();
     assert_eq!(percentile(&v, 99), 198);
+}
+
+/// Selection gives what sorting gives, on every size up to a few hundred (the ranks' edge cases),
+/// with many ties and with none, in any order of input.
+#[test]
+fn percentiles_by_selection_are_those_of_the_sorted_values() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for n in 0..400usize {
+        for spread in [3u64, 1 << 40] {
+            let v: Vec<i64> = (0..n).map(|_| (next() % spread) as i64 - 1).collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let want = [1, 50, 99, 100].map(|p| nearest_rank(&sorted, p));
+            assert_eq!(percentiles(&mut v.clone(), [1, 50, 99, 100]), want, "n {n}");
+            let want = [50, 99].map(|p| nearest_rank(&sorted, p));
+            assert_eq!(percentiles(&mut v.clone(), [50, 99]), want, "n {n}");
+            // Equal ranks (p99 and p100 of fewer than 100 values) take the one selection.
+            let want = [99, 100].map(|p| nearest_rank(&sorted, p));
+            assert_eq!(percentiles(&mut v.clone(), [99, 100]), want, "n {n}");
+        }
+    }
 }
 
 #[test]
