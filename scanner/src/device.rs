@@ -17,6 +17,7 @@ use crate::fastmap::{HashMap, Rows};
 use crate::report::{append, percentiles};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// `conversion` when every interval was on the ring's clock: CUPTI's timestamps put on our clock by
@@ -516,8 +517,11 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         let mid = rates[(rates.len() - 1) / 2];
         clock.drift_ppb_median = Some(((mid - 1.0) * 1e9).round() as i64);
     }
+    // Rows side by side: their percentiles are most of this merge's work.
     d.kernels = kernels
         .into_iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
         .map(|(name, mut k)| {
             let [p50, p99, max] = percentiles(&mut k.durations, [50, 99, 100]);
             let [l50, l99] = percentiles(&mut k.latencies, [50, 99]);
@@ -541,6 +545,8 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
     });
     d.copies = copies
         .into_iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
         .map(|(kind, mut c)| {
             let [p50, p99, max] = percentiles(&mut c.durations, [50, 99, 100]);
             DeviceCopyStats {

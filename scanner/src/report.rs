@@ -509,7 +509,7 @@ struct ApiTable {
 }
 
 impl ApiTable {
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, ticks: &Converter, e: &Entry) {
         let id = e.api as usize;
         if id >= self.slot.len() {
@@ -927,6 +927,24 @@ pub fn percentile(sorted: &[u64], p: u64) -> u64 {
     nearest_rank(sorted, p).unwrap_or(0)
 }
 
+/// One API's row, its samples reduced to percentiles.
+fn api_stats((name, mut a): (String, ApiAcc)) -> ApiStats {
+    let [p50, p99, max] = percentiles(&mut a.durations, [50, 99, 100]);
+    ApiStats {
+        name,
+        layer: a.layer,
+        class: a.class,
+        calls: a.calls,
+        errors: a.errors,
+        error_codes: a.error_codes,
+        open: a.open,
+        total_ns: a.durations.iter().fold(0u64, |s, &x| s.saturating_add(x)),
+        p50_ns: p50.unwrap_or(0),
+        p99_ns: p99.unwrap_or(0),
+        max_ns: max.unwrap_or(0),
+    }
+}
+
 fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut totals = Totals::default();
     let mut processes = Vec::new();
@@ -987,33 +1005,25 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
             *marks.entry(key).or_default() += n;
         }
     }
-    let mut apis: Vec<ApiStats> = apis
-        .into_iter()
-        .map(|(name, mut a)| {
-            let [p50, p99, max] = percentiles(&mut a.durations, [50, 99, 100]);
-            ApiStats {
-                name,
-                layer: a.layer,
-                class: a.class,
-                calls: a.calls,
-                errors: a.errors,
-                error_codes: a.error_codes,
-                open: a.open,
-                total_ns: a.durations.iter().fold(0u64, |s, &x| s.saturating_add(x)),
-                p50_ns: p50.unwrap_or(0),
-                p99_ns: p99.unwrap_or(0),
-                max_ns: max.unwrap_or(0),
-            }
-        })
-        .collect();
-    apis.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    let mut device = device::merge(devices, device_dropped, device_untimed);
+    // The rows' percentiles are most of the merge's work (millions of samples in the largest):
+    // computed side by side, rows and sections.
+    let apis = || {
+        let rows: Vec<(String, ApiAcc)> = apis.into_iter().collect();
+        let mut rows: Vec<ApiStats> = rows.into_par_iter().map(api_stats).collect();
+        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        rows
+    };
+    let (apis, (mut device, (waits, longest_waits))) = rayon::join(apis, || {
+        rayon::join(
+            || device::merge(devices, device_dropped, device_untimed),
+            || waits::merge(wait_partials),
+        )
+    });
     device.sample_every = processes
         .iter()
         .map(|p: &Process| p.sample_every)
         .max()
         .unwrap_or(1);
-    let (waits, longest_waits) = waits::merge(wait_partials);
     if device.intervals > 0 {
         // Executions requested (launches) next to executions observed, by kernel name; a kernel the
         // device ran but no traced launch asked for gets a row of its own.

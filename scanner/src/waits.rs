@@ -325,7 +325,7 @@ impl CallDevice {
 
     /// Adds one completed device interval, issued by entry `call` (`None`: not in the capture).
     /// Call `finish` after the last.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add(
         &mut self,
         ticks: &Converter,
