@@ -30,23 +30,29 @@ impl<K, V> Default for Rows<K, V> {
 }
 
 impl<K: std::hash::Hash + Eq + Copy, V: Default> Rows<K, V> {
-    /// The row of `key`, created empty the first time.
-    #[inline]
+    /// The row of `key`, created empty the first time. The recent-row check is inlined into the
+    /// pass (a call cost as much as the check); the map lookup behind it is not.
+    #[inline(always)]
     pub fn row(&mut self, key: K) -> &mut V {
         let slot = recent_slot(&key);
         let i = match self.recent[slot] {
             r if r > 0 && self.rows[r - 1].0 == key => r - 1,
-            _ => {
-                let rows = &mut self.rows;
-                let i = *self.index.entry(key).or_insert_with(|| {
-                    rows.push((key, V::default()));
-                    rows.len() - 1
-                });
-                self.recent[slot] = i + 1;
-                i
-            }
+            _ => self.miss(key, slot),
         };
         &mut self.rows[i].1
+    }
+
+    /// The row index of `key` from the map (created empty the first time), made the slot's recent row.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, key: K, slot: usize) -> usize {
+        let rows = &mut self.rows;
+        let i = *self.index.entry(key).or_insert_with(|| {
+            rows.push((key, V::default()));
+            rows.len() - 1
+        });
+        self.recent[slot] = i + 1;
+        i
     }
 }
 
