@@ -19,6 +19,8 @@ pub struct Nesting {
     /// ([`Tag`], packed in a byte): most entries (device intervals, the driver call inside each
     /// runtime call) are skipped without touching their 64-byte slot or their parent's.
     tags: Vec<u8>,
+    /// The threads that made calls, in no order.
+    threads: Vec<u32>,
 }
 
 /// What an entry is to a pass over calls in sequence order (kernel counting, waits).
@@ -135,7 +137,17 @@ impl Nesting {
             stack.push((e.depth, i));
             visit(i, e, parent);
         }
-        Nesting { child, tags }
+        let threads = slot.ids().collect();
+        Nesting {
+            child,
+            tags,
+            threads,
+        }
+    }
+
+    /// The thread ids of the calls, in no order: the nesting keeps a stack per thread anyway.
+    pub fn threads(&self) -> &[u32] {
+        &self.threads
     }
 
     /// What entry `i` is to a pass over calls ([`Tag`]).

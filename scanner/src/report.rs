@@ -307,19 +307,17 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     let entries = d.entries();
     let fused = fused();
     let calls = || {
-        let (mut threads, mut apis) = (Threads::default(), ApiTable::default());
-        let ticks = h.converter();
+        let (mut apis, ticks) = (ApiTable::default(), h.converter());
         let nest = Nesting::visiting(
             entries,
             |e| names.class(e),
             |_, e, _| {
-                threads.add(e.tid);
                 if fused {
                     apis.add(&ticks, e);
                 }
             },
         );
-        (nest, threads, apis)
+        (nest, apis)
     };
     let apis_alone = || {
         let (mut apis, ticks) = (ApiTable::default(), h.converter());
@@ -346,7 +344,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         let ((device, call_device), others) = rayon::join(table, || others_stats(h, d, &names));
         (anchors, device, call_device, others)
     };
-    let ((nest, mut threads, nest_apis), ((anchors, device, call_device, others), alone_apis)) =
+    let ((nest, nest_apis), ((anchors, device, call_device, others), alone_apis)) =
         rayon::join(calls, || rayon::join(non_calls, apis_alone));
     let apis = if fused { nest_apis } else { alone_apis };
     let mut totals = Totals {
@@ -382,6 +380,10 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         || kernel_stats(d, &names, &nest, &mut totals),
         || rayon::join(waits, device),
     );
+    let mut threads = Threads::default();
+    for &tid in nest.threads() {
+        threads.add(tid);
+    }
     threads.absorb(&others.threads);
     Partial {
         process: process(ring, d, &device, threads.len(), others.unknown_kind),
