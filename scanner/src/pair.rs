@@ -90,12 +90,12 @@ impl Nesting {
     ) -> Nesting {
         let mut child = crate::bigvec::filled(entries.len(), NONE);
         let mut tags = crate::bigvec::filled(entries.len(), TAG_SKIP);
-        // Per thread, the chain of calls that may still enclose its next call, as (depth, index),
-        // depths increasing. Sequence numbers are reserved in program order on a thread and entries
-        // arrive sorted by sequence, so each thread's calls arrive in the order it made them. A stack
-        // of this shape keeps hostile depths (up to 65535) linear in time and memory.
+        // Per thread, the chain of calls that may still enclose its next call, depths increasing.
+        // Sequence numbers are reserved in program order on a thread and entries arrive sorted by
+        // sequence, so each thread's calls arrive in the order it made them. A stack of this shape
+        // keeps hostile depths (up to 65535) linear in time and memory.
         let mut slot: ByThread<usize> = ByThread::default();
-        let mut stacks: Vec<Vec<(u16, usize)>> = Vec::new();
+        let mut stacks: Vec<Vec<Frame>> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             let e = &e;
             if e.kind != Some(Kind::Call) {
@@ -114,16 +114,17 @@ impl Nesting {
             let stack = &mut stacks[b];
             // A call at depth d started after every earlier call at depth >= d on this thread had
             // returned.
-            while stack.last().is_some_and(|&(d, _)| d >= e.depth) {
+            while stack.last().is_some_and(|f| f.depth >= e.depth) {
                 stack.pop();
             }
-            if let Some(&(d, p)) = stack.last() {
+            if let Some(f) = stack.last() {
+                let p = f.index;
                 let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
-                if let Some((i32, _)) = small
-                    .filter(|_| e.depth > 0 && d == e.depth - 1 && contains(&entries.get(p), e))
+                if let Some((i32, _)) =
+                    small.filter(|_| e.depth > 0 && f.depth == e.depth - 1 && f.contains(e))
                 {
                     parent = Some(p);
-                    if c.is_some() && class_of(&entries.get(p)) == c {
+                    if c.is_some() && f.class == c {
                         outermost = false;
                         if child[p] == NONE {
                             child[p] = i32;
@@ -134,7 +135,14 @@ impl Nesting {
             if let Some(class) = c {
                 tags[i] = Tag::Call { class, outermost }.pack();
             }
-            stack.push((e.depth, i));
+            stack.push(Frame {
+                depth: e.depth,
+                class: c,
+                done: e.done,
+                index: i,
+                t_begin: e.t_begin,
+                t_end: e.t_end,
+            });
             visit(i, e, parent);
         }
         let threads = slot.ids().collect();
@@ -164,15 +172,30 @@ impl Nesting {
     }
 }
 
-/// Whether `p`'s span contains `c`'s. An open call (`done == false`) extends to the end of the capture.
-fn contains(p: &Entry, c: &Entry) -> bool {
-    if p.t_begin > c.t_begin {
-        return false;
+/// A call that may still enclose its thread's next call: what the nesting needs of it, kept on the
+/// stack so that the entry is not read again.
+struct Frame {
+    depth: u16,
+    class: Option<Class>,
+    done: bool,
+    index: usize,
+    t_begin: u64,
+    t_end: u64,
+}
+
+impl Frame {
+    /// Whether this call's span contains `c`'s. An open call (`done == false`) extends to the end of
+    /// the capture.
+    #[inline]
+    fn contains(&self, c: &Entry) -> bool {
+        if self.t_begin > c.t_begin {
+            return false;
+        }
+        if !self.done {
+            return true;
+        }
+        c.t_begin <= self.t_end && (!c.done || c.t_end <= self.t_end)
     }
-    if !p.done {
-        return true;
-    }
-    c.t_begin <= p.t_end && (!c.done || c.t_end <= p.t_end)
 }
 
 /// Entry `i` with the arguments it was recorded with — or, for a call recorded through CUPTI's runtime
