@@ -24,6 +24,7 @@ pub mod model;
 pub(crate) mod names;
 pub mod pair;
 pub mod progress;
+pub mod rank;
 pub mod record;
 pub mod render;
 pub mod report;

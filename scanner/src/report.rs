@@ -18,6 +18,7 @@ pub use crate::device::{
 use crate::fastmap::{ByThread, HashMap, Rows};
 use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
+pub use crate::rank::{nearest_rank, percentile, percentiles};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::clock::Converter;
@@ -880,40 +881,6 @@ fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
     out
 }
 
-/// The nearest-rank percentile `p` (1..=100) of sorted `v`: the smallest value with at least p% of
-/// the values at or below it; `None` for no values.
-pub fn nearest_rank<T: Copy>(sorted: &[T], p: u64) -> Option<T> {
-    let n = sorted.len() as u64;
-    if n == 0 {
-        return None;
-    }
-    let rank = (p * n).div_ceil(100).clamp(1, n);
-    Some(sorted[(rank - 1) as usize])
-}
-
-/// The nearest-rank percentiles `ps` (ascending, 1..=100) of unsorted `v`, as `nearest_rank` of
-/// `v` sorted would give them, found by selection: a report's largest rows hold millions of samples,
-/// and sorting them was a twentieth of a report's instructions for three values. Reorders `v`.
-pub fn percentiles<T: Ord + Copy, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Option<T>; N] {
-    let mut out = [None; N];
-    let n = v.len() as u64;
-    if n == 0 {
-        return out;
-    }
-    // Everything at and past `bound` is at least everything before it; each selection keeps that.
-    let mut bound = v.len();
-    for (j, &p) in ps.iter().enumerate().rev() {
-        let k = ((p * n).div_ceil(100).clamp(1, n) - 1) as usize;
-        debug_assert!(k <= bound, "percentiles asked in ascending order");
-        if k < bound {
-            v[..bound].select_nth_unstable(k);
-            bound = k;
-        }
-        out[j] = Some(v[k]);
-    }
-    out
-}
-
 /// Moves `from`'s values to the end of `to`: the vector itself when `to` is empty (per-row samples
 /// run to millions, and a copy of them is as much fresh memory again).
 pub(crate) fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
@@ -922,11 +889,6 @@ pub(crate) fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
     } else {
         to.append(&mut from);
     }
-}
-
-/// `nearest_rank` of durations, 0 for no values.
-pub fn percentile(sorted: &[u64], p: u64) -> u64 {
-    nearest_rank(sorted, p).unwrap_or(0)
 }
 
 /// One API's row, its samples reduced to percentiles.

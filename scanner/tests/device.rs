@@ -663,10 +663,10 @@ fn backend_names_and_signed_percentiles() {
     assert_eq!(backend_name(7), "unknown(7)");
     assert_eq!(percentiles::<i64, 1>(&mut [], [50]), [None]);
     assert_eq!(
-        percentiles(&mut [3, -5, 2, 1], [50, 99]),
+        percentiles(&mut [3i64, -5, 2, 1], [50, 99]),
         [Some(1), Some(3)]
     );
-    assert_eq!(percentiles(&mut [-5], [99]), [Some(-5)]);
+    assert_eq!(percentiles(&mut [-5i64], [99]), [Some(-5)]);
     let b = ring();
     b.w.set_backend(Backend::Events);
     let r = report_of(&b);
