@@ -244,10 +244,8 @@ fn work_class(c: Option<Class>) -> bool {
 
 /// Takes the items of `q` issued before `bound` (they are in sequence order).
 fn drain_before(q: &mut VecDeque<Item>, bound: u64, out: &mut Vec<Item>) {
-    while let Some(&it) = q.front().filter(|i| i.seq < bound) {
-        q.pop_front();
-        out.push(it);
-    }
+    let n = q.partition_point(|i| i.seq < bound);
+    out.extend(q.drain(..n));
 }
 
 /// Takes the items of `sg` issued before `bound`, if any are pending.
