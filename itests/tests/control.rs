@@ -77,14 +77,35 @@ fn f(v: &Value) -> f64 {
 
 const SERIALIZE: (&str, &str) = ("CWD_TIMING_EVENTS_SERIALIZE", "1");
 
+/// Attempts of an experiment whose control runs a loaded machine may starve (below).
+const ATTEMPTS: usize = 3;
+
+/// Whether the control arm's overlap bounds show one run starved while others were not: a run whose
+/// steps were stretched by other programs on the machine gets a bound near 0 (its walls are longer),
+/// and the harness, which takes the least bound of the runs, then rightly cannot show the loss. Seen
+/// on the 2-CPU VM with three busy loops beside the test (2 of 15 runs; with these attempts 0 of
+/// 15), never on a quiet one. Without the serialising events no attempt passes.
+fn starved(ov: &Value) -> bool {
+    f(&ov["control"]["min"]) < 0.2 && f(&ov["control"]["max"]) > 0.3
+}
+
 #[test]
 fn events_that_make_the_copy_engine_wait_are_flagged() {
-    let (o, out) = control(
-        &["--level", "3", "--backend", "events", "--json"],
-        "a",
-        &[SERIALIZE],
-    );
-    let r = json(&o);
+    let mut attempt = 1;
+    let (o, r, out) = loop {
+        let (o, out) = control(
+            &["--level", "3", "--backend", "events", "--json"],
+            "a",
+            &[SERIALIZE],
+        );
+        let r = json(&o);
+        let ov = claim(&r, "copy_compute_overlap");
+        if ov["mark"] == "does-not-survive" || attempt == ATTEMPTS || !starved(ov) {
+            break (o, r, out);
+        }
+        eprintln!("attempt {attempt}: a control run was starved, trying again: {ov}");
+        attempt += 1;
+    };
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "does-not-survive", "{ov}");
     assert!(f(&ov["instrumented"]["max"]) < 0.2, "{ov}");
