@@ -4,9 +4,7 @@ mod common;
 
 use causeway_ring::layout::{counter, flags, hdr, Class, Kind, Layer, Policy};
 use causeway_scanner::capture::Capture;
-use causeway_scanner::report::{
-    nearest_rank, percentile, percentiles, ApiStats, KernelStats, RangeStats, Report,
-};
+use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Report};
 use common::*;
 
 fn report_of(b: &RingBuilder) -> Report {
@@ -46,31 +44,32 @@ fn percentiles_are_nearest_rank() {
     assert_eq!(percentile(&v, 99), 198);
 }
 
-/// Selection gives what sorting gives, on every size up to a few hundred (the ranks' edge cases),
-/// with many ties and with none, in any order of input.
+/// A row of thousands of calls takes the bucketed percentile path (`rank`): through the report, the
+/// nearest-rank values a sort of the durations gives.
 #[test]
-fn percentiles_by_selection_are_those_of_the_sorted_values() {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for n in 0..400usize {
-        for spread in [3u64, 1 << 40] {
-            let v: Vec<i64> = (0..n).map(|_| (next() % spread) as i64 - 1).collect();
-            let mut sorted = v.clone();
-            sorted.sort_unstable();
-            let want = [1, 50, 99, 100].map(|p| nearest_rank(&sorted, p));
-            assert_eq!(percentiles(&mut v.clone(), [1, 50, 99, 100]), want, "n {n}");
-            let want = [50, 99].map(|p| nearest_rank(&sorted, p));
-            assert_eq!(percentiles(&mut v.clone(), [50, 99]), want, "n {n}");
-            // Equal ranks (p99 and p100 of fewer than 100 values) take the one selection.
-            let want = [99, 100].map(|p| nearest_rank(&sorted, p));
-            assert_eq!(percentiles(&mut v.clone(), [99, 100]), want, "n {n}");
-        }
+fn large_rows_have_exact_percentiles() {
+    let b = RingBuilder::new(1 << 14, Policy::Drop);
+    b.api(1, "cudaStreamQuery", Layer::Runtime, Class::Other);
+    // 10 000 calls of 1..=10 000 ns in a scrambled order (7919 is prime to 10 000), and one of 1 s.
+    let n = 10_000u64;
+    let mut t = 1_000;
+    for d in (0..n).map(|i| (i * 7919) % n + 1).chain([1_000_000_000]) {
+        b.call(1, 1, 0, t, t + d, 0, 0).unwrap();
+        t += d + 10;
     }
+    let r = report_of(&b);
+    let q = api(&r, "cudaStreamQuery");
+    // n = 10 001: p50 is rank ⌈5000.5⌉ = 5001, p99 rank ⌈9900.99⌉ = 9901.
+    assert_eq!(
+        (q.calls, q.total_ns, q.p50_ns, q.p99_ns, q.max_ns),
+        (
+            10_001,
+            50_005_000 + 1_000_000_000,
+            5_001,
+            9_901,
+            1_000_000_000
+        )
+    );
 }
 
 #[test]
