@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scan.sh: scanner throughput — `causeway report --json` on a synthetic level-3 capture of N entries
 # (scanner/examples/synth_capture.rs: per op a runtime launch holding a driver launch, a device
-# interval; every 64 ops an NVTX step and a sync), RUNS times; prints seconds and entries/s per run and
-# min/median/max.
+# interval; every 64 ops an NVTX step and a sync; durations jittered, as measured ones vary), RUNS
+# times; prints seconds and entries/s per run and min/median/max.
 #     bash bench/scan.sh [ENTRIES=10000000] [RUNS=3]
 # Environment:
 #   CW=path        the causeway binary to time (default: built here, target/release/causeway)
