@@ -14,6 +14,7 @@
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::{HashMap, Rows};
+use crate::rank::total;
 use crate::report::{append, percentiles};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -447,10 +448,6 @@ pub(crate) fn analyze(
     p
 }
 
-fn sum(v: &[u64]) -> u64 {
-    v.iter().fold(0u64, |s, &x| s.saturating_add(x))
-}
-
 /// Merges the rings' device intervals into the report's `device` section. `dropped` is the sum of the
 /// header counters.
 pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) -> DeviceReport {
@@ -528,7 +525,7 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
             DeviceKernelStats {
                 name,
                 count: k.count,
-                total_ns: sum(&k.durations),
+                total_ns: total(&k.durations),
                 p50_ns: p50.unwrap_or(0),
                 p99_ns: p99.unwrap_or(0),
                 max_ns: max.unwrap_or(0),
@@ -553,7 +550,7 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
                 kind,
                 count: c.count,
                 bytes: c.bytes,
-                total_ns: sum(&c.durations),
+                total_ns: total(&c.durations),
                 p50_ns: p50.unwrap_or(0),
                 p99_ns: p99.unwrap_or(0),
                 max_ns: max.unwrap_or(0),

@@ -1,6 +1,7 @@
-//! Nearest-rank percentiles: of sorted values (`nearest_rank`), and of unsorted ones without sorting
-//! them (`percentiles`). A report's largest rows hold millions of samples (one per launch call), and
-//! sorting them for three values was a sixth of a report's instructions.
+//! Summaries of samples: nearest-rank percentiles of sorted values (`nearest_rank`) and of unsorted
+//! ones without sorting them (`percentiles`), and their saturating sum (`total`). A report's largest
+//! rows hold millions of samples (one per launch call), and sorting them for three values was a sixth
+//! of a report's instructions.
 
 /// The nearest-rank percentile `p` (1..=100) of sorted `v`: the smallest value with at least p% of
 /// the values at or below it; `None` for no values.
@@ -12,9 +13,9 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], p: u64) -> Option<T> {
     Some(sorted[rank_index(n, p)])
 }
 
-/// `nearest_rank` of durations, 0 for no values.
-pub fn percentile(sorted: &[u64], p: u64) -> u64 {
-    nearest_rank(sorted, p).unwrap_or(0)
+/// The sum of durations, saturating at `u64::MAX` (a hostile capture can make it overflow).
+pub(crate) fn total(v: &[u64]) -> u64 {
+    v.iter().fold(0u64, |s, &x| s.saturating_add(x))
 }
 
 /// The index in sorted order of the nearest-rank percentile `p` of `n > 0` values.

@@ -18,7 +18,8 @@ pub use crate::device::{
 use crate::fastmap::{ByThread, HashMap, Rows};
 use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
-pub use crate::rank::{nearest_rank, percentile, percentiles};
+use crate::rank::total;
+pub use crate::rank::{nearest_rank, percentiles};
 use crate::waits::{self, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::clock::Converter;
@@ -281,8 +282,9 @@ struct Partial {
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
 /// entries costs ~65 ms of memory traffic before any work (see docs/results, scanner throughput).
 ///
-/// 1. Side by side: the calls' nesting (the thread set rides along), and the non-calls decode listed
-///    (anchors, then the device table of the waits, beside NVTX and the other host tables).
+/// 1. Side by side: the calls' nesting (its per-thread stacks give the thread set), and the non-calls
+///    decode listed (anchors, then the device table of the waits, beside NVTX and the other host
+///    tables).
 /// 2. Side by side: kernel executions and host waits (both on the nesting).
 ///
 /// The per-API table and the device intervals are order-free and placed by the threads the pool has
@@ -902,7 +904,7 @@ fn api_stats((name, mut a): (String, ApiAcc)) -> ApiStats {
         errors: a.errors,
         error_codes: a.error_codes,
         open: a.open,
-        total_ns: a.durations.iter().fold(0u64, |s, &x| s.saturating_add(x)),
+        total_ns: total(&a.durations),
         p50_ns: p50.unwrap_or(0),
         p99_ns: p99.unwrap_or(0),
         max_ns: max.unwrap_or(0),

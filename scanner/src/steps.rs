@@ -205,7 +205,7 @@ impl Stats {
             median: nearest_rank(&v, 50).unwrap_or(0),
             p99: nearest_rank(&v, 99).unwrap_or(0),
             max: v.last().copied().unwrap_or(0),
-            total: v.iter().fold(0u64, |a, &x| a.saturating_add(x)),
+            total: crate::rank::total(&v),
         }
     }
 }

@@ -48,6 +48,7 @@ use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::HashMap;
 use crate::pair::{args_of, Nesting, Tag};
+use crate::rank::total;
 use crate::report::{append, percentiles, stream_key, Captures, StreamKey};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
@@ -700,7 +701,7 @@ pub(crate) fn merge(partials: Vec<WaitsPartial>) -> (Vec<WaitStats>, Vec<Wait>) 
                 name,
                 count: a.count,
                 empty: a.empty,
-                blocked_total_ns: a.blocked.iter().fold(0u64, |s, &x| s.saturating_add(x)),
+                blocked_total_ns: total(&a.blocked),
                 blocked_p50_ns: blocked_p50.unwrap_or(0),
                 blocked_p99_ns: blocked_p99.unwrap_or(0),
                 work_items: a.work_items,

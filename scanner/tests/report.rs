@@ -4,7 +4,7 @@ mod common;
 
 use causeway_ring::layout::{counter, flags, hdr, Class, Kind, Layer, Policy};
 use causeway_scanner::capture::Capture;
-use causeway_scanner::report::{percentile, ApiStats, KernelStats, RangeStats, Report};
+use causeway_scanner::report::{nearest_rank, ApiStats, KernelStats, RangeStats, Report};
 use common::*;
 
 fn report_of(b: &RingBuilder) -> Report {
@@ -28,20 +28,20 @@ fn kernel<'a>(r: &'a Report, name: &str) -> &'a KernelStats {
 #[test]
 fn percentiles_are_nearest_rank() {
     let v: Vec<u64> = (1..=100).collect();
-    assert_eq!(percentile(&v, 50), 50);
-    assert_eq!(percentile(&v, 99), 99);
-    assert_eq!(percentile(&v, 100), 100);
-    assert_eq!(percentile(&[7], 50), 7);
-    assert_eq!(percentile(&[7], 99), 7);
-    assert_eq!(percentile(&[], 50), 0);
+    assert_eq!(nearest_rank(&v, 50), Some(50));
+    assert_eq!(nearest_rank(&v, 99), Some(99));
+    assert_eq!(nearest_rank(&v, 100), Some(100));
+    assert_eq!(nearest_rank(&[7], 50), Some(7));
+    assert_eq!(nearest_rank(&[7], 99), Some(7));
+    assert_eq!(nearest_rank::<u64>(&[], 50), None);
     // n = 6: p50 is rank ceil(3) = 3, p99 rank ceil(5.94) = 6.
-    assert_eq!(percentile(&[30, 40, 100, 100, 200, 300], 50), 100);
-    assert_eq!(percentile(&[30, 40, 100, 100, 200, 300], 99), 300);
+    assert_eq!(nearest_rank(&[30, 40, 100, 100, 200, 300], 50), Some(100));
+    assert_eq!(nearest_rank(&[30, 40, 100, 100, 200, 300], 99), Some(300));
     // n = 7: p50 is rank ceil(3.5) = 4 (not an interpolated 3.5th value).
-    assert_eq!(percentile(&[20, 50, 60, 80, 81, 82, 100], 50), 80);
+    assert_eq!(nearest_rank(&[20, 50, 60, 80, 81, 82, 100], 50), Some(80));
     // n = 200: p99 is rank 198.
     let v: Vec<u64> = (1..=200).collect();
-    assert_eq!(percentile(&v, 99), 198);
+    assert_eq!(nearest_rank(&v, 99), Some(198));
 }
 
 /// A row of thousands of calls takes the bucketed percentile path (`rank`): through the report, the
