@@ -2,8 +2,8 @@
 # scan.sh (device machine): scanner throughput on the device machine's CPU — `causeway report --json`
 # on a 10 M-entry synthetic capture (bench/scan.sh), this commit's binary paired with a baseline
 # binary in the same run, on one CPU (the per-core figure), two (taskset -c 0,1, issue 4's figure),
-# four and all of them; then the scanner's cargo bench on two CPUs. Nothing here needs a GPU or cargo: the
-# binaries are carried.
+# four and all of them; then the scanner's cargo bench on two CPUs. Nothing here needs a GPU or
+# cargo: the binaries are carried.
 #     OUT=$OUT bash control-experiments/device/scan.sh
 # Carried (.carry/, built off the machine): causeway (this commit), causeway-base (the baseline:
 # say which commit in the results), synth_capture, and optionally bench-scan

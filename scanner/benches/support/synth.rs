@@ -87,8 +87,8 @@ pub fn write(dir: &Path, n: u64, threads: u32, clock: ClockKind) -> (PathBuf, u6
     }
     w.intern(StrKind::Text, 1, 0, b"step");
 
-    // Durations vary, as measured ones do (a sort of millions of equal values costs nothing, of
-    // measured ones a twentieth of a report): a fixed xorshift, so every capture is the same.
+    // Durations vary, as measured ones do (a sort of millions of equal values costs nothing; of
+    // varying ones it was a sixth of a report): a fixed xorshift, so every capture is the same.
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut jitter = |below: u64| {
         x ^= x << 13;
