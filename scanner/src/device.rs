@@ -290,7 +290,7 @@ pub const UNKNOWN_KERNEL_ROW: &str = "[unknown kernel]";
 /// `decode` returns them), `intervals` its device intervals (with their indices, as
 /// `Decoded::intervals` lists them); `class_of` gives a call entry's API class; `text` names a text id;
 /// `kernel` names a launch's function handle. Each completed interval goes to `visit` with the index of
-/// the entry its `a0` names, whatever that entry is (`None`: not in the capture).
+/// the entry its `a0` names, whatever that entry is (`None`: not in the capture), and its own index.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     h: &Header,
@@ -300,7 +300,7 @@ pub(crate) fn analyze(
     class_of: impl Fn(&Entry) -> Option<Class>,
     text: impl Fn(u64) -> String,
     kernel: impl Fn(u64) -> Option<String>,
-    mut visit: impl FnMut(Option<usize>, &Entry),
+    mut visit: impl FnMut(Option<usize>, usize, &Entry),
 ) -> DevicePartial {
     let mut p = DevicePartial {
         anchors: anchors.half_widths.len() as u64,
@@ -312,11 +312,11 @@ pub(crate) fn analyze(
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
     let mut kernels: Rows<KernelKey, KernelAcc> = Rows::default();
     let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
-    for (_, e) in intervals.filter(|(_, e)| completed_interval(e)) {
+    for (i, e) in intervals.filter(|(_, e)| completed_interval(e)) {
         let e = &e;
         p.intervals += 1;
         let index = entries.index_of_seq(e.a0);
-        visit(index, e);
+        visit(index, i, e);
         let call = if e.a0 == NO_CALL {
             p.unassociated.no_call += 1;
             None

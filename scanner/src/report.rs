@@ -10,7 +10,7 @@
 //! copy and memset ran, tied by sequence number to the call that issued it.
 
 use crate::capture::{Capture, CaptureError, Ring};
-use crate::decode::Decoded;
+use crate::decode::{Decoded, Entries};
 use crate::device::{self, DevicePartial};
 pub use crate::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
@@ -20,7 +20,7 @@ use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
 use crate::rank::total;
 pub use crate::rank::{nearest_rank, percentiles};
-use crate::waits::{self, WaitsPartial};
+use crate::waits::{self, Rider, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
@@ -360,29 +360,32 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         unmatched_range_ends: others.unmatched_range_ends,
         ..Totals::default()
     };
-    let waits = || {
-        waits::analyze(
-            h,
-            entries,
-            &nest,
-            &call_device,
-            &waits::Lookup {
-                class: &|e| names.class(e),
-                api_name: &|id| {
-                    names
-                        .api(id)
-                        .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
-                },
-                kernel: &|h| names.kernel(h).map(str::to_string),
-                text: &|id| names.text(id),
+    let waits = |rider: &mut Option<KernelCount>| {
+        let look = waits::Lookup {
+            class: &|e| names.class(e),
+            api_name: &|id| {
+                names
+                    .api(id)
+                    .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
             },
-        )
+            kernel: &|h| names.kernel(h).map(str::to_string),
+            text: &|id| names.text(id),
+        };
+        waits::analyze(h, entries, &nest, &call_device, &look, rider)
     };
     let device = || device.unwrap_or_else(|| device_pass(h, d, &names, &anchors, None));
-    let (kernels, (waits, device)) = rayon::join(
-        || kernel_stats(d, &names, &nest, &mut totals),
-        || rayon::join(waits, device),
-    );
+    let (kernels, (waits, device)) = if fused {
+        // Kernel counting rides along the wait pass's walk over the calls: one walk, not two.
+        let mut count = Some(KernelCount::new(entries, &names, &nest));
+        let waits = waits(&mut count);
+        let kernels = count.map_or_else(HashMap::default, |c| c.finish(&mut totals));
+        (kernels, (waits, device()))
+    } else {
+        rayon::join(
+            || kernel_stats(d, &names, &nest, &mut totals),
+            || rayon::join(|| waits(&mut None), device),
+        )
+    };
     let mut threads = Threads::default();
     for &tid in nest.threads() {
         threads.add(tid);
@@ -418,9 +421,9 @@ fn device_pass(
         |e| names.class(e),
         |id| names.text(id),
         |f| names.kernel(f).map(str::to_string),
-        |call, e| {
+        |call, i, e| {
             if let Some(t) = call_device.as_deref_mut() {
-                t.add(&ticks, anchors, call, e);
+                t.add(&ticks, anchors, call, i, e);
             }
         },
     )
@@ -714,25 +717,14 @@ fn kernel_stats(
     totals: &mut Totals,
 ) -> HashMap<String, KernelStats> {
     let entries = d.entries();
-    // The same operation one layer down: its kernel name names a runtime launch whose own handle has
-    // none, and its arguments stand in for those of a call recorded through CUPTI's runtime callback.
-    let args_of = |i: usize| args_of(entries, nest, i);
+    let mut count = KernelCount::new(entries, names, nest);
     let mut captures = Captures::default();
-    let mut graphs: HashMap<u64, GraphExec> = HashMap::default();
-    let mut out = Kernels::default();
-    // Whether a handle has a name, by handle: asked per launch, answered by the string area's map.
-    let mut named: Rows<u64, Option<bool>> = Rows::default();
-    let mut has_name = |h: u64| {
-        *named
-            .row(h)
-            .get_or_insert_with(|| names.kernel(h).is_some())
-    };
     for i in 0..entries.len() {
         // Nested in a call of its own class: the same operation one layer down, already counted.
         let (class, outermost) = match nest.tag(i) {
             Tag::Skip => continue,
             Tag::GraphNode => {
-                graph_node(&entries.get(i), &mut graphs, &mut out);
+                count.graph_node(entries, i);
                 continue;
             }
             Tag::Call { class, outermost } => (class, outermost),
@@ -742,18 +734,93 @@ fn kernel_stats(
         if !counted && !Captures::tracks(class) {
             continue;
         }
-        let e = &args_of(i);
+        let e = &args_of(entries, nest, i);
+        if counted {
+            count.launch(i, class, e, &captures);
+        } else {
+            captures.apply(class, e);
+        }
+    }
+    count.finish(totals)
+}
+
+/// Kernel counting ([`kernel_stats`]) as a pass that walks the calls alone or rides along the wait
+/// pass's walk ([`waits::Rider`]): fed the graph-node entries and the outermost launches and graph
+/// launches in sequence order, with the capture state at each.
+struct KernelCount<'a> {
+    entries: Entries<'a>,
+    names: &'a Names,
+    nest: &'a Nesting,
+    graphs: HashMap<u64, GraphExec>,
+    out: Kernels,
+    /// Whether a handle has a name, by handle: asked per launch, answered by the string area's map.
+    named: Rows<u64, Option<bool>>,
+    graph_launches: u64,
+    graph_launches_unresolved: u64,
+}
+
+impl<'a> KernelCount<'a> {
+    fn new(entries: Entries<'a>, names: &'a Names, nest: &'a Nesting) -> Self {
+        KernelCount {
+            entries,
+            names,
+            nest,
+            graphs: HashMap::default(),
+            out: Kernels::default(),
+            named: Rows::default(),
+            graph_launches: 0,
+            graph_launches_unresolved: 0,
+        }
+    }
+
+    #[inline]
+    fn has_name(&mut self, h: u64) -> bool {
+        let names = self.names;
+        *self
+            .named
+            .row(h)
+            .get_or_insert_with(|| names.kernel(h).is_some())
+    }
+
+    /// The kernel rows by name, and the launch totals added to `totals`.
+    fn finish(mut self, totals: &mut Totals) -> HashMap<String, KernelStats> {
+        for g in self.graphs.values_mut() {
+            self.out.flush(g);
+        }
+        totals.graph_launches += self.graph_launches;
+        totals.graph_launches_unresolved += self.graph_launches_unresolved;
+        let mut rows = self.out.named(self.names);
+        for k in rows.values_mut() {
+            k.launches = k.direct + k.via_graph;
+            totals.launches += k.launches;
+            totals.failed_launches += k.failed;
+            totals.captured_launches += k.captured;
+        }
+        rows
+    }
+}
+
+impl waits::Rider for KernelCount<'_> {
+    #[inline]
+    fn graph_node(&mut self, entries: Entries, i: usize) {
+        graph_node(&entries.get(i), &mut self.graphs, &mut self.out);
+    }
+
+    #[inline]
+    fn launch(&mut self, i: usize, class: Class, e: &Entry, captures: &Captures) {
         match class {
-            Class::Launch if outermost => {
-                // The runtime's handle, or else the one the driver call below it named.
-                let handle = if has_name(e.a1) {
+            Class::Launch => {
+                // The runtime's handle, or else the one the driver call below it named. The same
+                // operation one layer down: its kernel name names a runtime launch whose own handle
+                // has none.
+                let handle = if self.has_name(e.a1) {
                     e.a1
                 } else {
-                    let below = nest.child(i).map(|c| entries.get(c).a1);
-                    below.filter(|&h| has_name(h)).unwrap_or(e.a1)
+                    let below = self.nest.child(i).map(|c| self.entries.get(c).a1);
+                    below.filter(|&h| self.has_name(h)).unwrap_or(e.a1)
                 };
                 let captured = captures.capturing(e);
-                let k = out.row(handle);
+                let k = self.out.row(handle);
                 if !e.done {
                     k.open += 1;
                 } else if e.result != 0 {
@@ -764,34 +831,21 @@ fn kernel_stats(
                     k.direct += 1;
                 }
             }
-            Class::GraphLaunch
-                if outermost && e.done && e.result == 0 && !captures.capturing(e) =>
-            {
-                totals.graph_launches += 1;
-                match graphs.get_mut(&e.a1) {
+            Class::GraphLaunch if e.done && e.result == 0 && !captures.capturing(e) => {
+                self.graph_launches += 1;
+                match self.graphs.get_mut(&e.a1) {
                     Some(g) => {
                         g.launched += 1;
                         if g.nodes.len() < g.count as usize {
-                            totals.graph_launches_unresolved += 1;
+                            self.graph_launches_unresolved += 1;
                         }
                     }
-                    None => totals.graph_launches_unresolved += 1,
+                    None => self.graph_launches_unresolved += 1,
                 }
             }
-            _ => captures.apply(class, e),
+            _ => {}
         }
     }
-    for g in graphs.values_mut() {
-        out.flush(g);
-    }
-    let mut rows = out.named(names);
-    for k in rows.values_mut() {
-        k.launches = k.direct + k.via_graph;
-        totals.launches += k.launches;
-        totals.failed_launches += k.failed;
-        totals.captured_launches += k.captured;
-    }
-    rows
 }
 
 /// Adds one graph-node entry to its exec's node list. Ordinal 0 starts the list afresh (a new

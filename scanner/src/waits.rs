@@ -211,8 +211,11 @@ pub(crate) struct CallDevice {
     /// index: over timed intervals on the host clock or converted through the events backend's
     /// anchors. The wait pass reads it in call order, with a cursor (`Ends`).
     ends: Vec<(usize, u64)>,
-    /// (call index, kernel name text id), sorted by call index, intervals in order within a call.
-    kernels: Vec<(usize, u64)>,
+    /// (call index, index of a kernel interval of that call), sorted: by call, then in interval
+    /// order. The interval holds the kernel's name (a1); only the longest waits ask for it, so it is
+    /// not copied here (8 bytes a kernel instead of 16). Indices past 2^32 − 1 (a window of 256 GiB
+    /// of entries) are left out: those waits name their kernels by the launch call's handle.
+    kernels: Vec<(u32, u32)>,
 }
 
 /// A cursor over `CallDevice::ends` for calls asked in increasing index order (any order works; out
@@ -316,20 +319,21 @@ impl CallDevice {
         anchors: &Anchors,
     ) -> CallDevice {
         let (mut device, ticks) = (CallDevice::default(), h.converter());
-        for (_, e) in intervals.filter(|(_, e)| crate::device::completed_interval(e)) {
-            device.add(&ticks, anchors, entries.index_of_seq(e.a0), &e);
+        for (i, e) in intervals.filter(|(_, e)| crate::device::completed_interval(e)) {
+            device.add(&ticks, anchors, entries.index_of_seq(e.a0), i, &e);
         }
         device.finish()
     }
 
-    /// Adds one completed device interval, issued by entry `call` (`None`: not in the capture).
-    /// Call `finish` after the last.
+    /// Adds one completed device interval, entry `interval`, issued by entry `call` (`None`: not in
+    /// the capture). Intervals are added in index order; call `finish` after the last.
     #[inline(always)]
     pub(crate) fn add(
         &mut self,
         ticks: &Converter,
         anchors: &Anchors,
         call: Option<usize>,
+        interval: usize,
         e: &Entry,
     ) {
         let Some(ci) = call else {
@@ -342,7 +346,9 @@ impl CallDevice {
                 .map(|(_, t)| t.ns.max(0.0).round() as u64)
         } else {
             if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-                self.kernels.push((ci, e.a1));
+                if let (Ok(c), Ok(k)) = (u32::try_from(ci), u32::try_from(interval)) {
+                    self.kernels.push((c, k));
+                }
             }
             let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
             (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| ticks.ns(e.t_end))
@@ -377,21 +383,57 @@ impl CallDevice {
         }
     }
 
-    fn kernels(&self, idx: usize) -> &[(usize, u64)] {
-        let lo = self.kernels.partition_point(|&(i, _)| i < idx);
-        let hi = self.kernels.partition_point(|&(i, _)| i <= idx);
+    /// The kernel intervals of call `idx`, in order.
+    fn kernels(&self, idx: usize) -> &[(u32, u32)] {
+        let lo = self.kernels.partition_point(|&(i, _)| (i as usize) < idx);
+        let hi = self.kernels.partition_point(|&(i, _)| i as usize <= idx);
         &self.kernels[lo..hi]
     }
 }
 
+/// A pass that rides along the wait pass's walk over the calls in sequence order, instead of making
+/// a walk of its own (kernel counting, on few threads: see `report::analyze`). It sees the same
+/// capture state the walk keeps.
+pub(crate) trait Rider {
+    /// Graph-node entry `i`.
+    fn graph_node(&mut self, entries: Entries, i: usize);
+    /// An outermost launch or graph launch (`class`), entry `i` with its arguments (`args_of`),
+    /// whatever it returned.
+    fn launch(&mut self, i: usize, class: Class, e: &Entry, captures: &Captures);
+}
+
+/// No pass rides along.
+impl Rider for () {
+    fn graph_node(&mut self, _: Entries, _: usize) {}
+    fn launch(&mut self, _: usize, _: Class, _: &Entry, _: &Captures) {}
+}
+
+/// A pass that rides along or not, as the schedule decides.
+impl<R: Rider> Rider for Option<R> {
+    #[inline]
+    fn graph_node(&mut self, entries: Entries, i: usize) {
+        if let Some(r) = self {
+            r.graph_node(entries, i);
+        }
+    }
+
+    #[inline]
+    fn launch(&mut self, i: usize, class: Class, e: &Entry, captures: &Captures) {
+        if let Some(r) = self {
+            r.launch(i, class, e, captures);
+        }
+    }
+}
+
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
-/// nesting (`pair::Nesting`), `device` the device intervals of their calls.
+/// nesting (`pair::Nesting`), `device` the device intervals of their calls; `rider` rides along.
 pub(crate) fn analyze(
     h: &Header,
     entries: Entries,
     nest: &Nesting,
     device: &CallDevice,
     look: &Lookup,
+    rider: &mut impl Rider,
 ) -> WaitsPartial {
     // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
     let args_of = |i: usize| args_of(entries, nest, i);
@@ -420,8 +462,13 @@ pub(crate) fn analyze(
     let mut covered = Vec::new();
 
     for i in 0..entries.len() {
-        let Tag::Call { class, outermost } = nest.tag(i) else {
-            continue;
+        let (class, outermost) = match nest.tag(i) {
+            Tag::Call { class, outermost } => (class, outermost),
+            Tag::GraphNode => {
+                rider.graph_node(entries, i);
+                continue;
+            }
+            Tag::Skip => continue,
         };
         // A call one layer down matters only to capture state: most are skipped unread.
         if !outermost && !Captures::tracks(class) {
@@ -431,6 +478,8 @@ pub(crate) fn analyze(
         let ok = e.done && e.result == 0;
         if !work_class(Some(class)) {
             captures.apply(class, &e);
+        } else if outermost && matches!(class, Class::Launch | Class::GraphLaunch) {
+            rider.launch(i, class, &e, &captures);
         }
         if !outermost || !ok {
             continue;
@@ -635,8 +684,8 @@ fn record_wait(
         };
         match from_device {
             Some(ids) if !ids.is_empty() => {
-                for &(_, id) in ids {
-                    if add((look.text)(id)) {
+                for &(_, k) in ids {
+                    if add((look.text)(entries.get(k as usize).a1)) {
                         break 'items;
                     }
                 }
@@ -853,7 +902,7 @@ mod tests {
             let anchors = Anchors::from_entries(&h, &self.entries);
             let entries = Entries::from(&self.entries);
             let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
-            analyze(&h, entries, &nest, &device, &look)
+            analyze(&h, entries, &nest, &device, &look, &mut ())
         }
     }
 
