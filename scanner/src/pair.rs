@@ -7,14 +7,18 @@ use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
 
 use crate::decode::Entries;
-use crate::fastmap::ByThread;
+use crate::fastmap::{ByThread, HashMap};
 
 /// How the calls of one ring nest, computed once per ring (kernel counting and the wait pass both
-/// need it): per entry its tag and its same-class child, as a 32-bit index (a quarter of
-/// `Option<usize>`'s memory); an entry past index 2^32 − 2 (a window of 256 GiB of entries) has no
-/// parent or child.
+/// need it): per entry its tag and its same-class child. An entry whose index does not fit in 32 bits
+/// (a window of 256 GiB of entries) has no parent or child.
 pub struct Nesting {
-    child: Vec<u32>,
+    /// Per entry, how far after it its same-class child is: 0 none, [`FAR`] in `far`. A byte, not an
+    /// index: the child is nearly always a few entries on (the driver call the runtime call made
+    /// next), and a table of 32-bit indices was 40 MB of fresh memory for 10 M entries.
+    child: Vec<u8>,
+    /// Children [`FAR`] or more entries after their parent, by parent index.
+    far: HashMap<u32, u32>,
     /// Per entry, what the passes that walk calls in order need to know before reading it
     /// ([`Tag`], packed in a byte): most entries (device intervals, the driver call inside each
     /// runtime call) are skipped without touching their 64-byte slot or their parent's.
@@ -60,13 +64,8 @@ impl Tag {
     }
 }
 
-/// No parent, no child.
-const NONE: u32 = u32::MAX;
-
-#[inline]
-fn idx(v: u32) -> Option<usize> {
-    (v != NONE).then_some(v as usize)
-}
+/// A `child` distance that is looked up in `far`.
+const FAR: u8 = u8::MAX;
 
 impl Nesting {
     /// One pass over the entries in sequence order. `class_of` gives a call entry's API class.
@@ -88,7 +87,8 @@ impl Nesting {
         class_of: impl Fn(&Entry) -> Option<Class>,
         mut visit: impl FnMut(usize, &Entry, Option<usize>),
     ) -> Nesting {
-        let mut child = crate::bigvec::filled(entries.len(), NONE);
+        let mut child = crate::bigvec::filled(entries.len(), 0u8);
+        let mut far = HashMap::default();
         let mut tags = crate::bigvec::filled(entries.len(), TAG_SKIP);
         // Per thread, the chain of calls that may still enclose its next call, depths increasing.
         // Sequence numbers are reserved in program order on a thread and entries arrive sorted by
@@ -126,8 +126,15 @@ impl Nesting {
                     parent = Some(p);
                     if c.is_some() && f.class == c {
                         outermost = false;
-                        if child[p] == NONE {
-                            child[p] = i32;
+                        if child[p] == 0 {
+                            // i > p: a parent precedes its children.
+                            match u8::try_from(i - p) {
+                                Ok(d) if d < FAR => child[p] = d,
+                                _ => {
+                                    child[p] = FAR;
+                                    far.insert(p as u32, i32);
+                                }
+                            }
                         }
                     }
                 }
@@ -148,6 +155,7 @@ impl Nesting {
         let threads = slot.ids().collect();
         Nesting {
             child,
+            far,
             tags,
             threads,
         }
@@ -168,7 +176,11 @@ impl Nesting {
     /// nested directly in it (the driver launch a runtime launch made).
     #[inline]
     pub fn child(&self, i: usize) -> Option<usize> {
-        self.child.get(i).copied().and_then(idx)
+        match self.child.get(i).copied() {
+            None | Some(0) => None,
+            Some(FAR) => self.far.get(&(i as u32)).map(|&c| c as usize),
+            Some(d) => Some(i + d as usize),
+        }
     }
 }
 
@@ -220,5 +232,76 @@ pub fn args_of(entries: Entries, nest: &Nesting, i: usize) -> Entry {
             }
         }
         _ => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(seq: u64, tid: u32, depth: u16, api: u16, t: (u64, u64)) -> Entry {
+        Entry {
+            seq,
+            done: true,
+            t_begin: t.0,
+            t_end: t.1,
+            tid,
+            api,
+            kind: Some(Kind::Call),
+            flags: 0,
+            result: 0,
+            depth,
+            a0: 0,
+            a1: 0,
+            a2: 0,
+        }
+    }
+
+    /// A same-class child a few entries on, and one hundreds of entries on (other threads' calls in
+    /// between), are both found; calls of another class or thread are nobody's child.
+    #[test]
+    fn children_near_and_far_are_found() {
+        const LAUNCH: u16 = 1;
+        const OTHER: u16 = 2;
+        let class = |e: &Entry| match e.api {
+            LAUNCH => Some(Class::Launch),
+            OTHER => Some(Class::Other),
+            _ => None,
+        };
+        let mut v = vec![
+            call(0, 1, 0, LAUNCH, (10, 100)),
+            call(1, 1, 1, LAUNCH, (20, 90)),
+        ];
+        // A far pair: the parent, 300 calls of thread 2, then the child.
+        v.push(call(2, 1, 0, LAUNCH, (200, 10_000)));
+        for k in 0..300 {
+            v.push(call(3 + k, 2, 0, OTHER, (201 + k, 202 + k)));
+        }
+        v.push(call(303, 1, 1, LAUNCH, (600, 9_000)));
+        // Exactly 254 and 255 entries apart: the last distance kept in the byte, and the first not.
+        for gap in [254u64, 255] {
+            let p = v.len() as u64;
+            v.push(call(p, 1, 0, LAUNCH, (20_000 + p, 90_000 + p)));
+            for k in 1..gap {
+                v.push(call(p + k, 3, 0, OTHER, (20_001 + p + k, 20_002 + p + k)));
+            }
+            v.push(call(p + gap, 1, 1, LAUNCH, (20_100 + p, 80_000 + p)));
+        }
+        let n = Nesting::of(&v, class);
+        assert_eq!(n.child(0), Some(1));
+        assert_eq!(n.child(2), Some(303));
+        assert_eq!(n.child(304), Some(304 + 254));
+        assert_eq!(n.child(304 + 254 + 1), Some(304 + 254 + 1 + 255));
+        assert_eq!(n.far.len(), 2, "301 and 255 apart are far; 254 is not");
+        for i in [1, 3, 302, 303, v.len() - 1, v.len()] {
+            assert_eq!(n.child(i), None, "entry {i}");
+        }
+        let launch = |outermost| Tag::Call {
+            class: Class::Launch,
+            outermost,
+        };
+        assert_eq!(n.tag(2), launch(true));
+        assert_eq!(n.tag(303), launch(false));
+        assert_eq!(n.tag(v.len() - 1), launch(false));
     }
 }
