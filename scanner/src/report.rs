@@ -340,7 +340,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
                 let device = device_pass(h, d, &names, &anchors, Some(&mut call_device));
                 (Some(device), call_device.finish())
             } else {
-                let call_device = waits::CallDevice::of(h, entries, d.intervals(), &anchors);
+                let call_device = waits::CallDevice::of(entries, d.intervals());
                 (None, call_device)
             }
         };
@@ -371,7 +371,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
             kernel: &|h| names.kernel(h).map(str::to_string),
             text: &|id| names.text(id),
         };
-        waits::analyze(h, entries, &nest, &call_device, &look, rider)
+        waits::analyze(h, entries, &nest, &call_device, &anchors, &look, rider)
     };
     let device = || device.unwrap_or_else(|| device_pass(h, d, &names, &anchors, None));
     let (kernels, (waits, device)) = if fused {
@@ -412,7 +412,6 @@ fn device_pass(
     anchors: &crate::anchors::Anchors,
     mut call_device: Option<&mut waits::CallDevice>,
 ) -> DevicePartial {
-    let ticks = h.converter();
     device::analyze(
         h,
         d.entries(),
@@ -421,9 +420,9 @@ fn device_pass(
         |e| names.class(e),
         |id| names.text(id),
         |f| names.kernel(f).map(str::to_string),
-        |call, i, e| {
+        |call, i, _| {
             if let Some(t) = call_device.as_deref_mut() {
-                t.add(&ticks, anchors, call, i, e);
+                t.add(call, i);
             }
         },
     )

@@ -201,41 +201,50 @@ struct Record {
     deps: Option<Rc<Frontier>>,
 }
 
-/// The device intervals of the issuing calls, by the call's entry index (flat tables sorted by call:
-/// a capture holds millions of calls, and a map of small vectors costs more than the rest of the
-/// analysis; a table with a slot per entry was 80 MB of fresh memory for 10 M entries, read at
-/// random).
+/// The device intervals of the issuing calls, by the call's entry index: a flat table sorted by
+/// call (a capture holds millions of calls, and a map of small vectors costs more than the rest of
+/// the analysis; a table with a slot per entry was 80 MB of fresh memory for 10 M entries, read at
+/// random). It keeps indices, not times or names: what the wait pass asks is read from the interval
+/// when asked, once per call (8 bytes an interval; the ends and names it kept before were 32).
 #[derive(Default)]
 pub(crate) struct CallDevice {
-    /// (call index, latest device end in host CLOCK_MONOTONIC ns), one per call, sorted by call
-    /// index: over timed intervals on the host clock or converted through the events backend's
-    /// anchors. The wait pass reads it in call order, with a cursor (`Ends`).
-    ends: Vec<(usize, u64)>,
-    /// (call index, index of a kernel interval of that call), sorted: by call, then in interval
-    /// order. The interval holds the kernel's name (a1); only the longest waits ask for it, so it is
-    /// not copied here (8 bytes a kernel instead of 16). Indices past 2^32 − 1 (a window of 256 GiB
-    /// of entries) are left out: those waits name their kernels by the launch call's handle.
-    kernels: Vec<(u32, u32)>,
+    /// (call index, interval index), one per completed interval tied to a call in the capture,
+    /// sorted by call, intervals in order within a call. Indices past 2^32 − 1 (a window of 256
+    /// GiB of entries) are left out: such calls have no device end or kernel for the waits.
+    calls: Vec<(u32, u32)>,
 }
 
-/// A cursor over `CallDevice::ends` for calls asked in increasing index order (any order works; out
-/// of order costs a search).
-struct Ends<'a> {
-    ends: &'a [(usize, u64)],
+/// The table with what reading its intervals takes: the ring's entries, its header (for the tick
+/// conversion) and the events backend's anchors.
+struct Device<'a> {
+    table: &'a CallDevice,
+    entries: Entries<'a>,
+    anchors: &'a Anchors,
+    header: &'a Header,
+}
+
+/// A cursor over `CallDevice::calls` for calls asked in increasing index order (any order works;
+/// out of order costs a search), giving each call's latest device end by `end` of its intervals.
+struct Ends<'a, F> {
+    calls: &'a [(u32, u32)],
     at: usize,
+    end: F,
 }
 
-impl Ends<'_> {
+impl<F: Fn(u32) -> Option<u64>> Ends<'_, F> {
     #[inline]
     fn of(&mut self, idx: usize) -> Option<u64> {
-        if self.at > 0 && self.ends[self.at - 1].0 >= idx {
-            self.at = self.ends.partition_point(|&(i, _)| i < idx);
+        let call = |at: usize| self.calls.get(at).map(|&(c, _)| c as usize);
+        if self.at > 0 && call(self.at - 1).is_some_and(|c| c >= idx) {
+            self.at = self.calls.partition_point(|&(c, _)| (c as usize) < idx);
         }
-        while self.ends.get(self.at).is_some_and(|&(i, _)| i < idx) {
+        while call(self.at).is_some_and(|c| c < idx) {
             self.at += 1;
         }
-        let (i, end) = *self.ends.get(self.at)?;
-        (i == idx).then_some(end)
+        let run = self.calls[self.at..]
+            .iter()
+            .take_while(|&&(c, _)| c as usize == idx);
+        run.filter_map(|&(_, k)| (self.end)(k)).max()
     }
 }
 
@@ -313,14 +322,12 @@ impl CallDevice {
     /// in a walk of their own. `entries` are the ring's live entries in sequence order, `intervals`
     /// its device intervals (with their indices; any superset of them will do).
     pub(crate) fn of(
-        h: &Header,
         entries: Entries,
         intervals: impl Iterator<Item = (usize, Entry)>,
-        anchors: &Anchors,
     ) -> CallDevice {
-        let (mut device, ticks) = (CallDevice::default(), h.converter());
+        let mut device = CallDevice::default();
         for (i, e) in intervals.filter(|(_, e)| crate::device::completed_interval(e)) {
-            device.add(&ticks, anchors, entries.index_of_seq(e.a0), i, &e);
+            device.add(entries.index_of_seq(e.a0), i);
         }
         device.finish()
     }
@@ -328,66 +335,62 @@ impl CallDevice {
     /// Adds one completed device interval, entry `interval`, issued by entry `call` (`None`: not in
     /// the capture). Intervals are added in index order; call `finish` after the last.
     #[inline(always)]
-    pub(crate) fn add(
-        &mut self,
-        ticks: &Converter,
-        anchors: &Anchors,
-        call: Option<usize>,
-        interval: usize,
-        e: &Entry,
-    ) {
+    pub(crate) fn add(&mut self, call: Option<usize>, interval: usize) {
         let Some(ci) = call else {
             return;
         };
-        let end = if let Some((id, o0, o1)) = anchored(e) {
-            // Events backend: no name of its own (the launch's is used), times through the anchors.
-            anchors
+        if let (Ok(c), Ok(k)) = (u32::try_from(ci), u32::try_from(interval)) {
+            self.calls.push((c, k));
+        }
+    }
+
+    /// Sorts the table by call.
+    pub(crate) fn finish(mut self) -> CallDevice {
+        // Stable: a call's intervals keep their order. They arrive in completion order, close to
+        // call order: the sort has little to do.
+        self.calls.sort_by_key(|&(c, _)| c);
+        self
+    }
+}
+
+impl Device<'_> {
+    /// The end of interval `k` in host CLOCK_MONOTONIC ns: of a timed interval on the host clock,
+    /// or of one converted through the events backend's anchors.
+    #[inline(always)]
+    fn end(&self, ticks: &Converter, k: u32) -> Option<u64> {
+        let e = self.entries.get(k as usize);
+        if let Some((id, o0, o1)) = anchored(&e) {
+            self.anchors
                 .span(id, o0, o1)
                 .map(|(_, t)| t.ns.max(0.0).round() as u64)
         } else {
-            if DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel) {
-                if let (Ok(c), Ok(k)) = (u32::try_from(ci), u32::try_from(interval)) {
-                    self.kernels.push((c, k));
-                }
-            }
             let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
             (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| ticks.ns(e.t_end))
-        };
-        if let Some(t) = end {
-            self.ends.push((ci, t));
         }
     }
 
-    /// Sorts the tables by call, one end per call.
-    pub(crate) fn finish(mut self) -> CallDevice {
-        // Intervals arrive in completion order, close to call order: the sort has little to do.
-        self.ends.sort_unstable();
-        // One per call: the latest end (sorted ascending, the last of a run is the largest).
-        self.ends.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 = later.1;
-            }
-            same
-        });
-        // Stable: a call's kernels keep their order.
-        self.kernels.sort_by_key(|&(i, _)| i);
-        self
-    }
-
-    /// A cursor over the device ends, for the wait pass.
-    fn ends(&self) -> Ends<'_> {
+    /// A cursor over the calls' latest device ends, for the wait pass.
+    fn ends(&self) -> Ends<'_, impl Fn(u32) -> Option<u64> + '_> {
+        // The converter caches the second it last converted in: one per pass, not shared.
+        let ticks = self.header.converter();
         Ends {
-            ends: &self.ends,
+            calls: &self.table.calls,
             at: 0,
+            end: move |k| self.end(&ticks, k),
         }
     }
 
-    /// The kernel intervals of call `idx`, in order.
-    fn kernels(&self, idx: usize) -> &[(u32, u32)] {
-        let lo = self.kernels.partition_point(|&(i, _)| (i as usize) < idx);
-        let hi = self.kernels.partition_point(|&(i, _)| i as usize <= idx);
-        &self.kernels[lo..hi]
+    /// The kernel names (text ids) of call `idx`'s kernel intervals, in order. The events backend's
+    /// intervals (anchored) have no name of their own: the launch's is used.
+    fn kernels(&self, idx: usize) -> impl Iterator<Item = u64> + '_ {
+        let calls = &self.table.calls;
+        let lo = calls.partition_point(|&(c, _)| (c as usize) < idx);
+        let hi = calls.partition_point(|&(c, _)| c as usize <= idx);
+        calls[lo..hi].iter().filter_map(|&(_, k)| {
+            let e = self.entries.get(k as usize);
+            (anchored(&e).is_none() && DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel))
+                .then_some(e.a1)
+        })
     }
 }
 
@@ -426,15 +429,23 @@ impl<R: Rider> Rider for Option<R> {
 }
 
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
-/// nesting (`pair::Nesting`), `device` the device intervals of their calls; `rider` rides along.
+/// nesting (`pair::Nesting`), `device` the device intervals of their calls, `anchors` the events
+/// backend's clock model; `rider` rides along.
 pub(crate) fn analyze(
     h: &Header,
     entries: Entries,
     nest: &Nesting,
     device: &CallDevice,
+    anchors: &Anchors,
     look: &Lookup,
     rider: &mut impl Rider,
 ) -> WaitsPartial {
+    let device = &Device {
+        table: device,
+        entries,
+        anchors,
+        header: h,
+    };
     // Its arguments stand in for those of a call recorded through CUPTI's runtime callback.
     let args_of = |i: usize| args_of(entries, nest, i);
 
@@ -638,7 +649,7 @@ fn record_wait(
     covered: &[Item],
     direct: Option<StreamGen>,
     entries: Entries,
-    device: &CallDevice,
+    device: &Device,
     look: &Lookup,
     out: &mut WaitsPartial,
 ) {
@@ -675,28 +686,25 @@ fn record_wait(
     }
     let mut kernels: Vec<String> = Vec::new();
     'items: for it in covered {
-        let from_device = Some(device.kernels(it.idx));
+        let mut from_device = device.kernels(it.idx).peekable();
         let mut add = |k: String| {
             if !kernels.contains(&k) {
                 kernels.push(k);
             }
             kernels.len() >= KERNELS_MAX
         };
-        match from_device {
-            Some(ids) if !ids.is_empty() => {
-                for &(_, k) in ids {
-                    if add((look.text)(entries.get(k as usize).a1)) {
-                        break 'items;
-                    }
+        if from_device.peek().is_some() {
+            for id in from_device {
+                if add((look.text)(id)) {
+                    break 'items;
                 }
             }
-            _ => {
-                let c = &entries.get(it.idx);
-                if (look.class)(c) == Some(Class::Launch) {
-                    if let Some(k) = (look.kernel)(c.a1) {
-                        if add(k) {
-                            break 'items;
-                        }
+        } else {
+            let c = &entries.get(it.idx);
+            if (look.class)(c) == Some(Class::Launch) {
+                if let Some(k) = (look.kernel)(c.a1) {
+                    if add(k) {
+                        break 'items;
                     }
                 }
             }
@@ -901,24 +909,34 @@ mod tests {
             };
             let anchors = Anchors::from_entries(&h, &self.entries);
             let entries = Entries::from(&self.entries);
-            let device = CallDevice::of(&h, entries, entries.iter().enumerate(), &anchors);
-            analyze(&h, entries, &nest, &device, &look, &mut ())
+            let device = CallDevice::of(entries, entries.iter().enumerate());
+            analyze(&h, entries, &nest, &device, &anchors, &look, &mut ())
         }
     }
 
     #[test]
     fn ends_cursor_answers_in_order_out_of_order_and_missing() {
-        let ends = [(2, 20), (5, 50), (6, 60), (9, 90)];
-        let mut c = Ends { ends: &ends, at: 0 };
-        let asked = [0, 2, 3, 5, 6, 9, 10, 5, 2, 7, 9, 1, 6];
+        // Interval k ends at 10 k, except 3 (no end: untimed, or on the device's own clock).
+        let calls = [(2, 2), (5, 5), (5, 3), (5, 1), (6, 6), (9, 9), (11, 3)];
+        let end = |k: u32| (k != 3).then_some(10 * k as u64);
+        let mut c = Ends {
+            calls: &calls,
+            at: 0,
+            end,
+        };
+        let asked = [0, 2, 3, 5, 6, 9, 10, 11, 12, 5, 2, 7, 9, 1, 6, 11];
         let got: Vec<Option<u64>> = asked.iter().map(|&i| c.of(i)).collect();
         let want = [
             None,
             Some(20),
             None,
+            // The latest of its ends; the one without an end does not count.
             Some(50),
             Some(60),
             Some(90),
+            None,
+            // Its one interval has no end.
+            None,
             None,
             Some(50),
             Some(20),
@@ -926,9 +944,14 @@ mod tests {
             Some(90),
             None,
             Some(60),
+            None,
         ];
         assert_eq!(got, want);
-        let mut empty = Ends { ends: &[], at: 0 };
+        let mut empty = Ends {
+            calls: &[],
+            at: 0,
+            end,
+        };
         assert_eq!(empty.of(3), None);
     }
 
