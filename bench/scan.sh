@@ -9,6 +9,8 @@
 #   SYNTH=path     the synth_capture binary (default: built here)
 #   BASELINE=path  another causeway binary, timed in the same run on the same capture, runs
 #                  alternating; prints both and the ratio of medians, and whether their JSON agrees
+#   ARMS="name=path ..."  more binaries timed the same way beside BASELINE (each run starts with a
+#                  different arm, in turn); each is compared with the baseline like the new one
 #   CPUS=list      run every report under `taskset -c list` (e.g. CPUS=0,1 for two cores)
 #   CLOCK=tsc|monotonic  the capture's tick clock (default tsc, what the shim writes on an x86 host
 #                  with an invariant TSC; every time read then goes through the tick conversion)
@@ -34,12 +36,16 @@ declare -A bin=([new]=$CW)
 if [[ -n ${BASELINE:-} ]]; then
   arms=(baseline new)
   bin[baseline]=$BASELINE
+  for arm in ${ARMS:-}; do
+    arms+=("${arm%%=*}")
+    bin[${arm%%=*}]=${arm#*=}
+  done
 fi
 declare -A times=()
 for i in $(seq 1 "$RUNS"); do
-  # Alternate which binary goes first, so neither always gets the warmer cache.
-  order=("${arms[@]}")
-  ((i % 2 == 0 && ${#arms[@]} == 2)) && order=("${arms[1]}" "${arms[0]}")
+  # Rotate which binary goes first, so none always gets the warmer cache.
+  k=$(( (i - 1) % ${#arms[@]} ))
+  order=("${arms[@]:k}" "${arms[@]:0:k}")
   for a in "${order[@]}"; do
     t0=$(date +%s.%N)
     "${pin[@]}" "${bin[$a]}" report --json "$dir/cap" > "$dir/$a.json"
@@ -58,11 +64,12 @@ for a in "${arms[@]}"; do
 done
 if [[ -n ${BASELINE:-} ]]; then
   mb=${med[baseline]}
-  mn=${med[new]}
-  awk -v n="$mn" -v b="$mb" 'BEGIN {printf "median new / baseline: %.3f\n", n / b}'
-  if cmp -s "$dir/baseline.json" "$dir/new.json"; then
-    echo "report JSON: identical"
-  else
-    echo "report JSON: DIFFERS"
-  fi
+  for a in "${arms[@]:1}"; do
+    awk -v n="${med[$a]}" -v b="$mb" -v a="$a" 'BEGIN {printf "median %s / baseline: %.3f\n", a, n / b}'
+    if cmp -s "$dir/baseline.json" "$dir/$a.json"; then
+      echo "report JSON of $a: identical"
+    else
+      echo "report JSON of $a: DIFFERS"
+    fi
+  done
 fi
