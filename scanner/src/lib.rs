@@ -20,6 +20,7 @@ pub mod export;
 pub(crate) mod fastmap;
 pub mod gaps;
 pub mod html;
+#[cfg(target_os = "linux")]
 pub mod hugealloc;
 pub mod model;
 pub(crate) mod names;

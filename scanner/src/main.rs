@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Large tables on huge pages (see `hugealloc`): a fifth of a large report's time was page faults.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOC: causeway_scanner::hugealloc::HugeAlloc = causeway_scanner::hugealloc::HugeAlloc;
 

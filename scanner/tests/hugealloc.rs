@@ -1,0 +1,211 @@
+//! The `causeway` binary's allocator (`hugealloc`): blocks keep their bytes, alignment and exact
+//! mapping through growth, shrinking and moves; impossible sizes fail cleanly. One test function, so
+//! that no other test of this binary maps or unmaps memory beside it: the checks look at which
+//! pages around a block are mapped.
+
+#![cfg(target_os = "linux")]
+
+use causeway_scanner::hugealloc::{mapped, page, HugeAlloc, BIG, HUGE};
+use std::alloc::{GlobalAlloc, Layout};
+
+#[test]
+fn huge_alloc_blocks_keep_their_bytes_alignment_and_mapping() {
+    blocks_keep_their_bytes_through_growth_and_shrinking();
+    a_block_hemmed_in_moves_whole();
+    alignments_are_honoured();
+    impossible_sizes_fail_and_leave_the_block();
+    a_vector_grown_through_the_allocator_holds_its_values();
+}
+
+fn layout(n: usize, align: usize) -> Layout {
+    Layout::from_size_align(n, align).unwrap()
+}
+
+/// Writes a pattern with no zero byte (a block left zeroed cannot pass for it).
+unsafe fn fill(p: *mut u8, n: usize) {
+    for i in (0..n).step_by(4093).chain(n.checked_sub(1)) {
+        // SAFETY: i < n, inside the block.
+        unsafe { *p.add(i) = (i % 251 + 1) as u8 };
+    }
+}
+
+/// Checks the pattern `fill(p, filled)` wrote, in the first `n` bytes.
+unsafe fn check(p: *mut u8, n: usize, filled: usize) {
+    let last = filled.checked_sub(1).filter(|&l| l < n);
+    for i in (0..n.min(filled)).step_by(4093).chain(last) {
+        // SAFETY: i < n, inside the block.
+        assert_eq!(unsafe { *p.add(i) }, (i % 251 + 1) as u8, "byte {i} of {n}");
+    }
+}
+
+/// Whether the page at `addr` is mapped (mincore fails with ENOMEM on an unmapped one).
+fn mapped_at(addr: usize) -> bool {
+    let mut v = [0u8; 1];
+    let page = addr / page() * page();
+    // SAFETY: mincore only reports on the range; an unmapped one is an error, not a fault.
+    unsafe { libc::mincore(page as *mut libc::c_void, 1, v.as_mut_ptr()) == 0 }
+}
+
+/// A big block's mapping is exactly `mapped(size)` long: its last page is mapped, the next not.
+fn assert_mapping(p: *mut u8, size: usize) {
+    let end = p as usize + mapped(size);
+    assert!(mapped_at(end - 1), "last page of a {size}-byte block");
+    assert!(!mapped_at(end), "page after a {size}-byte block");
+}
+
+/// Blocks of both kinds, grown, shrunk, kept and across the threshold, keep their bytes and
+/// alignment, and big ones their exact mapping.
+fn blocks_keep_their_bytes_through_growth_and_shrinking() {
+    let a = HugeAlloc;
+    let sizes = [
+        100,
+        BIG - 1,
+        BIG,
+        HUGE - 1,
+        HUGE + 1,
+        HUGE + 2,
+        3 * HUGE + 12345,
+        16 * HUGE,
+        HUGE + 7,
+        BIG + 3,
+        BIG - 3,
+        1000,
+    ];
+    // SAFETY: each block is used within its current size, and reallocated and freed with the
+    // layout it was last given.
+    unsafe {
+        let mut p = a.alloc(layout(sizes[0], 64));
+        assert!(!p.is_null());
+        fill(p, sizes[0]);
+        for w in sizes.windows(2) {
+            let (from, to) = (w[0], w[1]);
+            let before = p;
+            p = a.realloc(p, layout(from, 64), to);
+            assert!(!p.is_null(), "{from} -> {to}");
+            assert!((p as usize).is_multiple_of(64));
+            if from >= BIG && to >= BIG {
+                assert!(
+                    (p as usize).is_multiple_of(HUGE),
+                    "a big block is huge-page aligned"
+                );
+                if mapped(from) == mapped(to) {
+                    assert_eq!(p, before, "same mapping length: the block stays");
+                }
+                assert_mapping(p, to);
+            }
+            check(p, to, from);
+            fill(p, to);
+        }
+        let last = *sizes.last().unwrap();
+        a.dealloc(p, layout(last, 64));
+
+        let z = a.alloc_zeroed(layout(2 * HUGE, 8));
+        assert!((0..2 * HUGE).step_by(4096).all(|i| *z.add(i) == 0));
+        assert_mapping(z, 2 * HUGE);
+        a.dealloc(z, layout(2 * HUGE, 8));
+        assert!(!mapped_at(z as usize), "a freed big block is unmapped");
+        assert!(!mapped_at(z as usize + mapped(2 * HUGE) - 1), "all of it");
+    }
+}
+
+/// A block that cannot grow in place (a page of someone else's right after it) moves, onto a
+/// huge-page boundary, with its bytes and write access.
+fn a_block_hemmed_in_moves_whole() {
+    let a = HugeAlloc;
+    let n = 3 * HUGE;
+    // SAFETY: the guard is a fresh mapping at a free address (MAP_FIXED_NOREPLACE fails rather
+    // than replace anything); the block is used within its size and freed with its layout.
+    unsafe {
+        let p = a.alloc(layout(n, 8));
+        assert!(!p.is_null());
+        fill(p, n);
+        let end = p as usize + mapped(n);
+        let guard = libc::mmap(
+            end as *mut libc::c_void,
+            page(),
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        );
+        assert_eq!(guard as usize, end, "guard page placed after the block");
+        let q = a.realloc(p, layout(n, 8), 2 * n);
+        assert!(!q.is_null());
+        assert_ne!(q, p, "it had to move");
+        assert!((q as usize).is_multiple_of(HUGE));
+        check(q, 2 * n, n);
+        fill(q, 2 * n);
+        check(q, 2 * n, 2 * n);
+        assert_mapping(q, 2 * n);
+        assert!(!mapped_at(p as usize), "the old place is given back");
+        a.dealloc(q, layout(2 * n, 8));
+        libc::munmap(guard, page());
+    }
+}
+
+/// Alignments: up to a huge page a big block is ours (huge-page aligned); beyond, and for small
+/// blocks, the system allocator's, which honours them.
+fn alignments_are_honoured() {
+    let a = HugeAlloc;
+    for (size, align) in [
+        (BIG, 1 << 20),
+        (4 * HUGE, HUGE),
+        (4 * HUGE, 2 * HUGE),
+        (100, 4096),
+    ] {
+        let l = layout(size, align);
+        // SAFETY: allocated, written within its size and freed with its layout.
+        unsafe {
+            let p = a.alloc(l);
+            assert!(!p.is_null());
+            assert!(
+                (p as usize).is_multiple_of(align),
+                "{size} bytes aligned to {align}"
+            );
+            fill(p, size);
+            check(p, size, size);
+            a.dealloc(p, l);
+        }
+    }
+}
+
+/// An impossible size is refused (null), as malloc refuses it, and a block asked to grow to one
+/// is left as it was.
+fn impossible_sizes_fail_and_leave_the_block() {
+    let a = HugeAlloc;
+    let huge = 1usize << 62;
+    // SAFETY: null results are not used; the block is used within its size and freed with its
+    // layout.
+    unsafe {
+        assert!(a.alloc(layout(huge, 8)).is_null());
+        assert!(a.alloc_zeroed(layout(huge, 8)).is_null());
+        let p = a.alloc(layout(2 * HUGE, 8));
+        fill(p, 2 * HUGE);
+        assert!(a.realloc(p, layout(2 * HUGE, 8), huge).is_null());
+        check(p, 2 * HUGE, 2 * HUGE);
+        assert_mapping(p, 2 * HUGE);
+        a.dealloc(p, layout(2 * HUGE, 8));
+    }
+}
+
+/// A big vector grown by pushes, as the report's tables are, holds what was pushed.
+fn a_vector_grown_through_the_allocator_holds_its_values() {
+    let a = HugeAlloc;
+    let n = 3 * HUGE;
+    // SAFETY: the block is written within its capacity and freed with its layout.
+    unsafe {
+        let mut cap = 16usize;
+        let mut p = a.alloc(Layout::array::<u64>(cap).unwrap()) as *mut u64;
+        for i in 0..n {
+            if i == cap {
+                let old = Layout::array::<u64>(cap).unwrap();
+                cap *= 2;
+                p = a.realloc(p.cast(), old, cap * 8) as *mut u64;
+                assert!(!p.is_null());
+            }
+            *p.add(i) = i as u64 * 7;
+        }
+        assert!((0..n).all(|i| *p.add(i) == i as u64 * 7));
+        a.dealloc(p.cast(), Layout::array::<u64>(cap).unwrap());
+    }
+}
