@@ -209,9 +209,11 @@ struct Record {
 #[derive(Default)]
 pub(crate) struct CallDevice {
     /// (call index, interval index), one per completed interval tied to a call in the capture,
-    /// sorted by call, intervals in order within a call. Indices past 2^32 − 1 (a window of 256
-    /// GiB of entries) are left out: such calls have no device end or kernel for the waits.
+    /// sorted by call, intervals in order within a call.
     calls: Vec<(u32, u32)>,
+    /// The same for pairs with an index past 2^32 − 1 (a window of 256 GiB of entries): kept apart,
+    /// so that the common table stays half the size.
+    wide: Vec<(usize, usize)>,
 }
 
 /// The table with what reading its intervals takes: the ring's entries, its header (for the tick
@@ -224,14 +226,16 @@ struct Device<'a> {
 }
 
 /// A cursor over `CallDevice::calls` for calls asked in increasing index order (any order works;
-/// out of order costs a search), giving each call's latest device end by `end` of its intervals.
+/// out of order costs a search), giving each call's latest device end by `end` of its intervals
+/// (those in `wide` too).
 struct Ends<'a, F> {
     calls: &'a [(u32, u32)],
+    wide: &'a CallDevice,
     at: usize,
     end: F,
 }
 
-impl<F: Fn(u32) -> Option<u64>> Ends<'_, F> {
+impl<F: Fn(usize) -> Option<u64>> Ends<'_, F> {
     #[inline]
     fn of(&mut self, idx: usize) -> Option<u64> {
         let call = |at: usize| self.calls.get(at).map(|&(c, _)| c as usize);
@@ -241,10 +245,22 @@ impl<F: Fn(u32) -> Option<u64>> Ends<'_, F> {
         while call(self.at).is_some_and(|c| c < idx) {
             self.at += 1;
         }
-        let run = self.calls[self.at..]
-            .iter()
-            .take_while(|&&(c, _)| c as usize == idx);
-        run.filter_map(|&(_, k)| (self.end)(k)).max()
+        let mut latest: Option<u64> = None;
+        let mut add = |k: usize| {
+            if let Some(t) = (self.end)(k) {
+                latest = Some(latest.map_or(t, |l| l.max(t)));
+            }
+        };
+        for &(c, k) in &self.calls[self.at..] {
+            if c as usize != idx {
+                break;
+            }
+            add(k as usize);
+        }
+        if !self.wide.wide.is_empty() {
+            self.wide.wide(idx).for_each(add);
+        }
+        latest
     }
 }
 
@@ -339,8 +355,9 @@ impl CallDevice {
         let Some(ci) = call else {
             return;
         };
-        if let (Ok(c), Ok(k)) = (u32::try_from(ci), u32::try_from(interval)) {
-            self.calls.push((c, k));
+        match (u32::try_from(ci), u32::try_from(interval)) {
+            (Ok(c), Ok(k)) => self.calls.push((c, k)),
+            _ => self.wide.push((ci, interval)),
         }
     }
 
@@ -349,7 +366,17 @@ impl CallDevice {
         // Stable: a call's intervals keep their order. They arrive in completion order, close to
         // call order: the sort has little to do.
         self.calls.sort_by_key(|&(c, _)| c);
+        self.wide.sort_by_key(|&(c, _)| c);
         self
+    }
+
+    /// The intervals of call `idx` in the wide table (empty but for windows past 2^32 entries).
+    fn wide(&self, idx: usize) -> impl Iterator<Item = usize> + '_ {
+        let lo = self.wide.partition_point(|&(c, _)| c < idx);
+        self.wide[lo..]
+            .iter()
+            .take_while(move |&&(c, _)| c == idx)
+            .map(|&(_, k)| k)
     }
 }
 
@@ -357,8 +384,8 @@ impl Device<'_> {
     /// The end of interval `k` in host CLOCK_MONOTONIC ns: of a timed interval on the host clock,
     /// or of one converted through the events backend's anchors.
     #[inline(always)]
-    fn end(&self, ticks: &Converter, k: u32) -> Option<u64> {
-        let e = self.entries.get(k as usize);
+    fn end(&self, ticks: &Converter, k: usize) -> Option<u64> {
+        let e = self.entries.get(k);
         if let Some((id, o0, o1)) = anchored(&e) {
             self.anchors
                 .span(id, o0, o1)
@@ -370,11 +397,12 @@ impl Device<'_> {
     }
 
     /// A cursor over the calls' latest device ends, for the wait pass.
-    fn ends(&self) -> Ends<'_, impl Fn(u32) -> Option<u64> + '_> {
+    fn ends(&self) -> Ends<'_, impl Fn(usize) -> Option<u64> + '_> {
         // The converter caches the second it last converted in: one per pass, not shared.
         let ticks = self.header.converter();
         Ends {
             calls: &self.table.calls,
+            wide: self.table,
             at: 0,
             end: move |k| self.end(&ticks, k),
         }
@@ -386,8 +414,9 @@ impl Device<'_> {
         let calls = &self.table.calls;
         let lo = calls.partition_point(|&(c, _)| (c as usize) < idx);
         let hi = calls.partition_point(|&(c, _)| c as usize <= idx);
-        calls[lo..hi].iter().filter_map(|&(_, k)| {
-            let e = self.entries.get(k as usize);
+        let run = calls[lo..hi].iter().map(|&(_, k)| k as usize);
+        run.chain(self.table.wide(idx)).filter_map(|k| {
+            let e = self.entries.get(k);
             (anchored(&e).is_none() && DeviceKind::from_u16(e.api) == Some(DeviceKind::Kernel))
                 .then_some(e.a1)
         })
@@ -918,9 +947,11 @@ mod tests {
     fn ends_cursor_answers_in_order_out_of_order_and_missing() {
         // Interval k ends at 10 k, except 3 (no end: untimed, or on the device's own clock).
         let calls = [(2, 2), (5, 5), (5, 3), (5, 1), (6, 6), (9, 9), (11, 3)];
-        let end = |k: u32| (k != 3).then_some(10 * k as u64);
+        let end = |k: usize| (k != 3).then_some(10 * k as u64);
+        let none = CallDevice::default();
         let mut c = Ends {
             calls: &calls,
+            wide: &none,
             at: 0,
             end,
         };
@@ -949,10 +980,37 @@ mod tests {
         assert_eq!(got, want);
         let mut empty = Ends {
             calls: &[],
+            wide: &none,
             at: 0,
             end,
         };
         assert_eq!(empty.of(3), None);
+    }
+
+    /// Indices past 2^32 − 1 go to the wide table and are found there, alone or beside a call's
+    /// other intervals.
+    #[test]
+    fn calls_and_intervals_past_32_bits_keep_their_device_ends() {
+        let far = 1usize << 33;
+        let mut d = CallDevice::default();
+        for (call, interval) in [(5, 7), (far, 9), (5, far + 1), (6, 8), (far, far + 2)] {
+            d.add(Some(call), interval);
+        }
+        d.add(None, 3);
+        let d = d.finish();
+        assert_eq!(d.calls, [(5, 7), (6, 8)]);
+        assert_eq!(d.wide, [(5, far + 1), (far, 9), (far, far + 2)]);
+        let mut c = Ends {
+            calls: &d.calls,
+            wide: &d,
+            at: 0,
+            end: |k: usize| Some(10 * k as u64),
+        };
+        assert_eq!(c.of(5), Some(10 * (far as u64 + 1)));
+        assert_eq!(c.of(6), Some(80));
+        assert_eq!(c.of(far), Some(10 * (far as u64 + 2)));
+        assert_eq!(c.of(far + 1), None);
+        assert_eq!(d.wide(5).collect::<Vec<_>>(), [far + 1]);
     }
 
     const KERNELS: [&str; 8] = ["a0", "a1", "b0", "b1", "c0", "c1", "d0", "d1"];
