@@ -285,12 +285,14 @@ struct Partial {
 /// 1. Side by side: the calls' nesting (its per-thread stacks give the thread set), and the non-calls
 ///    decode listed (anchors, then the device table of the waits, beside NVTX and the other host
 ///    tables).
-/// 2. Side by side: kernel executions and host waits (both on the nesting).
+/// 2. Side by side: kernel executions and host waits (both walk the calls in order, on the nesting).
 ///
 /// The per-API table and the device intervals are order-free and placed by the threads the pool has
 /// ([`fused`]): with few, they ride along walks made anyway (the nesting; the device table's walk
 /// over the intervals), which saves CPU time; with many, they are arms of their own (the device pass
-/// beside the waits), which saves wall time. Either way the report is the same (tested).
+/// beside the waits), which saves wall time. On one thread, where nothing runs beside anything,
+/// kernel counting rides along the waits' walk too ([`alone`]). Either way the report is the same
+/// (tested).
 fn analyze(ring: &Ring) -> Partial {
     crate::decode::analysed(&ring.view, |d| analyze_decoded(ring, d))
 }
@@ -302,6 +304,14 @@ const FUSED_UP_TO: usize = 2;
 
 fn fused() -> bool {
     rayon::current_num_threads() <= FUSED_UP_TO
+}
+
+/// One thread: kernel counting rides along the wait pass's walk over the calls instead of making
+/// its own, which saves 7 % of the instructions (callgrind, 1 M entries). On two CPUs counting
+/// beside the waits was faster: 0.373 s against 0.413 s median for 10 M entries, 9 runs each on the
+/// H200 machine (docs/results/2026-11-29-scanner-throughput.md).
+fn alone() -> bool {
+    rayon::current_num_threads() == 1
 }
 
 fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
@@ -374,7 +384,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         waits::analyze(h, entries, &nest, &call_device, &anchors, &look, rider)
     };
     let device = || device.unwrap_or_else(|| device_pass(h, d, &names, &anchors, None));
-    let (kernels, (waits, device)) = if fused {
+    let (kernels, (waits, device)) = if alone() {
         // Kernel counting rides along the wait pass's walk over the calls: one walk, not two.
         let mut count = Some(KernelCount::new(entries, &names, &nest));
         let waits = waits(&mut count);

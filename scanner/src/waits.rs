@@ -457,6 +457,9 @@ impl<R: Rider> Rider for Option<R> {
     }
 }
 
+/// Entries ahead of the wait pass's walk to ask the cache for.
+const READ_AHEAD: usize = 32;
+
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
 /// nesting (`pair::Nesting`), `device` the device intervals of their calls, `anchors` the events
 /// backend's clock model; `rider` rides along.
@@ -514,6 +517,10 @@ pub(crate) fn analyze(
         if !outermost && !Captures::tracks(class) {
             continue;
         }
+        // The calls read are a few entries apart, each in a slot of its own: ask for a later
+        // one now, which the hardware's own prefetching did not (a miss per call was a fifth of
+        // this pass on 10 M entries).
+        entries.prefetch(i + READ_AHEAD);
         let e = args_of(i);
         let ok = e.done && e.result == 0;
         if !work_class(Some(class)) {
