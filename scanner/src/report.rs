@@ -743,6 +743,8 @@ fn kernel_stats(
         if !counted && !Captures::tracks(class) {
             continue;
         }
+        // As in the wait pass: the next calls read are a few entries on.
+        entries.prefetch(i + waits::READ_AHEAD);
         let e = &args_of(entries, nest, i);
         if counted {
             count.launch(i, class, e, &captures);

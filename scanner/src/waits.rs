@@ -457,8 +457,8 @@ impl<R: Rider> Rider for Option<R> {
     }
 }
 
-/// Entries ahead of the wait pass's walk to ask the cache for.
-const READ_AHEAD: usize = 32;
+/// Entries ahead of a walk over the calls (the wait pass's, kernel counting's) to ask the cache for.
+pub(crate) const READ_AHEAD: usize = 32;
 
 /// Reads the waits of one ring. `entries` are its live entries in sequence order, `nest` their
 /// nesting (`pair::Nesting`), `device` the device intervals of their calls, `anchors` the events
