@@ -14,8 +14,7 @@
 use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::{HashMap, Rows};
-use crate::rank::total;
-use crate::report::{append, percentiles};
+use crate::rank::{append, percentiles, Samples};
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
 use rayon::prelude::*;
@@ -201,23 +200,23 @@ pub struct DeviceReport {
 #[derive(Default)]
 pub(crate) struct KernelAcc {
     count: u64,
-    durations: Vec<u64>,
-    latencies: Vec<i64>,
+    durations: Samples<u64>,
+    latencies: Samples<i64>,
 }
 
 #[derive(Default)]
 pub(crate) struct CopyAcc {
     count: u64,
     bytes: u64,
-    durations: Vec<u64>,
+    durations: Samples<u64>,
 }
 
 impl KernelAcc {
     /// Adds another row of the same name (another key, another process).
     fn absorb(&mut self, o: KernelAcc) {
         self.count += o.count;
-        append(&mut self.durations, o.durations);
-        append(&mut self.latencies, o.latencies);
+        self.durations.append(o.durations);
+        self.latencies.append(o.latencies);
     }
 }
 
@@ -226,7 +225,7 @@ impl CopyAcc {
     fn absorb(&mut self, o: CopyAcc) {
         self.count += o.count;
         self.bytes = self.bytes.saturating_add(o.bytes);
-        append(&mut self.durations, o.durations);
+        self.durations.append(o.durations);
     }
 }
 
@@ -520,12 +519,12 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|(name, mut k)| {
-            let [p50, p99, max] = percentiles(&mut k.durations, [50, 99, 100]);
-            let [l50, l99] = percentiles(&mut k.latencies, [50, 99]);
+            let [p50, p99, max] = k.durations.percentiles([50, 99, 100]);
+            let [l50, l99] = k.latencies.percentiles([50, 99]);
             DeviceKernelStats {
                 name,
                 count: k.count,
-                total_ns: total(&k.durations),
+                total_ns: k.durations.total(),
                 p50_ns: p50.unwrap_or(0),
                 p99_ns: p99.unwrap_or(0),
                 max_ns: max.unwrap_or(0),
@@ -545,12 +544,12 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|(kind, mut c)| {
-            let [p50, p99, max] = percentiles(&mut c.durations, [50, 99, 100]);
+            let [p50, p99, max] = c.durations.percentiles([50, 99, 100]);
             DeviceCopyStats {
                 kind,
                 count: c.count,
                 bytes: c.bytes,
-                total_ns: total(&c.durations),
+                total_ns: c.durations.total(),
                 p50_ns: p50.unwrap_or(0),
                 p99_ns: p99.unwrap_or(0),
                 max_ns: max.unwrap_or(0),

@@ -43,6 +43,123 @@ impl Sample for i64 {
     }
 }
 
+impl Sample for u32 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Sample for i32 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        (self as i64).key()
+    }
+}
+
+/// A sample type with a 32-bit form that most of its values fit (`Samples`).
+pub trait Wide: Sample + TryInto<Self::Narrow> {
+    type Narrow: Sample + Into<Self>;
+}
+
+impl Wide for u64 {
+    type Narrow = u32;
+}
+
+impl Wide for i64 {
+    type Narrow = i32;
+}
+
+/// The samples of one row (call durations, kernel durations, launch latencies), in 32 bits while
+/// every one fits (durations under 4.29 s, latencies within ±2.1 s: nearly all), else in 64. A
+/// large capture's rows hold a sample per call, and the first touch of their memory was much of a
+/// report's time; percentiles of the narrow form are the same values (widening keeps the order).
+pub enum Samples<W: Wide> {
+    Narrow(Vec<W::Narrow>),
+    Wide(Vec<W>),
+}
+
+impl<W: Wide> Default for Samples<W> {
+    fn default() -> Self {
+        Samples::Narrow(Vec::new())
+    }
+}
+
+impl<W: Wide> Samples<W> {
+    #[inline(always)]
+    pub fn push(&mut self, v: W) {
+        match self {
+            Samples::Narrow(n) => match v.try_into() {
+                Ok(x) => n.push(x),
+                Err(_) => self.widened().push(v),
+            },
+            Samples::Wide(w) => w.push(v),
+        }
+    }
+
+    /// The samples in 64 bits, converted (once) if they were not.
+    #[cold]
+    #[inline(never)]
+    fn widened(&mut self) -> &mut Vec<W> {
+        if let Samples::Narrow(n) = self {
+            *self = Samples::Wide(n.iter().map(|&x| x.into()).collect());
+        }
+        match self {
+            Samples::Wide(w) => w,
+            Samples::Narrow(_) => unreachable!("widened above"),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Samples::Narrow(n) => n.len(),
+            Samples::Wide(w) => w.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds another row's samples (another key, another process).
+    pub fn append(&mut self, other: Samples<W>) {
+        match (&mut *self, other) {
+            (Samples::Narrow(a), Samples::Narrow(b)) => append(a, b),
+            (Samples::Wide(a), Samples::Wide(b)) => append(a, b),
+            (Samples::Wide(a), Samples::Narrow(b)) => a.extend(b.into_iter().map(Into::into)),
+            (Samples::Narrow(_), Samples::Wide(b)) => append(self.widened(), b),
+        }
+    }
+
+    /// [`percentiles`] of the samples.
+    pub fn percentiles<const N: usize>(&mut self, ps: [u64; N]) -> [Option<W>; N] {
+        match self {
+            Samples::Narrow(n) => percentiles(n, ps).map(|x| x.map(Into::into)),
+            Samples::Wide(w) => percentiles(w, ps),
+        }
+    }
+}
+
+impl Samples<u64> {
+    /// [`total`] of the samples.
+    pub fn total(&self) -> u64 {
+        match self {
+            Samples::Narrow(n) => n.iter().fold(0u64, |s, &x| s.saturating_add(x.into())),
+            Samples::Wide(w) => total(w),
+        }
+    }
+}
+
+/// Moves `from`'s values to the end of `to`: the vector itself when `to` is empty (per-row samples
+/// run to millions, and a copy of them is as much fresh memory again).
+pub(crate) fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
+    if to.is_empty() {
+        *to = from;
+    } else {
+        to.append(&mut from);
+    }
+}
+
 /// Below this many values, selection alone (bucketing costs two passes and a table to clear).
 const SELECT_BELOW: usize = 1 << 12;
 /// Buckets of the counting pass: their counts fit in the first-level cache.
@@ -137,6 +254,68 @@ fn by_selection<T: Ord + Copy, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows whose samples stay narrow, turn wide mid-way, or are appended in every pairing of
+    /// forms give the percentiles, total and length that plain 64-bit vectors give.
+    #[test]
+    fn samples_narrow_or_wide_summarize_as_64_bit_vectors_do() {
+        let big = u32::MAX as u64;
+        let cases: [Vec<u64>; 4] = [
+            (0..5000).map(|i| (i * 7919) % 100_003).collect(),
+            (0..5000)
+                .map(|i| if i == 2500 { big + 1 } else { i * 3 })
+                .collect(),
+            vec![big, 0, big, 1],
+            vec![u64::MAX, u64::MAX, 5],
+        ];
+        for (c, v) in cases.iter().enumerate() {
+            for cut in [0, 1, v.len() / 2, v.len()] {
+                let (a, b) = v.split_at(cut);
+                let mut s: Samples<u64> = Samples::default();
+                a.iter().for_each(|&x| s.push(x));
+                let mut t: Samples<u64> = Samples::default();
+                b.iter().for_each(|&x| t.push(x));
+                s.append(t);
+                let mut plain = v.clone();
+                let ps = [1, 50, 99, 100];
+                assert_eq!(s.len(), v.len());
+                assert_eq!(
+                    s.percentiles(ps),
+                    percentiles(&mut plain, ps),
+                    "case {c} cut {cut}"
+                );
+                assert_eq!(s.total(), total(v), "case {c} cut {cut}");
+                let narrow = v.iter().all(|&x| x <= big);
+                assert_eq!(
+                    matches!(s, Samples::Narrow(_)),
+                    narrow,
+                    "case {c} cut {cut}"
+                );
+            }
+        }
+        // Signed: negatives, and past ±2^31.
+        let v: Vec<i64> = (0..6000)
+            .map(|i| (i - 3000) * 1_000)
+            .chain([i32::MIN as i64 - 1, i32::MAX as i64 + 1])
+            .collect();
+        let mut s: Samples<i64> = Samples::default();
+        v.iter().take(6000).for_each(|&x| s.push(x));
+        assert!(matches!(s, Samples::Narrow(_)));
+        let mut plain: Vec<i64> = v[..6000].to_vec();
+        assert_eq!(
+            s.percentiles([1, 50, 99]),
+            percentiles(&mut plain, [1, 50, 99])
+        );
+        v[6000..].iter().for_each(|&x| s.push(x));
+        assert!(matches!(s, Samples::Wide(_)));
+        let mut plain = v.clone();
+        assert_eq!(
+            s.percentiles([1, 50, 100]),
+            percentiles(&mut plain, [1, 50, 100])
+        );
+        assert_eq!(s.percentiles([100])[0], Some(i32::MAX as i64 + 1));
+        assert_eq!(s.len(), 6002);
+    }
 
     fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;

@@ -18,7 +18,7 @@ pub use crate::device::{
 use crate::fastmap::{ByThread, HashMap, Rows};
 use crate::names::Names;
 use crate::pair::{args_of, Nesting, Tag};
-use crate::rank::total;
+use crate::rank::Samples;
 pub use crate::rank::{nearest_rank, percentiles};
 use crate::waits::{self, Rider, WaitsPartial};
 pub use crate::waits::{Wait, WaitStats};
@@ -236,7 +236,7 @@ struct ApiAcc {
     errors: u64,
     error_codes: BTreeMap<i32, u64>,
     open: u64,
-    durations: Vec<u64>,
+    durations: Samples<u64>,
 }
 
 impl ApiAcc {
@@ -248,7 +248,7 @@ impl ApiAcc {
         for (code, n) in other.error_codes {
             *self.error_codes.entry(code).or_default() += n;
         }
-        append(&mut self.durations, other.durations);
+        self.durations.append(other.durations);
     }
 }
 
@@ -948,19 +948,9 @@ fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
     out
 }
 
-/// Moves `from`'s values to the end of `to`: the vector itself when `to` is empty (per-row samples
-/// run to millions, and a copy of them is as much fresh memory again).
-pub(crate) fn append<T>(to: &mut Vec<T>, mut from: Vec<T>) {
-    if to.is_empty() {
-        *to = from;
-    } else {
-        to.append(&mut from);
-    }
-}
-
 /// One API's row, its samples reduced to percentiles.
 fn api_stats((name, mut a): (String, ApiAcc)) -> ApiStats {
-    let [p50, p99, max] = percentiles(&mut a.durations, [50, 99, 100]);
+    let [p50, p99, max] = a.durations.percentiles([50, 99, 100]);
     ApiStats {
         name,
         layer: a.layer,
@@ -969,7 +959,7 @@ fn api_stats((name, mut a): (String, ApiAcc)) -> ApiStats {
         errors: a.errors,
         error_codes: a.error_codes,
         open: a.open,
-        total_ns: total(&a.durations),
+        total_ns: a.durations.total(),
         p50_ns: p50.unwrap_or(0),
         p99_ns: p99.unwrap_or(0),
         max_ns: max.unwrap_or(0),
