@@ -2,7 +2,7 @@
 //! cost linear time.
 
 use causeway_ring::{Class, Entry, Kind};
-use causeway_scanner::pair::Nesting;
+use causeway_scanner::pair::{Nesting, Tag};
 
 fn parents(e: &[Entry]) -> Vec<Option<usize>> {
     let mut out = vec![None; e.len()];
@@ -137,4 +137,53 @@ fn threads_whose_ids_collide_in_the_lookup_table_do_not_mix() {
         parents(&e),
         vec![None, None, None, Some(0), Some(1), Some(2)]
     );
+}
+
+/// A same-class child a few entries on, and one hundreds of entries on (other threads' calls in
+/// between), are both found, either side of the distance the nesting keeps in a byte; calls of
+/// another class or thread are nobody's child.
+#[test]
+fn children_near_and_far_are_found() {
+    const LAUNCH: u16 = 1;
+    const OTHER: u16 = 2;
+    let class = |e: &Entry| match e.api {
+        LAUNCH => Some(Class::Launch),
+        OTHER => Some(Class::Other),
+        _ => None,
+    };
+    let other = |seq, tid, t0, t1| Entry {
+        api: OTHER,
+        ..call(seq, tid, 0, t0, t1)
+    };
+    let mut v = vec![call(0, 1, 0, 10, 100), call(1, 1, 1, 20, 90)];
+    // A far pair: the parent, 300 calls of thread 2, then the child.
+    v.push(call(2, 1, 0, 200, 10_000));
+    for k in 0..300 {
+        v.push(other(3 + k, 2, 201 + k, 202 + k));
+    }
+    v.push(call(303, 1, 1, 600, 9_000));
+    // Exactly 254 and 255 entries apart: the last distance kept in the byte, and the first not.
+    for gap in [254u64, 255] {
+        let p = v.len() as u64;
+        v.push(call(p, 1, 0, 20_000 + p, 90_000 + p));
+        for k in 1..gap {
+            v.push(other(p + k, 3, 20_001 + p + k, 20_002 + p + k));
+        }
+        v.push(call(p + gap, 1, 1, 20_100 + p, 80_000 + p));
+    }
+    let n = Nesting::of(&v, class);
+    assert_eq!(n.child(0), Some(1));
+    assert_eq!(n.child(2), Some(303));
+    assert_eq!(n.child(304), Some(304 + 254));
+    assert_eq!(n.child(304 + 254 + 1), Some(304 + 254 + 1 + 255));
+    for i in [1, 3, 302, 303, v.len() - 1, v.len()] {
+        assert_eq!(n.child(i), None, "entry {i}");
+    }
+    let launch = |outermost| Tag::Call {
+        class: Class::Launch,
+        outermost,
+    };
+    assert_eq!(n.tag(2), launch(true));
+    assert_eq!(n.tag(303), launch(false));
+    assert_eq!(n.tag(v.len() - 1), launch(false));
 }
