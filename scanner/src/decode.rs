@@ -369,10 +369,11 @@ impl<'a> Entries<'a> {
     }
 
     /// Asks for entry `i` to be brought into the cache (a mapped one; a copy is left to the hardware).
+    /// Any `i` will do: one past the window asks for a slot that is no entry, or for nothing.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
         if let Entries::Mapped(w) = self {
-            w.prefetch(w.first + i as u64);
+            w.prefetch(w.first.wrapping_add(i as u64));
         }
     }
 

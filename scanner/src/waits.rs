@@ -178,7 +178,7 @@ struct Item {
     idx: usize,
     seq: u64,
     stream: StreamGen,
-    /// The latest end of its device intervals (`CallDevice::ends`).
+    /// The latest end of its device intervals (`Device::ends`).
     end: Option<u64>,
 }
 
@@ -424,8 +424,8 @@ impl Device<'_> {
 }
 
 /// A pass that rides along the wait pass's walk over the calls in sequence order, instead of making
-/// a walk of its own (kernel counting, on few threads: see `report::analyze`). It sees the same
-/// capture state the walk keeps.
+/// a walk of its own (kernel counting, on one thread: see `report::alone`). It sees the same capture
+/// state the walk keeps.
 pub(crate) trait Rider {
     /// Graph-node entry `i`.
     fn graph_node(&mut self, entries: Entries, i: usize);
@@ -997,6 +997,7 @@ mod tests {
     /// Indices past 2^32 − 1 go to the wide table and are found there, alone or beside a call's
     /// other intervals.
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn calls_and_intervals_past_32_bits_keep_their_device_ends() {
         let far = 1usize << 33;
         let mut d = CallDevice::default();

@@ -377,10 +377,11 @@ impl RingBuilder {
     }
 
     /// The report of this ring (on one thread), checked against the report of the same ring marked
-    /// closed and against its report on four threads. A closed ring is read in place from its mapping
-    /// and an open one is copied first (`decode`); on one thread the order-free passes ride along
-    /// others and on four they run apart (`report::analyze`). Whatever a test builds, all must say
-    /// the same, except the `closed` flag itself and the paths.
+    /// closed and against its report on two and four threads. A closed ring is read in place from
+    /// its mapping and an open one is copied first (`decode`); on one thread the order-free passes
+    /// and kernel counting ride along others, on two only the order-free passes, and on four they
+    /// run apart (`report::analyze`). Whatever a test builds, all must say the same, except the
+    /// `closed` flag itself and the paths.
     pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
         let dir = TempDir::new(tag);
         let open = dir.join("open");
@@ -403,6 +404,8 @@ impl RingBuilder {
         let r = on(1, &open);
         let c = on(4, &closed);
         let spread = on(4, &open);
+        // Two threads fuse the order-free passes but count kernels beside the waits.
+        let two = on(2, &open);
         // Paths (in `capture`, `file` and warnings) name the folder each copy is in.
         let plain = |r: &causeway_scanner::report::Report| {
             let text = serde_json::to_string(r)
@@ -418,6 +421,11 @@ impl RingBuilder {
             plain(&r),
             plain(&spread),
             "the ring reports otherwise with its passes spread over threads than fused"
+        );
+        assert_eq!(
+            plain(&r),
+            plain(&two),
+            "the ring reports otherwise on two threads than on one"
         );
         assert_eq!(
             plain(&r),
