@@ -11,6 +11,7 @@
 # CPUSETS (default "0 0,1 0-3 all") the CPU lists to pin reports to; CLOCKS (default
 # "tsc monotonic") the synthetic capture's tick clocks, each a run of its own (TSC is what the shim
 # writes on this machine; monotonic is what the figures before 2026-11-29's fourth session measured).
+# ARMS ("name=$PWD/.carry/other …") times more carried binaries beside the two (bench/scan.sh).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
