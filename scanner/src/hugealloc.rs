@@ -98,11 +98,12 @@ fn map_block(len: usize) -> *mut u8 {
     p
 }
 
-/// Asks for `[start, start + len)`, a page-aligned range of a mapping of ours, to be backed by huge
-/// pages where it holds whole ones.
-fn advise(start: usize, len: usize) {
-    // SAFETY: the range is one of our own mappings; MADV_HUGEPAGE only hints how to back its pages and
-    // changes no contents. Without THP in the kernel it fails, which leaves ordinary pages: ignored.
+/// Asks for `[start, start + len)`, a page-aligned range of memory of ours, to be backed by huge
+/// pages where it holds whole ones (also `bigvec`'s per-entry vectors).
+pub(crate) fn advise(start: usize, len: usize) {
+    // SAFETY: the range is the caller's own memory; MADV_HUGEPAGE only hints how to back its pages
+    // and changes no contents. Without THP in the kernel it fails, which leaves ordinary pages:
+    // ignored.
     unsafe {
         libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
     }

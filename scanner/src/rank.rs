@@ -14,8 +14,8 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], p: u64) -> Option<T> {
 }
 
 /// The sum of durations, saturating at `u64::MAX` (a hostile capture can make it overflow).
-pub(crate) fn total(v: &[u64]) -> u64 {
-    v.iter().fold(0u64, |s, &x| s.saturating_add(x))
+pub(crate) fn total<T: Copy + Into<u64>>(v: &[T]) -> u64 {
+    v.iter().fold(0u64, |s, &x| s.saturating_add(x.into()))
 }
 
 /// The index in sorted order of the nearest-rank percentile `p` of `n > 0` values.
@@ -144,7 +144,7 @@ impl Samples<u64> {
     /// [`total`] of the samples.
     pub fn total(&self) -> u64 {
         match self {
-            Samples::Narrow(n) => n.iter().fold(0u64, |s, &x| s.saturating_add(x.into())),
+            Samples::Narrow(n) => total(n),
             Samples::Wide(w) => total(w),
         }
     }

@@ -229,8 +229,7 @@ struct Device<'a> {
 /// out of order costs a search), giving each call's latest device end by `end` of its intervals
 /// (those in `wide` too).
 struct Ends<'a, F> {
-    calls: &'a [(u32, u32)],
-    wide: &'a CallDevice,
+    table: &'a CallDevice,
     at: usize,
     end: F,
 }
@@ -238,9 +237,10 @@ struct Ends<'a, F> {
 impl<F: Fn(usize) -> Option<u64>> Ends<'_, F> {
     #[inline]
     fn of(&mut self, idx: usize) -> Option<u64> {
-        let call = |at: usize| self.calls.get(at).map(|&(c, _)| c as usize);
+        let calls = &self.table.calls;
+        let call = |at: usize| calls.get(at).map(|&(c, _)| c as usize);
         if self.at > 0 && call(self.at - 1).is_some_and(|c| c >= idx) {
-            self.at = self.calls.partition_point(|&(c, _)| (c as usize) < idx);
+            self.at = calls.partition_point(|&(c, _)| (c as usize) < idx);
         }
         while call(self.at).is_some_and(|c| c < idx) {
             self.at += 1;
@@ -251,14 +251,14 @@ impl<F: Fn(usize) -> Option<u64>> Ends<'_, F> {
                 latest = Some(latest.map_or(t, |l| l.max(t)));
             }
         };
-        for &(c, k) in &self.calls[self.at..] {
+        for &(c, k) in &calls[self.at..] {
             if c as usize != idx {
                 break;
             }
             add(k as usize);
         }
-        if !self.wide.wide.is_empty() {
-            self.wide.wide(idx).for_each(add);
+        if !self.table.wide.is_empty() {
+            self.table.wide(idx).for_each(add);
         }
         latest
     }
@@ -401,8 +401,7 @@ impl Device<'_> {
         // The converter caches the second it last converted in: one per pass, not shared.
         let ticks = self.header.converter();
         Ends {
-            calls: &self.table.calls,
-            wide: self.table,
+            table: self.table,
             at: 0,
             end: move |k| self.end(&ticks, k),
         }
@@ -953,12 +952,13 @@ mod tests {
     #[test]
     fn ends_cursor_answers_in_order_out_of_order_and_missing() {
         // Interval k ends at 10 k, except 3 (no end: untimed, or on the device's own clock).
-        let calls = [(2, 2), (5, 5), (5, 3), (5, 1), (6, 6), (9, 9), (11, 3)];
+        let table = CallDevice {
+            calls: vec![(2, 2), (5, 5), (5, 3), (5, 1), (6, 6), (9, 9), (11, 3)],
+            wide: Vec::new(),
+        };
         let end = |k: usize| (k != 3).then_some(10 * k as u64);
-        let none = CallDevice::default();
         let mut c = Ends {
-            calls: &calls,
-            wide: &none,
+            table: &table,
             at: 0,
             end,
         };
@@ -986,8 +986,7 @@ mod tests {
         ];
         assert_eq!(got, want);
         let mut empty = Ends {
-            calls: &[],
-            wide: &none,
+            table: &CallDevice::default(),
             at: 0,
             end,
         };
@@ -1009,8 +1008,7 @@ mod tests {
         assert_eq!(d.calls, [(5, 7), (6, 8)]);
         assert_eq!(d.wide, [(5, far + 1), (far, 9), (far, far + 2)]);
         let mut c = Ends {
-            calls: &d.calls,
-            wide: &d,
+            table: &d,
             at: 0,
             end: |k: usize| Some(10 * k as u64),
         };
