@@ -23,15 +23,21 @@ fn rank_index(n: u64, p: u64) -> usize {
     (p.saturating_mul(n).div_ceil(100).clamp(1, n) - 1) as usize
 }
 
-/// A sample type `percentiles` can bucket: `key` maps it to a u64 in the same order.
+/// A sample type `percentiles` can bucket: `key` maps it to a u64 in the same order, and
+/// `from_key` back (for any key of a value of the type).
 pub trait Sample: Ord + Copy {
     fn key(self) -> u64;
+    fn from_key(k: u64) -> Self;
 }
 
 impl Sample for u64 {
     #[inline(always)]
     fn key(self) -> u64 {
         self
+    }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        k
     }
 }
 
@@ -41,6 +47,10 @@ impl Sample for i64 {
         // Flipping the sign bit orders negatives before positives.
         (self as u64) ^ (1 << 63)
     }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        (k ^ (1 << 63)) as i64
+    }
 }
 
 impl Sample for u32 {
@@ -48,12 +58,20 @@ impl Sample for u32 {
     fn key(self) -> u64 {
         self as u64
     }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        k as u32
+    }
 }
 
 impl Sample for i32 {
     #[inline(always)]
     fn key(self) -> u64 {
         (self as i64).key()
+    }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        i64::from_key(k) as i32
     }
 }
 
@@ -166,9 +184,7 @@ const SELECT_BELOW: usize = 1 << 12;
 const BUCKET_BITS: u32 = 12;
 
 /// The nearest-rank percentiles `ps` (ascending, 1..=100) of unsorted `v`, exactly as
-/// `nearest_rank` of `v` sorted gives them. Many values: one pass for the range, one that counts
-/// the values per bucket of the range's top bits, one that takes out the buckets holding the ranks
-/// asked for; each rank is then selected within its bucket. May reorder `v`.
+/// `nearest_rank` of `v` sorted gives them. Many values: see [`ranked`]. May reorder `v`.
 pub fn percentiles<T: Sample, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Option<T>; N] {
     let n = v.len();
     if n < SELECT_BELOW {
@@ -176,12 +192,22 @@ pub fn percentiles<T: Sample, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Opt
     }
     let ranks = ps.map(|p| rank_index(n as u64, p));
     debug_assert!(ranks.is_sorted(), "percentiles asked in ascending order");
+    ranked(v, ranks).map(Some)
+}
+
+/// The values at `ranks` (ascending, each below `v.len()`) of `v` in sorted order, by radix
+/// selection: one pass for the range, one that counts the values per bucket of the range's top
+/// bits, one that takes out the buckets holding the ranks asked for. Buckets of one value each (the
+/// range is narrow: durations clustered within a few nanoseconds) need neither the third pass nor
+/// a selection; a large bucket is bucketed again by its own range (measured durations are long-tailed,
+/// so most values share the bucket of the median), a small one selected. May reorder `v`.
+fn ranked<T: Sample, const N: usize>(v: &mut [T], ranks: [usize; N]) -> [T; N] {
     let (lo, hi) = v.iter().fold((u64::MAX, 0), |(lo, hi), x| {
         let k = x.key();
         (lo.min(k), hi.max(k))
     });
     if lo == hi {
-        return [Some(v[0]); N];
+        return [v[0]; N];
     }
     let shift = (64 - (hi - lo).leading_zeros()).saturating_sub(BUCKET_BITS);
     // The mask changes nothing (the shift leaves BUCKET_BITS bits) but spares the bounds checks.
@@ -199,6 +225,10 @@ pub fn percentiles<T: Sample, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Opt
             b += 1;
         }
         at[j] = (b, k - below);
+    }
+    // With no shift a bucket is one value, lo + its number: no value need be taken out.
+    if shift == 0 {
+        return at.map(|(b, _)| T::from_key(lo + b as u64));
     }
     // The values of each distinct bucket asked for (at most N), taken out in one pass; `into` is,
     // per bucket, where its values go (`NOT_TAKEN`: nowhere), reusing the counts' table.
@@ -222,9 +252,14 @@ pub fn percentiles<T: Sample, const N: usize>(v: &mut [T], ps: [u64; N]) -> [Opt
             taken[w].push(*x);
         }
     }
-    let mut out = [None; N];
+    let mut out = [v[0]; N];
     for (j, &(_, r)) in at.iter().enumerate() {
-        out[j] = Some(*taken[which[j]].select_nth_unstable(r).1);
+        let t = &mut taken[which[j]];
+        out[j] = if t.len() < SELECT_BELOW {
+            *t.select_nth_unstable(r).1
+        } else {
+            ranked(t, [r])[0]
+        };
     }
     out
 }
@@ -317,6 +352,30 @@ mod tests {
         assert_eq!(s.len(), 6002);
     }
 
+    /// `from_key` undoes `key` at both ends and around 0 of every sample type, and 32-bit rows
+    /// of few distinct values (the path that builds values from keys) give what sorting gives.
+    #[test]
+    fn keys_map_back_to_their_values() {
+        fn round<T: Sample + std::fmt::Debug>(xs: &[T]) {
+            for &x in xs {
+                assert_eq!(T::from_key(x.key()), x);
+            }
+        }
+        round(&[0u64, 1, u64::MAX]);
+        round(&[0u32, 1, u32::MAX]);
+        round(&[i64::MIN, -1, 0, 1, i64::MAX]);
+        round(&[i32::MIN, -1, 0, 1, i32::MAX]);
+        let mut next = xorshift(7);
+        let v: Vec<i32> = (0..SELECT_BELOW * 3)
+            .map(|_| (next() % 9) as i32 - 4)
+            .collect();
+        check(&v, "i32 around 0");
+        let v: Vec<u32> = (0..SELECT_BELOW * 3)
+            .map(|_| u32::MAX - (next() % 5) as u32)
+            .collect();
+        check(&v, "u32 near u32::MAX");
+    }
+
     fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;
         move || {
@@ -346,8 +405,8 @@ mod tests {
     }
 
     /// The bucketed path (from `SELECT_BELOW` values) on the shapes that stress it: few distinct
-    /// values (ranks fall inside one bucket), wide and narrow ranges, one far outlier (almost every
-    /// value in the first bucket), both ends of u64, negatives, all equal.
+    /// values (ranks fall inside one bucket), wide and narrow ranges, far outliers (almost every
+    /// value in the first bucket, bucketed again), both ends of u64, negatives, all equal.
     #[test]
     fn bucketed_percentiles_are_those_of_the_sorted_values() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
@@ -359,6 +418,9 @@ mod tests {
             let mut v: Vec<u64> = (0..n).map(|_| 1_000 + next() % 500).collect();
             v[n / 2] = u64::MAX;
             check(&v, "one outlier");
+            // Bucketed again twice: the bulk shares the first bucket with 2^40, then its own.
+            v[n / 3] = 1 << 40;
+            check(&v, "two outliers");
             let v: Vec<u64> = (0..n).map(|_| u64::MAX - next() % 7).collect();
             check(&v, "near u64::MAX");
             let v: Vec<i64> = (0..n).map(|_| (next() % 2001) as i64 - 1000).collect();
