@@ -43,7 +43,7 @@ fn text(b: &[u8], off: usize, len: usize) -> String {
 
 /// `N` bytes of a slot at `off` (a constant offset within it).
 #[inline(always)]
-fn field<const N: usize>(b: &[u8; ENTRY_SIZE], off: usize) -> [u8; N] {
+pub fn field<const N: usize>(b: &[u8; ENTRY_SIZE], off: usize) -> [u8; N] {
     let mut out = [0; N];
     out.copy_from_slice(&b[off..off + N]);
     out

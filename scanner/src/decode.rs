@@ -60,24 +60,26 @@ impl Decoded<'_> {
     }
 
     /// The device intervals (`Kind::DeviceInterval`), with their indices, in sequence order.
+    /// Reading them, the call each names (`a0`) is asked for ahead too: the device pass reads it.
     pub fn intervals(&self) -> Subset<'_> {
-        self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval))
+        self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), true)
     }
 
     /// The entries that are neither calls nor device intervals (NVTX, anchors, graph nodes,
     /// lifecycle, unknown kinds), with their indices, in sequence order.
     pub fn rest(&self) -> Subset<'_> {
-        self.subset(|l| &l.rest, |k| !is_listed_apart(k))
+        self.subset(|l| &l.rest, |k| !is_listed_apart(k), false)
     }
 
     fn subset(
         &self,
         list: impl Fn(&Listed) -> &Vec<u32>,
         keep: fn(Option<Kind>) -> bool,
+        calls_ahead: bool,
     ) -> Subset<'_> {
         let entries = self.entries();
         match &self.listed {
-            Some(l) => Subset::Listed(entries, list(l).iter()),
+            Some(l) => Subset::Listed(entries, list(l).iter(), calls_ahead),
             None => Subset::Filtered(entries.iter().enumerate(), keep),
         }
     }
@@ -119,7 +121,9 @@ impl Listed {
 
 /// Some of a ring's entries with their indices ([`Decoded::intervals`], [`Decoded::rest`]).
 pub enum Subset<'a> {
-    Listed(Entries<'a>, std::slice::Iter<'a, u32>),
+    /// The listed indices; with `true`, the entries named by the `a0` of those ahead are asked
+    /// for too (a device interval's issuing call).
+    Listed(Entries<'a>, std::slice::Iter<'a, u32>, bool),
     Filtered(std::iter::Enumerate<Iter<'a>>, fn(Option<Kind>) -> bool),
 }
 
@@ -129,10 +133,17 @@ impl Iterator for Subset<'_> {
     #[inline(always)]
     fn next(&mut self) -> Option<(usize, Entry)> {
         match self {
-            Subset::Listed(entries, ix) => {
+            Subset::Listed(entries, ix, calls_ahead) => {
                 // The listed entries are scattered among the calls: ask for one a few ahead.
                 if let Some(&ahead) = ix.as_slice().get(LIST_AHEAD) {
                     entries.prefetch(ahead as usize);
+                }
+                // And for the call named by one half as far ahead, asked for before: a cache miss
+                // per interval was a quarter of the device pass (perf, 10 M entries).
+                if *calls_ahead {
+                    if let Some(&half) = ix.as_slice().get(LIST_AHEAD / 2) {
+                        entries.prefetch_named(half as usize);
+                    }
                 }
                 ix.next().map(|&i| (i as usize, entries.get(i as usize)))
             }
@@ -374,6 +385,18 @@ impl<'a> Entries<'a> {
     pub fn prefetch(&self, i: usize) {
         if let Entries::Mapped(w) = self {
             w.prefetch(w.first.wrapping_add(i as u64));
+        }
+    }
+
+    /// Asks for the entry whose sequence number is entry `i`'s `a0` (a device interval's issuing
+    /// call) to be brought into the cache: a mapped one, and only when `i` is an entry.
+    #[inline(always)]
+    pub fn prefetch_named(&self, i: usize) {
+        if let Entries::Mapped(w) = self {
+            if i < w.len {
+                let slot = w.slot(w.first.wrapping_add(i as u64));
+                w.prefetch(u64::from_le_bytes(causeway_ring::reader::field(slot, ent::A0)));
+            }
         }
     }
 
