@@ -168,16 +168,56 @@ pub fn decode_copy<'a>(view: &'a RingView<'a>) -> Decoded<'a> {
 /// writer moved on meanwhile (a process still exiting after it set the closed flag): what every
 /// whole-ring analysis uses, so none reads slots that changed under it.
 pub fn analysed<'a, T>(view: &'a RingView<'a>, analyse: impl Fn(&Decoded<'a>) -> T) -> T {
-    let d = decode(view);
-    let out = analyse(&d);
+    analysed_along(view, None::<&Alone>, |d, _| analyse(d))
+}
+
+/// A walk that rides along the decoder's own walk over every entry of a ring, in sequence order,
+/// instead of making one of its own. The decoder's walk then runs on the calling thread alone (the
+/// check of the slots is otherwise split across the pool): for one thread, where it saves a walk
+/// over every slot.
+pub trait Along {
+    type State;
+    /// The walk's state for a window of `len` entries.
+    fn start(&self, len: usize) -> Self::State;
+    /// Entry `i`, each once, in increasing order.
+    fn step(&self, s: &mut Self::State, i: usize, e: &Entry);
+}
+
+/// No walk along.
+struct Alone;
+
+impl Along for Alone {
+    type State = ();
+    fn start(&self, _: usize) {}
+    fn step(&self, _: &mut (), _: usize, _: &Entry) {}
+}
+
+/// [`analysed`], with `along` riding the decoder's walk (when given); `analyse` gets its state, made
+/// afresh for each decoding (`None` without `along`).
+pub fn analysed_along<'a, A: Along, T>(
+    view: &'a RingView<'a>,
+    along: Option<&A>,
+    analyse: impl Fn(&Decoded<'a>, Option<A::State>) -> T,
+) -> T {
+    let (d, s) = decode_along(view, true, along);
+    let out = analyse(&d, s);
     if d.unchanged() {
         out
     } else {
-        analyse(&decode_copy(view))
+        let (d, s) = decode_along(view, false, along);
+        analyse(&d, s)
     }
 }
 
 fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
+    decode_along(view, in_place, None::<&Alone>).0
+}
+
+fn decode_along<'a, A: Along>(
+    view: &'a RingView<'a>,
+    in_place: bool,
+    along: Option<&A>,
+) -> (Decoded<'a>, Option<A::State>) {
     let (first, end) = view.window();
     // The reader bounds the window by the ring's capacity, which the file's size bounds.
     let n = usize::try_from(end.saturating_sub(first)).unwrap_or(0);
@@ -186,8 +226,12 @@ fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
     // slots cannot change under the analyses (and is not checked twice first).
     let closed = view.header.flags & flags::CLOSED != 0;
     if in_place && closed {
-        if let Some((open, lists)) = whole(view, first, n, fits) {
-            return Decoded {
+        let checked = match along {
+            None => whole(view, first, n, fits).map(|w| (w, None)),
+            Some(a) => whole_along(view, first, n, fits, a).map(|(w, s)| (w, Some(s))),
+        };
+        if let Some(((open, lists), s)) = checked {
+            let d = Decoded {
                 store: Store::Mapped { view, first },
                 listed: lists,
                 live: n as u64,
@@ -196,17 +240,22 @@ fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
                 overwritten: view.header.overwritten(),
                 dropped: view.header.dropped,
             };
+            return (d, s);
         }
     }
     let v = copy(view, first, n);
     let (mut open, mut lists) = (0, fits.then(Listed::default));
+    let mut s = along.map(|a| a.start(v.len()));
     for (i, e) in v.iter().enumerate() {
         open += u64::from(!e.done);
         if let Some(l) = &mut lists {
             l.add(i, e.kind.map_or(0, |k| k as u8));
         }
+        if let (Some(a), Some(s)) = (along, &mut s) {
+            a.step(s, i, e);
+        }
     }
-    Decoded {
+    let d = Decoded {
         live: v.len() as u64,
         torn: n as u64 - v.len() as u64,
         open,
@@ -214,13 +263,44 @@ fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
         store: Store::Copied(v),
         overwritten: view.header.overwritten(),
         dropped: view.header.dropped,
+    };
+    (d, s)
+}
+
+/// What checking a whole window gives: the open calls, and the lists of device intervals and of
+/// the other non-calls (when the window's indices fit in 32 bits).
+type Checked = (u64, Option<Listed>);
+
+/// [`whole`] in one walk on the calling thread, with `along` taking each entry as it is checked.
+fn whole_along<A: Along>(
+    view: &RingView,
+    first: u64,
+    n: usize,
+    fits: bool,
+    along: &A,
+) -> Option<(Checked, A::State)> {
+    let window = Window::new(view, first, n);
+    let mut s = along.start(n);
+    let (mut open, mut list) = (0, fits.then(Listed::default));
+    for i in 0..n {
+        // `first + i` is within the window, whose end cannot overflow (see `whole`).
+        let seq = first + i as u64;
+        window.prefetch(seq.wrapping_add(PREFETCH));
+        let slot = window.slot(seq);
+        let done = committed(slot, seq)?;
+        open += u64::from(!done);
+        if let Some(l) = &mut list {
+            l.add(i, slot[ent::KIND]);
+        }
+        along.step(&mut s, i, &reread(slot, seq));
     }
+    Some(((open, list), s))
 }
 
 /// Checks that every slot of the `n` from `first` is committed with its number, in parallel chunks;
 /// if so, the number of open calls among them and (when `fits`) the lists of device intervals and
 /// other non-calls. `None` at the first torn slot's chunk.
-fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<(u64, Option<Listed>)> {
+fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
     let window = Window::new(view, first, n);
     let chunks: Vec<(u64, Listed)> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
@@ -395,7 +475,10 @@ impl<'a> Entries<'a> {
         if let Entries::Mapped(w) = self {
             if i < w.len {
                 let slot = w.slot(w.first.wrapping_add(i as u64));
-                w.prefetch(u64::from_le_bytes(causeway_ring::reader::field(slot, ent::A0)));
+                w.prefetch(u64::from_le_bytes(causeway_ring::reader::field(
+                    slot,
+                    ent::A0,
+                )));
             }
         }
     }

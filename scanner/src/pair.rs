@@ -87,78 +87,13 @@ impl Nesting {
         class_of: impl Fn(&Entry) -> Option<Class>,
         mut visit: impl FnMut(usize, &Entry, Option<usize>),
     ) -> Nesting {
-        let mut child = crate::bigvec::filled(entries.len(), 0u8);
-        let mut far = HashMap::default();
-        let mut tags = crate::bigvec::filled(entries.len(), TAG_SKIP);
-        // Per thread, the chain of calls that may still enclose its next call, depths increasing.
-        // Sequence numbers are reserved in program order on a thread and entries arrive sorted by
-        // sequence, so each thread's calls arrive in the order it made them. A stack of this shape
-        // keeps hostile depths (up to 65535) linear in time and memory.
-        let mut slot: ByThread<usize> = ByThread::default();
-        let mut stacks: Vec<Vec<Frame>> = Vec::new();
+        let mut n = Nester::new(entries.len());
         for (i, e) in entries.iter().enumerate() {
-            let e = &e;
-            if e.kind != Some(Kind::Call) {
-                if e.kind == Some(Kind::GraphNode) {
-                    tags[i] = TAG_GRAPH_NODE;
-                }
-                continue;
+            if let Some(parent) = n.step(i, &e, &class_of) {
+                visit(i, &e, parent);
             }
-            let c = class_of(e);
-            let mut outermost = true;
-            let mut parent = None;
-            let b = slot.get_or_insert_with(e.tid, || {
-                stacks.push(Vec::new());
-                stacks.len() - 1
-            });
-            let stack = &mut stacks[b];
-            // A call at depth d started after every earlier call at depth >= d on this thread had
-            // returned.
-            while stack.last().is_some_and(|f| f.depth >= e.depth) {
-                stack.pop();
-            }
-            if let Some(f) = stack.last() {
-                let p = f.index;
-                let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
-                if let Some((i32, _)) =
-                    small.filter(|_| e.depth > 0 && f.depth == e.depth - 1 && f.contains(e))
-                {
-                    parent = Some(p);
-                    if c.is_some() && f.class == c {
-                        outermost = false;
-                        if child[p] == 0 {
-                            // i > p: a parent precedes its children.
-                            match u8::try_from(i - p) {
-                                Ok(d) if d < FAR => child[p] = d,
-                                _ => {
-                                    child[p] = FAR;
-                                    far.insert(p as u32, i32);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(class) = c {
-                tags[i] = Tag::Call { class, outermost }.pack();
-            }
-            stack.push(Frame {
-                depth: e.depth,
-                class: c,
-                done: e.done,
-                index: i,
-                t_begin: e.t_begin,
-                t_end: e.t_end,
-            });
-            visit(i, e, parent);
         }
-        let threads = slot.ids().collect();
-        Nesting {
-            child,
-            far,
-            tags,
-            threads,
-        }
+        n.finish()
     }
 
     /// The thread ids of the calls, in no order: the nesting keeps a stack per thread anyway.
@@ -180,6 +115,109 @@ impl Nesting {
             None | Some(0) => None,
             Some(FAR) => self.far.get(&(i as u32)).map(|&c| c as usize),
             Some(d) => Some(i + d as usize),
+        }
+    }
+}
+
+/// [`Nesting`] built one entry at a time, in sequence order: what [`Nesting::visiting`] walks, and
+/// what a walk made for another reason (the decoder's check of every slot, on one thread) can carry
+/// along instead of a walk of its own.
+pub struct Nester {
+    child: Vec<u8>,
+    far: HashMap<u32, u32>,
+    tags: Vec<u8>,
+    /// Per thread, its stack in `stacks`.
+    slot: ByThread<usize>,
+    /// Per thread, the chain of calls that may still enclose its next call, depths increasing.
+    /// Sequence numbers are reserved in program order on a thread and entries arrive sorted by
+    /// sequence, so each thread's calls arrive in the order it made them. A stack of this shape keeps
+    /// hostile depths (up to 65535) linear in time and memory.
+    stacks: Vec<Vec<Frame>>,
+}
+
+impl Nester {
+    /// For a window of `len` entries.
+    pub fn new(len: usize) -> Nester {
+        Nester {
+            child: crate::bigvec::filled(len, 0u8),
+            far: HashMap::default(),
+            tags: crate::bigvec::filled(len, TAG_SKIP),
+            slot: ByThread::default(),
+            stacks: Vec::new(),
+        }
+    }
+
+    /// Entry `i` (each index once, increasing, below the window's length). For a call, its parent
+    /// (as [`Nesting::visiting`] gives it); `None` for any other entry.
+    #[inline(always)]
+    pub fn step(
+        &mut self,
+        i: usize,
+        e: &Entry,
+        class_of: impl Fn(&Entry) -> Option<Class>,
+    ) -> Option<Option<usize>> {
+        if e.kind != Some(Kind::Call) {
+            if e.kind == Some(Kind::GraphNode) {
+                self.tags[i] = TAG_GRAPH_NODE;
+            }
+            return None;
+        }
+        let c = class_of(e);
+        let mut outermost = true;
+        let mut parent = None;
+        let stacks = &mut self.stacks;
+        let b = self.slot.get_or_insert_with(e.tid, || {
+            stacks.push(Vec::new());
+            stacks.len() - 1
+        });
+        let stack = &mut stacks[b];
+        // A call at depth d started after every earlier call at depth >= d on this thread had
+        // returned.
+        while stack.last().is_some_and(|f| f.depth >= e.depth) {
+            stack.pop();
+        }
+        if let Some(f) = stack.last() {
+            let p = f.index;
+            let small = u32::try_from(i).ok().zip(u32::try_from(p).ok());
+            if let Some((i32, _)) =
+                small.filter(|_| e.depth > 0 && f.depth == e.depth - 1 && f.contains(e))
+            {
+                parent = Some(p);
+                if c.is_some() && f.class == c {
+                    outermost = false;
+                    if self.child[p] == 0 {
+                        // i > p: a parent precedes its children.
+                        match u8::try_from(i - p) {
+                            Ok(d) if d < FAR => self.child[p] = d,
+                            _ => {
+                                self.child[p] = FAR;
+                                self.far.insert(p as u32, i32);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(class) = c {
+            self.tags[i] = Tag::Call { class, outermost }.pack();
+        }
+        stack.push(Frame {
+            depth: e.depth,
+            class: c,
+            done: e.done,
+            index: i,
+            t_begin: e.t_begin,
+            t_end: e.t_end,
+        });
+        Some(parent)
+    }
+
+    pub fn finish(self) -> Nesting {
+        Nesting {
+            child: self.child,
+            far: self.far,
+            tags: self.tags,
+            threads: self.slot.ids().collect(),
         }
     }
 }

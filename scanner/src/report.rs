@@ -17,7 +17,7 @@ pub use crate::device::{
 };
 use crate::fastmap::{ByThread, HashMap, Rows};
 use crate::names::Names;
-use crate::pair::{args_of, Nesting, Tag};
+use crate::pair::{args_of, Nester, Nesting, Tag};
 use crate::rank::Samples;
 pub use crate::rank::{nearest_rank, percentiles};
 use crate::waits::{self, Rider, WaitsPartial};
@@ -294,7 +294,37 @@ struct Partial {
 /// kernel counting rides along the waits' walk too ([`alone`]). Either way the report is the same
 /// (tested).
 fn analyze(ring: &Ring) -> Partial {
-    crate::decode::analysed(&ring.view, |d| analyze_decoded(ring, d))
+    let names = Names::of(ring);
+    // On one thread the nesting and the per-API table ride along the decoder's check of every
+    // slot: one walk over the ring, not two.
+    let along = alone().then(|| CallsAlong {
+        names: &names,
+        ticks: ring.view.header.converter(),
+    });
+    crate::decode::analysed_along(&ring.view, along.as_ref(), |d, calls| {
+        analyze_decoded(ring, d, &names, calls)
+    })
+}
+
+/// The nesting and the per-API table, built along the decoder's walk ([`analyze`]).
+struct CallsAlong<'a> {
+    names: &'a Names,
+    ticks: Converter,
+}
+
+impl crate::decode::Along for CallsAlong<'_> {
+    type State = (Nester, ApiTable);
+
+    fn start(&self, len: usize) -> Self::State {
+        (Nester::new(len), ApiTable::default())
+    }
+
+    #[inline(always)]
+    fn step(&self, (nest, apis): &mut Self::State, i: usize, e: &Entry) {
+        if nest.step(i, e, |e| self.names.class(e)).is_some() {
+            apis.add(&self.ticks, e);
+        }
+    }
 }
 
 /// Threads up to which the order-free passes ride along others (see [`analyze`]). Measured on the
@@ -314,12 +344,19 @@ fn alone() -> bool {
     rayon::current_num_threads() == 1
 }
 
-fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
+fn analyze_decoded(
+    ring: &Ring,
+    d: &Decoded,
+    names: &Names,
+    along: Option<(Nester, ApiTable)>,
+) -> Partial {
     let h = &ring.view.header;
-    let names = Names::of(ring);
     let entries = d.entries();
     let fused = fused();
     let calls = || {
+        if let Some((nest, apis)) = along {
+            return (nest.finish(), apis);
+        }
         let (mut apis, ticks) = (ApiTable::default(), h.converter());
         let nest = Nesting::visiting(
             entries,
@@ -347,14 +384,14 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         let table = || {
             if fused {
                 let mut call_device = waits::CallDevice::default();
-                let device = device_pass(h, d, &names, &anchors, Some(&mut call_device));
+                let device = device_pass(h, d, names, &anchors, Some(&mut call_device));
                 (Some(device), call_device.finish())
             } else {
                 let call_device = waits::CallDevice::of(entries, d.intervals());
                 (None, call_device)
             }
         };
-        let ((device, call_device), others) = rayon::join(table, || others_stats(h, d, &names));
+        let ((device, call_device), others) = rayon::join(table, || others_stats(h, d, names));
         (anchors, device, call_device, others)
     };
     let ((nest, nest_apis), ((anchors, device, call_device, others), alone_apis)) =
@@ -383,16 +420,16 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
         };
         waits::analyze(h, entries, &nest, &call_device, &anchors, &look, rider)
     };
-    let device = || device.unwrap_or_else(|| device_pass(h, d, &names, &anchors, None));
+    let device = || device.unwrap_or_else(|| device_pass(h, d, names, &anchors, None));
     let (kernels, (waits, device)) = if alone() {
         // Kernel counting rides along the wait pass's walk over the calls: one walk, not two.
-        let mut count = Some(KernelCount::new(entries, &names, &nest));
+        let mut count = Some(KernelCount::new(entries, names, &nest));
         let waits = waits(&mut count);
         let kernels = count.map_or_else(HashMap::default, |c| c.finish(&mut totals));
         (kernels, (waits, device()))
     } else {
         rayon::join(
-            || kernel_stats(d, &names, &nest, &mut totals),
+            || kernel_stats(d, names, &nest, &mut totals),
             || rayon::join(|| waits(&mut None), device),
         )
     };
@@ -404,7 +441,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded) -> Partial {
     Partial {
         process: process(ring, d, &device, threads.len(), others.unknown_kind),
         decoded_totals: totals,
-        apis: apis.named(&names),
+        apis: apis.named(names),
         kernels,
         ranges: others.ranges,
         marks: others.marks,

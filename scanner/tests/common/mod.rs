@@ -377,9 +377,10 @@ impl RingBuilder {
     }
 
     /// The report of this ring (on one thread), checked against the report of the same ring marked
-    /// closed and against its report on two and four threads. A closed ring is read in place from
-    /// its mapping and an open one is copied first (`decode`); on one thread the order-free passes
-    /// and kernel counting ride along others, on two only the order-free passes, and on four they
+    /// closed (on one and four threads) and against its report on two and four threads. A closed
+    /// ring is read in place from its mapping and an open one is copied first (`decode`); on one
+    /// thread the nesting rides along the decoder's walk, the order-free passes and kernel counting
+    /// ride along others, on two only the order-free passes, and on four they
     /// run apart (`report::analyze`). Whatever a test builds, all must say the same, except the
     /// `closed` flag itself and the paths.
     pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
@@ -403,6 +404,9 @@ impl RingBuilder {
         };
         let r = on(1, &open);
         let c = on(4, &closed);
+        // One thread on a closed ring: the nesting rides along the decoder's check of the slots
+        // (and starts again on a copy when a torn slot turns up).
+        let c1 = on(1, &closed);
         let spread = on(4, &open);
         // Two threads fuse the order-free passes but count kernels beside the waits.
         let two = on(2, &open);
@@ -431,6 +435,11 @@ impl RingBuilder {
             plain(&r),
             plain(&c),
             "the closed ring (read in place) reports otherwise"
+        );
+        assert_eq!(
+            plain(&r),
+            plain(&c1),
+            "the closed ring reports otherwise on one thread"
         );
         r
     }
