@@ -271,6 +271,33 @@ fn work_class(c: Option<Class>) -> bool {
     )
 }
 
+/// Launches onto the stream of the launch before them, gathered without hashing until another
+/// stream's launch or a call that reads the queues: a hash map entry per launch was 70 instructions,
+/// and consecutive launches nearly always share a stream.
+#[derive(Default)]
+struct Staged {
+    stream: Option<StreamGen>,
+    items: Vec<Item>,
+}
+
+impl Staged {
+    /// Appends the staged items to their stream's queue (they were issued after everything in it).
+    fn flush(
+        &mut self,
+        pending: &mut HashMap<StreamGen, VecDeque<Item>>,
+        spare: &mut Vec<VecDeque<Item>>,
+    ) {
+        if let Some(sg) = self.stream.take() {
+            if !self.items.is_empty() {
+                pending
+                    .entry(sg)
+                    .or_insert_with(|| spare.pop().unwrap_or_default())
+                    .extend(self.items.drain(..));
+            }
+        }
+    }
+}
+
 /// Takes the items of `q` issued before `bound` (they are in sequence order).
 fn drain_before(q: &mut VecDeque<Item>, bound: u64, out: &mut Vec<Item>) {
     let n = q.partition_point(|i| i.seq < bound);
@@ -502,6 +529,7 @@ pub(crate) fn analyze(
     let mut ends = device.ends();
     // The work each sync covered, in one buffer reused from sync to sync.
     let mut covered = Vec::new();
+    let mut staged = Staged::default();
 
     for i in 0..entries.len() {
         let (class, outermost) = match nest.tag(i) {
@@ -530,6 +558,10 @@ pub(crate) fn analyze(
         if !outermost || !ok {
             continue;
         }
+        if !work_class(Some(class)) {
+            // What follows may read the queues: the staged launches join theirs first.
+            staged.flush(&mut pending, &mut spare);
+        }
         match class {
             Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch => {
                 if captures.capturing(&e) {
@@ -539,15 +571,16 @@ pub(crate) fn analyze(
                     continue;
                 }
                 let sg = stream_of(&stream_gen, &e);
-                pending
-                    .entry(sg)
-                    .or_insert_with(|| spare.pop().unwrap_or_default())
-                    .push_back(Item {
-                        idx: i,
-                        seq: e.seq,
-                        stream: sg,
-                        end: ends.of(i),
-                    });
+                if staged.stream != Some(sg) {
+                    staged.flush(&mut pending, &mut spare);
+                    staged.stream = Some(sg);
+                }
+                staged.items.push(Item {
+                    idx: i,
+                    seq: e.seq,
+                    stream: sg,
+                    end: ends.of(i),
+                });
             }
             Class::Stream if name_of(e.api).contains("Destroy") => {
                 let key = stream_key(&e);
