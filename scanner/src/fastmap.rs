@@ -141,18 +141,22 @@ impl<V: Copy> Default for ByThread<V> {
 }
 
 impl<V: Copy> ByThread<V> {
-    /// The value of `tid`, `new()` the first time.
-    #[inline]
+    /// The value of `tid`, `new()` the first time. The recent table's answer is inlined (this runs
+    /// once per call entry, and that table nearly always answers); the map's lookup is kept apart.
+    #[inline(always)]
     pub fn get_or_insert_with(&mut self, tid: u32, new: impl FnOnce() -> V) -> V {
-        let near = &mut self.recent[tid as usize % RECENT];
-        match *near {
+        match self.recent[tid as usize % RECENT] {
             Some((t, v)) if t == tid => v,
-            _ => {
-                let v = *self.map.entry(tid).or_insert_with(new);
-                *near = Some((tid, v));
-                v
-            }
+            _ => self.look_up(tid, new),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn look_up(&mut self, tid: u32, new: impl FnOnce() -> V) -> V {
+        let v = *self.map.entry(tid).or_insert_with(new);
+        self.recent[tid as usize % RECENT] = Some((tid, v));
+        v
     }
 
     /// Thread ids seen.
