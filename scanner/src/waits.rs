@@ -301,7 +301,12 @@ impl Staged {
 /// Takes the items of `q` issued before `bound` (they are in sequence order).
 fn drain_before(q: &mut VecDeque<Item>, bound: u64, out: &mut Vec<Item>) {
     let n = q.partition_point(|i| i.seq < bound);
-    out.extend(q.drain(..n));
+    // Copied as the queue's (at most two) slices: extending from `drain` went item by item.
+    let (a, b) = q.as_slices();
+    let from_a = n.min(a.len());
+    out.extend_from_slice(&a[..from_a]);
+    out.extend_from_slice(&b[..n - from_a]);
+    q.drain(..n);
 }
 
 /// Takes the items of `sg` issued before `bound`, if any are pending.
@@ -1297,6 +1302,36 @@ mod tests {
         let sb = r.sync(B);
         let p = r.analyze();
         assert_eq!(summary(wait_of(&p, sb)), (1, 0, vec!["b0"]));
+    }
+
+    /// Draining takes the items before the bound, in order, from a queue wrapped around its buffer
+    /// (two slices) as from a straight one, and leaves the rest.
+    #[test]
+    fn drain_takes_the_items_before_the_bound_across_the_wrap() {
+        let item = |seq| Item {
+            idx: seq as usize,
+            seq,
+            stream: ((A, 0), 0),
+            end: None,
+        };
+        for start in 0..8u64 {
+            for bound in 0..12u64 {
+                let mut q: VecDeque<Item> = VecDeque::with_capacity(8);
+                // Pushing and popping `start` items first moves the queue's head along its buffer.
+                for s in 0..start {
+                    q.push_back(item(s));
+                    q.pop_front();
+                }
+                q.extend((100..108).map(item));
+                let mut out = vec![item(1)];
+                drain_before(&mut q, 100 + bound, &mut out);
+                let taken: Vec<u64> = out.iter().map(|i| i.seq).collect();
+                let want: Vec<u64> = std::iter::once(1).chain(100..100 + bound.min(8)).collect();
+                assert_eq!(taken, want, "start {start} bound {bound}");
+                let left: Vec<u64> = q.iter().map(|i| i.seq).collect();
+                assert_eq!(left, (100 + bound.min(8)..108).collect::<Vec<_>>());
+            }
+        }
     }
 
     #[test]
