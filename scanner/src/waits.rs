@@ -234,7 +234,33 @@ struct Ends<'a, F> {
     end: F,
 }
 
-impl<F: Fn(usize) -> Option<u64>> Ends<'_, F> {
+/// The device end of interval `k` (`None`: none known), for [`Ends`].
+trait EndOf {
+    fn end_of(&self, k: usize) -> Option<u64>;
+}
+
+/// The tests' ends.
+impl<F: Fn(usize) -> Option<u64>> EndOf for F {
+    fn end_of(&self, k: usize) -> Option<u64> {
+        self(k)
+    }
+}
+
+/// The wait pass's ends: read from the interval entries. A type of its own, not a closure, so
+/// that it is inlined into [`Ends::of`] (a closure was not: a call per launch).
+struct DeviceEnds<'a, 'd> {
+    device: &'a Device<'d>,
+    ticks: Converter,
+}
+
+impl EndOf for DeviceEnds<'_, '_> {
+    #[inline(always)]
+    fn end_of(&self, k: usize) -> Option<u64> {
+        self.device.end(&self.ticks, k)
+    }
+}
+
+impl<F: EndOf> Ends<'_, F> {
     #[inline]
     fn of(&mut self, idx: usize) -> Option<u64> {
         let calls = &self.table.calls;
@@ -245,20 +271,18 @@ impl<F: Fn(usize) -> Option<u64>> Ends<'_, F> {
         while call(self.at).is_some_and(|c| c < idx) {
             self.at += 1;
         }
+        // `None` orders below every end.
         let mut latest: Option<u64> = None;
-        let mut add = |k: usize| {
-            if let Some(t) = (self.end)(k) {
-                latest = Some(latest.map_or(t, |l| l.max(t)));
-            }
-        };
         for &(c, k) in &calls[self.at..] {
             if c as usize != idx {
                 break;
             }
-            add(k as usize);
+            latest = latest.max(self.end.end_of(k as usize));
         }
         if !self.table.wide.is_empty() {
-            self.table.wide(idx).for_each(add);
+            for k in self.table.wide(idx) {
+                latest = latest.max(self.end.end_of(k));
+            }
         }
         latest
     }
@@ -429,13 +453,15 @@ impl Device<'_> {
     }
 
     /// A cursor over the calls' latest device ends, for the wait pass.
-    fn ends(&self) -> Ends<'_, impl Fn(usize) -> Option<u64> + '_> {
-        // The converter caches the second it last converted in: one per pass, not shared.
-        let ticks = self.header.converter();
+    fn ends(&self) -> Ends<'_, DeviceEnds<'_, '_>> {
         Ends {
             table: self.table,
             at: 0,
-            end: move |k| self.end(&ticks, k),
+            // The converter caches the second it last converted in: one per pass, not shared.
+            end: DeviceEnds {
+                device: self,
+                ticks: self.header.converter(),
+            },
         }
     }
 
