@@ -179,8 +179,10 @@ pub trait Along {
     type State;
     /// The walk's state for a window of `len` entries.
     fn start(&self, len: usize) -> Self::State;
-    /// Entry `i`, each once, in increasing order.
-    fn step(&self, s: &mut Self::State, i: usize, e: &Entry);
+    /// Entry `i`, each once, in increasing order; `entries` are the window's (every one: those
+    /// after `i` may be read, not yet checked, and the walk's state is dropped if one of them
+    /// turns out torn).
+    fn step(&self, s: &mut Self::State, entries: Entries, i: usize, e: &Entry);
 }
 
 /// No walk along.
@@ -189,7 +191,7 @@ struct Alone;
 impl Along for Alone {
     type State = ();
     fn start(&self, _: usize) {}
-    fn step(&self, _: &mut (), _: usize, _: &Entry) {}
+    fn step(&self, _: &mut (), _: Entries, _: usize, _: &Entry) {}
 }
 
 /// [`analysed`], with `along` riding the decoder's walk (when given); `analyse` gets its state, made
@@ -252,7 +254,7 @@ fn decode_along<'a, A: Along>(
             l.add(i, e.kind.map_or(0, |k| k as u8));
         }
         if let (Some(a), Some(s)) = (along, &mut s) {
-            a.step(s, i, e);
+            a.step(s, Entries::Copied(&v), i, e);
         }
     }
     let d = Decoded {
@@ -280,6 +282,7 @@ fn whole_along<A: Along>(
     along: &A,
 ) -> Option<(Checked, A::State)> {
     let window = Window::new(view, first, n);
+    let entries = Entries::Mapped(window);
     let mut s = along.start(n);
     let (mut open, mut list) = (0, fits.then(Listed::default));
     for i in 0..n {
@@ -292,7 +295,7 @@ fn whole_along<A: Along>(
         if let Some(l) = &mut list {
             l.add(i, slot[ent::KIND]);
         }
-        along.step(&mut s, i, &reread(slot, seq));
+        along.step(&mut s, entries, i, &reread(slot, seq));
     }
     Some(((open, list), s))
 }

@@ -15,6 +15,7 @@ use crate::anchors::{anchored, Anchors};
 use crate::decode::Entries;
 use crate::fastmap::{HashMap, Rows};
 use crate::rank::{append, percentiles, Samples};
+use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
 use rayon::prelude::*;
@@ -301,44 +302,79 @@ pub(crate) fn analyze(
     kernel: impl Fn(u64) -> Option<String>,
     mut visit: impl FnMut(Option<usize>, usize, &Entry),
 ) -> DevicePartial {
-    let mut p = DevicePartial {
-        anchors: anchors.half_widths.len() as u64,
-        half_widths: anchors.half_widths.clone(),
-        rates: anchors.rates.clone(),
-        ..DevicePartial::default()
-    };
-    let ticks = h.converter();
+    let mut walk = Walk::new(h);
+    for (i, e) in intervals {
+        walk.step(entries, Some(anchors), &class_of, i, &e, &mut visit);
+    }
+    walk.finish(anchors, text, kernel)
+}
+
+/// [`analyze`] one interval at a time, in index order: what its loop does, and what a walk made
+/// for another reason (the decoder's, on one thread) can carry along.
+pub(crate) struct Walk {
+    p: DevicePartial,
+    ticks: Converter,
     // Aggregated by name key and copy kind first (no string work per interval), named at the end.
-    let mut kernels: Rows<KernelKey, KernelAcc> = Rows::default();
-    let mut copies: HashMap<Option<u16>, CopyAcc> = HashMap::default();
-    for (i, e) in intervals.filter(|(_, e)| completed_interval(e)) {
-        let e = &e;
-        p.intervals += 1;
+    kernels: Rows<KernelKey, KernelAcc>,
+    copies: HashMap<Option<u16>, CopyAcc>,
+}
+
+impl Walk {
+    pub(crate) fn new(h: &Header) -> Walk {
+        Walk {
+            p: DevicePartial::default(),
+            ticks: h.converter(),
+            kernels: Rows::default(),
+            copies: HashMap::default(),
+        }
+    }
+
+    /// Entry `i`, `e` (any entry: only completed intervals count). Without `anchors` (not read
+    /// yet) an interval that needs them is not taken: `false`, and the walk is to be made again
+    /// with them.
+    #[inline(always)]
+    pub(crate) fn step(
+        &mut self,
+        entries: Entries,
+        anchors: Option<&Anchors>,
+        class_of: impl Fn(&Entry) -> Option<Class>,
+        i: usize,
+        e: &Entry,
+        mut visit: impl FnMut(Option<usize>, usize, &Entry),
+    ) -> bool {
+        if !completed_interval(e) {
+            return true;
+        }
+        if anchors.is_none() && anchored(e).is_some() {
+            return false;
+        }
+        self.p.intervals += 1;
         let index = entries.index_of_seq(e.a0);
         visit(index, i, e);
         let call = if e.a0 == NO_CALL {
-            p.unassociated.no_call += 1;
+            self.p.unassociated.no_call += 1;
             None
         } else {
             match index {
                 None => {
-                    p.unassociated.call_not_in_capture += 1;
+                    self.p.unassociated.call_not_in_capture += 1;
                     None
                 }
                 Some(i) => {
                     let c = entries.get(i);
                     if c.kind == Some(Kind::Call) && issues_work(class_of(&c)) {
-                        p.associated += 1;
+                        self.p.associated += 1;
                         Some(c)
                     } else {
-                        p.unassociated.wrong_class += 1;
+                        self.p.unassociated.wrong_class += 1;
                         None
                     }
                 }
             }
         };
         let on_host_clock = e.flags & entry_flags::HOST_CLOCK != 0;
-        let anchor = anchored(e).and_then(|(id, o0, o1)| anchors.get(id).map(|c| (c, o0, o1)));
+        let anchor = anchored(e)
+            .and_then(|(id, o0, o1)| anchors.and_then(|a| a.get(id)).map(|c| (c, o0, o1)));
         // A time of 0 is the backend saying it could not time the work (CUPTI out of device memory);
         // anchored offsets are signed and may be 0.
         let timed = if e.flags & entry_flags::ANCHORED != 0 {
@@ -347,51 +383,51 @@ pub(crate) fn analyze(
             e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin
         };
         let (duration, latency) = if !timed {
-            p.untimed += 1;
+            self.p.untimed += 1;
             if on_host_clock || anchor.is_some() {
-                p.converted += 1;
+                self.p.converted += 1;
             } else {
-                p.unconverted += 1;
+                self.p.unconverted += 1;
             }
             (None, None)
         } else if let Some((c, o0, o1)) = anchor {
-            p.converted += 1;
-            p.anchored += 1;
+            self.p.converted += 1;
+            self.p.anchored += 1;
             if !c.measured {
-                p.drift_assumed += 1;
+                self.p.drift_assumed += 1;
             }
             let (s, t) = (c.convert(o0), c.convert(o1));
-            p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
-            let latency = call.map(|c| (s.ns - ticks.ns(c.t_begin) as f64).round() as i64);
+            self.p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
+            let latency = call.map(|c| (s.ns - self.ticks.ns(c.t_begin) as f64).round() as i64);
             if let Some(c) = call.filter(|c| c.done) {
-                let gap = (t.ns - ticks.ns(c.t_end) as f64).round() as i64;
-                p.end_checked += 1;
+                let gap = (t.ns - self.ticks.ns(c.t_end) as f64).round() as i64;
+                self.p.end_checked += 1;
                 if gap < 0 {
-                    p.end_before += 1;
+                    self.p.end_before += 1;
                 }
-                p.min_end_gap = Some(p.min_end_gap.map_or(gap, |m| m.min(gap)));
+                self.p.min_end_gap = Some(self.p.min_end_gap.map_or(gap, |m| m.min(gap)));
             }
             ((Some((t.ns - s.ns).max(0.0).round() as u64)), latency)
         } else if on_host_clock {
-            p.converted += 1;
+            self.p.converted += 1;
             // Converted once for the latency and the duration (`span_ns` would again).
-            let begin = ticks.ns(e.t_begin);
+            let begin = self.ticks.ns(e.t_begin);
             let latency = call.map(|c| {
-                let d = begin as i128 - ticks.ns(c.t_begin) as i128;
+                let d = begin as i128 - self.ticks.ns(c.t_begin) as i128;
                 d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
             });
             if let Some(l) = latency {
-                p.checked += 1;
+                self.p.checked += 1;
                 if l < 0 {
-                    p.before_call += 1;
+                    self.p.before_call += 1;
                 }
-                p.min_latency = Some(p.min_latency.map_or(l, |m| m.min(l)));
+                self.p.min_latency = Some(self.p.min_latency.map_or(l, |m| m.min(l)));
             }
-            (Some(ticks.ns(e.t_end).saturating_sub(begin)), latency)
+            (Some(self.ticks.ns(e.t_end).saturating_sub(begin)), latency)
         } else {
             // The backend's own clock: the difference is a duration in its units (CUPTI, events: ns),
             // but the times themselves mean nothing on ours.
-            p.unconverted += 1;
+            self.p.unconverted += 1;
             (
                 Some((e.t_end as i64).wrapping_sub(e.t_begin as i64).max(0) as u64),
                 None,
@@ -406,7 +442,7 @@ pub(crate) fn analyze(
                 } else {
                     call.map_or(KernelKey::Unknown, |c| KernelKey::Handle(c.a1))
                 };
-                let k = kernels.row(key);
+                let k = self.kernels.row(key);
                 k.count += 1;
                 // A push, not `extend` of an Option, which goes through `reserve` for every interval.
                 if let Some(d) = duration {
@@ -418,33 +454,53 @@ pub(crate) fn analyze(
             }
             Some(kind @ (DeviceKind::Memcpy | DeviceKind::Memset)) => {
                 let key = (kind == DeviceKind::Memcpy).then_some(e.depth);
-                let c = copies.entry(key).or_default();
+                let c = self.copies.entry(key).or_default();
                 c.count += 1;
                 c.bytes = c.bytes.saturating_add(e.a1);
                 if let Some(d) = duration {
                     c.durations.push(d);
                 }
             }
-            None => p.unknown_kind += 1,
+            None => self.p.unknown_kind += 1,
         }
+        true
     }
-    // Two ids with one name (a repeated record) still make one row.
-    for (key, k) in kernels {
-        let name = match key {
-            KernelKey::Text(id) => text(id),
-            KernelKey::Handle(h) => kernel(h).unwrap_or_else(|| format!("<function {h:#x}>")),
-            KernelKey::Unknown => UNKNOWN_KERNEL_ROW.to_string(),
-            KernelKey::Graph => GRAPH_ROW.to_string(),
-        };
-        p.kernels.entry(name).or_default().absorb(k);
+
+    /// The partial, rows named.
+    pub(crate) fn finish(
+        self,
+        anchors: &Anchors,
+        text: impl Fn(u64) -> String,
+        kernel: impl Fn(u64) -> Option<String>,
+    ) -> DevicePartial {
+        let Walk {
+            mut p,
+            kernels,
+            copies,
+            ..
+        } = self;
+        p.anchors = anchors.half_widths.len() as u64;
+        p.half_widths = anchors.half_widths.clone();
+        p.rates = anchors.rates.clone();
+        // Two ids with one name (a repeated record) still make one row.
+        for (key, k) in kernels {
+            let name = match key {
+                KernelKey::Text(id) => text(id),
+                KernelKey::Handle(h) => kernel(h).unwrap_or_else(|| format!("<function {h:#x}>")),
+                KernelKey::Unknown => UNKNOWN_KERNEL_ROW.to_string(),
+                KernelKey::Graph => GRAPH_ROW.to_string(),
+            };
+            p.kernels.entry(name).or_default().absorb(k);
+        }
+        for (kind, c) in copies {
+            let name = kind.map_or_else(|| MEMSET_ROW.to_string(), copy_kind_name);
+            p.copies.entry(name).or_default().absorb(c);
+        }
+        p.unassociated.total = p.unassociated.no_call
+            + p.unassociated.call_not_in_capture
+            + p.unassociated.wrong_class;
+        p
     }
-    for (kind, c) in copies {
-        let name = kind.map_or_else(|| MEMSET_ROW.to_string(), copy_kind_name);
-        p.copies.entry(name).or_default().absorb(c);
-    }
-    p.unassociated.total =
-        p.unassociated.no_call + p.unassociated.call_not_in_capture + p.unassociated.wrong_class;
-    p
 }
 
 /// Merges the rings' device intervals into the report's `device` section. `dropped` is the sum of the

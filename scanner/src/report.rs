@@ -295,34 +295,67 @@ struct Partial {
 /// (tested).
 fn analyze(ring: &Ring) -> Partial {
     let names = Names::of(ring);
-    // On one thread the nesting and the per-API table ride along the decoder's check of every
-    // slot: one walk over the ring, not two.
-    let along = alone().then(|| CallsAlong {
+    // On one thread the nesting, the per-API table and the device intervals ride along the
+    // decoder's check of every slot: one walk over the ring, not three.
+    let along = alone().then(|| WalkAlong {
         names: &names,
         ticks: ring.view.header.converter(),
+        header: &ring.view.header,
     });
-    crate::decode::analysed_along(&ring.view, along.as_ref(), |d, calls| {
-        analyze_decoded(ring, d, &names, calls)
+    crate::decode::analysed_along(&ring.view, along.as_ref(), |d, walked| {
+        analyze_decoded(ring, d, &names, walked)
     })
 }
 
-/// The nesting and the per-API table, built along the decoder's walk ([`analyze`]).
-struct CallsAlong<'a> {
+/// What one thread builds along the decoder's walk ([`analyze`]).
+struct WalkAlong<'a> {
     names: &'a Names,
     ticks: Converter,
+    header: &'a Header,
 }
 
-impl crate::decode::Along for CallsAlong<'_> {
-    type State = (Nester, ApiTable);
+/// [`WalkAlong`]'s state: the nesting, the per-API table, and the device intervals with the
+/// waits' device table, unless an interval needed the events backend's anchors, which are read
+/// later (`device_ok` false: the device pass is made apart, as on more threads).
+struct Walked {
+    nest: Nester,
+    apis: ApiTable,
+    device: device::Walk,
+    call_device: waits::CallDevice,
+    device_ok: bool,
+}
 
-    fn start(&self, len: usize) -> Self::State {
-        (Nester::new(len), ApiTable::default())
+impl crate::decode::Along for WalkAlong<'_> {
+    type State = Walked;
+
+    fn start(&self, len: usize) -> Walked {
+        Walked {
+            nest: Nester::new(len),
+            apis: ApiTable::default(),
+            device: device::Walk::new(self.header),
+            call_device: waits::CallDevice::default(),
+            device_ok: true,
+        }
     }
 
     #[inline(always)]
-    fn step(&self, (nest, apis): &mut Self::State, i: usize, e: &Entry) {
-        if nest.step(i, e, |e| self.names.class(e)).is_some() {
-            apis.add(&self.ticks, e);
+    fn step(&self, w: &mut Walked, entries: Entries, i: usize, e: &Entry) {
+        if e.kind == Some(Kind::DeviceInterval) {
+            if w.device_ok {
+                let table = &mut w.call_device;
+                w.device_ok = w.device.step(
+                    entries,
+                    None,
+                    |c| self.names.class(c),
+                    i,
+                    e,
+                    |call, k, _| table.add(call, k),
+                );
+            }
+            return;
+        }
+        if w.nest.step(i, e, |e| self.names.class(e)).is_some() {
+            w.apis.add(&self.ticks, e);
         }
     }
 }
@@ -344,17 +377,19 @@ fn alone() -> bool {
     rayon::current_num_threads() == 1
 }
 
-fn analyze_decoded(
-    ring: &Ring,
-    d: &Decoded,
-    names: &Names,
-    along: Option<(Nester, ApiTable)>,
-) -> Partial {
+fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walked>) -> Partial {
     let h = &ring.view.header;
     let entries = d.entries();
     let fused = fused();
+    let (calls_along, device_along) = match walked {
+        Some(w) => (
+            Some((w.nest, w.apis)),
+            w.device_ok.then_some((w.device, w.call_device)),
+        ),
+        None => (None, None),
+    };
     let calls = || {
-        if let Some((nest, apis)) = along {
+        if let Some((nest, apis)) = calls_along {
             return (nest.finish(), apis);
         }
         let (mut apis, ticks) = (ApiTable::default(), h.converter());
@@ -382,7 +417,14 @@ fn analyze_decoded(
         // The events backend's clock model, read once for the device pass and the wait pass.
         let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
         let table = || {
-            if fused {
+            if let Some((walk, call_device)) = device_along {
+                let device = walk.finish(
+                    &anchors,
+                    |id| names.text(id),
+                    |f| names.kernel(f).map(str::to_string),
+                );
+                (Some(device), call_device.finish())
+            } else if fused {
                 let mut call_device = waits::CallDevice::default();
                 let device = device_pass(h, d, names, &anchors, Some(&mut call_device));
                 (Some(device), call_device.finish())

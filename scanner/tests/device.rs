@@ -705,3 +705,23 @@ fn untimed_intervals_count_without_times() {
         ("DtoH", 1, 64, 0)
     );
 }
+
+/// An events-backend kernel (device offsets from an anchor) is converted through the anchors on
+/// every schedule: on one thread the device intervals ride along the decoder's walk, before the
+/// anchors are read, and must be read apart when one needs them (`report()` compares the
+/// schedules).
+#[test]
+fn anchored_intervals_are_converted_on_every_schedule() {
+    let b = ring();
+    b.anchor(1, 0, 900, 1100, causeway_ring::layout::NO_ELAPSED)
+        .unwrap();
+    let l = launch(&b, 1000, H_GEMM);
+    // 1500..2500 device ns after the anchor, whose midpoint is the launch's begin.
+    b.anchored_kernel(l, 1, 1500, 2500).unwrap();
+    b.call_args(TID, SYNC, 0, 4000, 9000, 0, [S, 0, 0]).unwrap();
+    let r = report_of(&b);
+    assert_eq!((r.device.clock.anchored, r.device.clock.anchors), (1, 1));
+    let k = dev_kernel(&r, "gemm");
+    assert_eq!((k.count, k.total_ns), (1, 1000));
+    assert_eq!(k.latency_p50_ns, Some(1500));
+}

@@ -341,6 +341,39 @@ impl RingBuilder {
         Some(seq)
     }
 
+    /// An events-backend anchor: anchor `id` of device `device`, recorded between host ticks `t0`
+    /// and `t1`, `elapsed` device ns after the previous anchor of its device (`NO_ELAPSED`: none).
+    pub fn anchor(&self, id: u64, device: u64, t0: u64, t1: u64, elapsed: u64) -> Option<u64> {
+        let seq = self.w.begin(&Fields {
+            t_begin: t0,
+            tid: DEVICE_TID,
+            kind: Kind::DeviceAnchor as u8,
+            a0: id,
+            a1: device,
+            a2: elapsed,
+            ..Fields::default()
+        })?;
+        self.w.end(seq, t1, 0);
+        Some(seq)
+    }
+
+    /// An events-backend kernel interval issued by call `call`: device ns offsets `o0`..`o1` from
+    /// anchor `anchor` (entry flag `ANCHORED`), named by its launch's function handle.
+    pub fn anchored_kernel(&self, call: u64, anchor: u64, o0: i64, o1: i64) -> Option<u64> {
+        let seq = self.w.begin(&Fields {
+            t_begin: o0 as u64,
+            tid: DEVICE_TID,
+            api: DeviceKind::Kernel as u16,
+            kind: Kind::DeviceInterval as u8,
+            flags: entry_flags::ANCHORED,
+            a0: call,
+            a2: anchor << 32,
+            ..Fields::default()
+        })?;
+        self.w.end(seq, o1 as u64, 0);
+        Some(seq)
+    }
+
     /// A kernel interval on the ring's clock, issued by call `call`, named by text id `name`.
     pub fn kernel_interval(&self, call: u64, name: u64, t0: u64, t1: u64) -> Option<u64> {
         self.device(Dev::kernel(call, name, t0, t1))
