@@ -1,5 +1,6 @@
 //! Decoding a ring: checks every slot of its live window, in parallel chunks (a 64 MiB ring holds a
-//! million slots), counts what could not be read and why, and gives the entries to the analyses as an
+//! million slots; on one thread, in one walk that another walk can ride along: [`Along`]), counts
+//! what could not be read and why, and gives the entries to the analyses as an
 //! [`Entries`] view. A closed ring whose window is whole is read where it lies, in the mapping: a
 //! decoded copy of 10 M entries is 640 MB of fresh memory, whose first touch cost more than the
 //! analyses that read it. A ring with torn slots, or one a live process may still write, is copied.
@@ -63,6 +64,11 @@ impl Decoded<'_> {
     /// Reading them, the call each names (`a0`) is asked for ahead too: the device pass reads it.
     pub fn intervals(&self) -> Subset<'_> {
         self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), true)
+    }
+
+    /// [`Decoded::intervals`], for a pass that does not read the calls they name.
+    pub fn intervals_alone(&self) -> Subset<'_> {
+        self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), false)
     }
 
     /// The entries that are neither calls nor device intervals (NVTX, anchors, graph nodes,
@@ -179,9 +185,11 @@ pub trait Along {
     type State;
     /// The walk's state for a window of `len` entries.
     fn start(&self, len: usize) -> Self::State;
-    /// Entry `i`, each once, in increasing order; `entries` are the window's (every one: those
-    /// after `i` may be read, not yet checked, and the walk's state is dropped if one of them
-    /// turns out torn).
+    /// Entry `i`, each once, in increasing order; `entries` are the window's. Those after `i` are
+    /// not checked yet: a step must not read them (a slot torn when read may be committed by the
+    /// time the check reaches it, on a ring whose writer is still exiting). Those before `i` are
+    /// checked. If the check finds a torn slot, the state is dropped and made again on a copy:
+    /// the work done along is then done twice (a ring closed with a torn slot is rare).
     fn step(&self, s: &mut Self::State, entries: Entries, i: usize, e: &Entry);
 }
 

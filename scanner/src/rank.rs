@@ -230,6 +230,25 @@ fn ranked<T: Sample, const N: usize>(v: &mut [T], ranks: [usize; N]) -> [T; N] {
     if shift == 0 {
         return at.map(|(b, _)| T::from_key(lo + b as u64));
     }
+    if N == 1 {
+        // One rank (a bucket bucketed again): its bucket's values are moved to the front in place,
+        // so that nested levels hold no copies (a hostile row could nest five or six).
+        let (b, r) = at[0];
+        let mut w = 0;
+        for j in 0..v.len() {
+            if bucket(&v[j]) == b {
+                v.swap(w, j);
+                w += 1;
+            }
+        }
+        let t = &mut v[..w];
+        let x = if w < SELECT_BELOW {
+            *t.select_nth_unstable(r).1
+        } else {
+            ranked(t, [r])[0]
+        };
+        return [x; N];
+    }
     // The values of each distinct bucket asked for (at most N), taken out in one pass; `into` is,
     // per bucket, where its values go (`NOT_TAKEN`: nowhere), reusing the counts' table.
     const NOT_TAKEN: usize = usize::MAX;

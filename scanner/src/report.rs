@@ -291,8 +291,10 @@ struct Partial {
 /// ([`fused`]): with few, they ride along walks made anyway (the nesting; the device table's walk
 /// over the intervals), which saves CPU time; with many, they are arms of their own (the device pass
 /// beside the waits), which saves wall time. On one thread, where nothing runs beside anything,
-/// kernel counting rides along the waits' walk too ([`alone`]). Either way the report is the same
-/// (tested).
+/// walks are merged instead ([`alone`]): the nesting, the per-API table and the device intervals
+/// ride along the decoder's check of every slot ([`WalkAlong`]; the device pass is made apart when
+/// an interval needs the anchors, read later), and kernel counting rides along the waits' walk.
+/// Every way the report is the same (tested).
 fn analyze(ring: &Ring) -> Partial {
     let names = Names::of(ring);
     // On one thread the nesting, the per-API table and the device intervals ride along the
@@ -341,6 +343,11 @@ impl crate::decode::Along for WalkAlong<'_> {
     #[inline(always)]
     fn step(&self, w: &mut Walked, entries: Entries, i: usize, e: &Entry) {
         if e.kind == Some(Kind::DeviceInterval) {
+            // The device pass reads the call an interval names; one after the interval is not
+            // checked yet (`Along::step`), and only a corrupt capture has one: made apart then.
+            if w.device_ok && entries.index_of_seq(e.a0).is_some_and(|c| c > i) {
+                w.device_ok = false;
+            }
             if w.device_ok {
                 let table = &mut w.call_device;
                 w.device_ok = w.device.step(
@@ -429,7 +436,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
                 let device = device_pass(h, d, names, &anchors, Some(&mut call_device));
                 (Some(device), call_device.finish())
             } else {
-                let call_device = waits::CallDevice::of(entries, d.intervals());
+                let call_device = waits::CallDevice::of(entries, d.intervals_alone());
                 (None, call_device)
             }
         };

@@ -684,6 +684,8 @@ pub(crate) fn analyze(
             _ => {}
         }
     }
+    // Launches still staged were never synced; nothing reads the queues after the walk, so they
+    // are not flushed.
     out
 }
 
@@ -1340,6 +1342,7 @@ mod tests {
             stream: ((A, 0), 0),
             end: None,
         };
+        let mut wrapped = 0;
         for start in 0..8u64 {
             for bound in 0..12u64 {
                 let mut q: VecDeque<Item> = VecDeque::with_capacity(8);
@@ -1349,6 +1352,7 @@ mod tests {
                     q.pop_front();
                 }
                 q.extend((100..108).map(item));
+                wrapped += usize::from(!q.as_slices().1.is_empty());
                 let mut out = vec![item(1)];
                 drain_before(&mut q, 100 + bound, &mut out);
                 let taken: Vec<u64> = out.iter().map(|i| i.seq).collect();
@@ -1358,6 +1362,7 @@ mod tests {
                 assert_eq!(left, (100 + bound.min(8)..108).collect::<Vec<_>>());
             }
         }
+        assert!(wrapped > 0, "no queue wrapped around its buffer");
     }
 
     #[test]

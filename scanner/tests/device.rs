@@ -725,3 +725,18 @@ fn anchored_intervals_are_converted_on_every_schedule() {
     assert_eq!((k.count, k.total_ns), (1, 1000));
     assert_eq!(k.latency_p50_ns, Some(1500));
 }
+
+/// An interval written before the call it names (only a corrupt capture has one) is associated
+/// with it alike on every schedule: on one thread the device pass is then made apart from the
+/// decoder's walk, which has not checked that call yet when it reads the interval.
+#[test]
+fn an_interval_naming_a_later_call_reports_alike_on_every_schedule() {
+    let b = ring();
+    let l0 = launch(&b, 1000, H_GEMM);
+    let own = b.kernel_interval(l0 + 2, GEMM, 5000, 6000).unwrap();
+    let l1 = launch(&b, 1200, H_GEMM);
+    assert_eq!(l1, own + 1);
+    let r = report_of(&b);
+    assert_eq!(r.device.associated, 1);
+    assert_eq!(dev_kernel(&r, "gemm").latency_p50_ns, Some(3800));
+}

@@ -411,11 +411,12 @@ impl RingBuilder {
 
     /// The report of this ring (on one thread), checked against the report of the same ring marked
     /// closed (on one and four threads) and against its report on two and four threads. A closed
-    /// ring is read in place from its mapping and an open one is copied first (`decode`); on one
-    /// thread the nesting rides along the decoder's walk, the order-free passes and kernel counting
-    /// ride along others, on two only the order-free passes, and on four they
-    /// run apart (`report::analyze`). Whatever a test builds, all must say the same, except the
-    /// `closed` flag itself and the paths.
+    /// ring is read in place from its mapping and an open one is copied first (`decode`). On one
+    /// thread the nesting, the per-API table and the device intervals ride along the decoder's walk
+    /// (the device pass is made apart when an interval needs the anchors) and kernel counting rides
+    /// along the waits' walk; on two only the order-free passes ride along others; on four they run
+    /// apart (`report::analyze`). Whatever a test builds, all must say the same, except the `closed`
+    /// flag itself and the paths.
     pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
         let dir = TempDir::new(tag);
         let open = dir.join("open");
@@ -437,8 +438,9 @@ impl RingBuilder {
         };
         let r = on(1, &open);
         let c = on(4, &closed);
-        // One thread on a closed ring: the nesting rides along the decoder's check of the slots
-        // (and starts again on a copy when a torn slot turns up).
+        // One thread on a closed ring: the nesting, the per-API table and the device intervals
+        // ride along the decoder's check of the slots (and start again on a copy when a torn slot
+        // turns up).
         let c1 = on(1, &closed);
         let spread = on(4, &open);
         // Two threads fuse the order-free passes but count kernels beside the waits.
