@@ -329,9 +329,11 @@ impl Walk {
         }
     }
 
-    /// Entry `i`, `e` (any entry: only completed intervals count). Without `anchors` (not read
-    /// yet) an interval that needs them is not taken: `false`, and the walk is to be made again
-    /// with them.
+    /// Entry `i`, `e` (any entry: only completed intervals count). Without `anchors` the walk
+    /// rides along the decoder's (`decode::Along`): the anchors are not read yet, nor the entries
+    /// after `i` checked. An interval that needs the anchors, or names a call after it (only a
+    /// corrupt capture has one), is then not taken: `false`, and the walk is to be made again
+    /// apart.
     #[inline(always)]
     pub(crate) fn step(
         &mut self,
@@ -345,11 +347,15 @@ impl Walk {
         if !completed_interval(e) {
             return true;
         }
-        if anchors.is_none() && anchored(e).is_some() {
+        let along = anchors.is_none();
+        if along && anchored(e).is_some() {
+            return false;
+        }
+        let index = entries.index_of_seq(e.a0);
+        if along && index.is_some_and(|c| c > i) {
             return false;
         }
         self.p.intervals += 1;
-        let index = entries.index_of_seq(e.a0);
         visit(index, i, e);
         let call = if e.a0 == NO_CALL {
             self.p.unassociated.no_call += 1;

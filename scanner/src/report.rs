@@ -317,8 +317,9 @@ struct WalkAlong<'a> {
 }
 
 /// [`WalkAlong`]'s state: the nesting, the per-API table, and the device intervals with the
-/// waits' device table, unless an interval needed the events backend's anchors, which are read
-/// later (`device_ok` false: the device pass is made apart, as on more threads).
+/// waits' device table, unless an interval could not be taken along (it needed the events
+/// backend's anchors, read later, or named a call not checked yet: `device::Walk::step`);
+/// `device_ok` is then false and the device pass is made apart, as on more threads.
 struct Walked {
     nest: Nester,
     apis: ApiTable,
@@ -343,11 +344,6 @@ impl crate::decode::Along for WalkAlong<'_> {
     #[inline(always)]
     fn step(&self, w: &mut Walked, entries: Entries, i: usize, e: &Entry) {
         if e.kind == Some(Kind::DeviceInterval) {
-            // The device pass reads the call an interval names; one after the interval is not
-            // checked yet (`Along::step`), and only a corrupt capture has one: made apart then.
-            if w.device_ok && entries.index_of_seq(e.a0).is_some_and(|c| c > i) {
-                w.device_ok = false;
-            }
             if w.device_ok {
                 let table = &mut w.call_device;
                 w.device_ok = w.device.step(
