@@ -298,14 +298,29 @@ fn whole_along<A: Along>(
         let seq = first + i as u64;
         window.prefetch(seq.wrapping_add(PREFETCH));
         let slot = window.slot(seq);
-        let done = committed(slot, seq)?;
-        open += u64::from(!done);
-        if let Some(l) = &mut list {
-            l.add(i, slot[ent::KIND]);
-        }
+        check(slot, seq, i, &mut open, list.as_mut())?;
         along.step(&mut s, entries, i, &reread(slot, seq));
     }
     Some(((open, list), s))
+}
+
+/// Checks slot `seq`, entry `i` of the window: `None` if it is torn; else counts it if it is an
+/// open call, and lists it in `list` (when listing).
+#[inline(always)]
+fn check(
+    slot: &[u8; ENTRY_SIZE],
+    seq: u64,
+    i: usize,
+    open: &mut u64,
+    list: Option<&mut Listed>,
+) -> Option<()> {
+    let done = committed(slot, seq)?;
+    *open += u64::from(!done);
+    // The kind byte shares the stamp's cache line: listing costs no extra read.
+    if let Some(l) = list {
+        l.add(i, slot[ent::KIND]);
+    }
+    Some(())
 }
 
 /// Checks that every slot of the `n` from `first` is committed with its number, in parallel chunks;
@@ -322,13 +337,14 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
             let e = first + ((c + 1) * CHUNK).min(n) as u64;
             let (mut open, mut list) = (0, Listed::default());
             for seq in s..e {
-                let slot = window.slot(seq);
-                let done = committed(slot, seq)?;
-                open += u64::from(!done);
-                // The kind byte shares the stamp's cache line: listing costs no extra read.
-                if fits {
-                    list.add((seq - first) as usize, slot[ent::KIND]);
-                }
+                let listed = fits.then_some(&mut list);
+                check(
+                    window.slot(seq),
+                    seq,
+                    (seq - first) as usize,
+                    &mut open,
+                    listed,
+                )?;
             }
             Some((open, list))
         })

@@ -241,13 +241,7 @@ fn ranked<T: Sample, const N: usize>(v: &mut [T], ranks: [usize; N]) -> [T; N] {
                 w += 1;
             }
         }
-        let t = &mut v[..w];
-        let x = if w < SELECT_BELOW {
-            *t.select_nth_unstable(r).1
-        } else {
-            ranked(t, [r])[0]
-        };
-        return [x; N];
+        return [in_bucket(&mut v[..w], r); N];
     }
     // The values of each distinct bucket asked for (at most N), taken out in one pass; `into` is,
     // per bucket, where its values go (`NOT_TAKEN`: nowhere), reusing the counts' table.
@@ -273,14 +267,19 @@ fn ranked<T: Sample, const N: usize>(v: &mut [T], ranks: [usize; N]) -> [T; N] {
     }
     let mut out = [v[0]; N];
     for (j, &(_, r)) in at.iter().enumerate() {
-        let t = &mut taken[which[j]];
-        out[j] = if t.len() < SELECT_BELOW {
-            *t.select_nth_unstable(r).1
-        } else {
-            ranked(t, [r])[0]
-        };
+        out[j] = in_bucket(&mut taken[which[j]], r);
     }
     out
+}
+
+/// The value at rank `r` of one bucket's values `t`: selected when they are few, else bucketed
+/// again by their own range.
+fn in_bucket<T: Sample>(t: &mut [T], r: usize) -> T {
+    if t.len() < SELECT_BELOW {
+        *t.select_nth_unstable(r).1
+    } else {
+        ranked(t, [r])[0]
+    }
 }
 
 /// `percentiles` by selection alone: each rank, highest first, selected among the values below the
