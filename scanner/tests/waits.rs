@@ -408,3 +408,28 @@ fn waits_appear_in_json_and_text() {
     assert!(text.contains("HOST WAITS"), "{text}");
     assert!(text.contains("LONGEST WAITS"), "{text}");
 }
+
+/// The waits read an events-backend (anchored) interval's end through its anchor, alike on every
+/// schedule (`report_of` compares them; on one thread such an interval makes the device pass go
+/// apart from the decoder's walk). An anchored interval whose anchor is not in the capture has no
+/// end: the wait's device figures are unknown.
+#[test]
+fn anchored_intervals_give_waits_their_converted_end() {
+    let b = ring3();
+    b.anchor(1, 0, 900, 1100, causeway_ring::layout::NO_ELAPSED)
+        .unwrap();
+    let a = launch(&b, 1000, S1, H_GEMM);
+    // Device ns 1500..2500 after the anchor, whose midpoint is host ns 1000: ends at 3500.
+    b.anchored_kernel(a, 1, 1500, 2500).unwrap();
+    let s = call(&b, STREAM_SYNC, 3000, 9000, [S1, 0, 0]);
+    let c = launch(&b, 10_000, S1, H_GEMM);
+    b.anchored_kernel(c, 7, 100, 200).unwrap();
+    let lost = call(&b, STREAM_SYNC, 10_100, 10_900, [S1, 0, 0]);
+    let r = report_of(&b);
+    let w = wait(&r, s);
+    assert_eq!(w.work_items, 1);
+    assert_eq!((w.waited_on_device_ns, w.tail_ns), (Some(500), Some(5500)));
+    let w = wait(&r, lost);
+    assert_eq!(w.work_items, 1);
+    assert_eq!((w.waited_on_device_ns, w.tail_ns), (None, None));
+}
