@@ -60,6 +60,7 @@ fuzz/run.sh "${CAUSEWAY_FUZZ_SECONDS:-30}"
 export CUPTI_INC="$NVTX_INC" CUDA_INC="$NVTX_INC" CUPTI_LIBDIR="$deps/py/nvidia/cu13/lib"
 python3 control-experiments/device/test_compare_counts.py
 python3 control-experiments/device/test_level3_check.py
+python3 control-experiments/device/test_timed.py
 bash control-experiments/device/test_spine_fake.sh > "$root/ci/build/test_spine_fake.log"
 bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level3_fake.log"
 bash control-experiments/device/test_backends_fake.sh > "$root/ci/build/test_backends_fake.log"
