@@ -75,31 +75,63 @@ impl Sample for i32 {
     }
 }
 
-/// A sample type with a 32-bit form that most of its values fit (`Samples`).
-pub trait Wide: Sample + TryInto<Self::Narrow> {
+impl Sample for u16 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        k as u16
+    }
+}
+
+impl Sample for i16 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        (self as i64).key()
+    }
+    #[inline(always)]
+    fn from_key(k: u64) -> Self {
+        i64::from_key(k) as i16
+    }
+}
+
+/// A sample type with a 32-bit and a 16-bit form that most of its values fit (`Samples`).
+pub trait Wide: Sample + TryInto<Self::Narrow> + TryInto<Self::Short> {
     type Narrow: Sample + Into<Self>;
+    type Short: Sample + Into<Self> + Into<Self::Narrow>;
 }
 
 impl Wide for u64 {
     type Narrow = u32;
+    type Short = u16;
 }
 
 impl Wide for i64 {
     type Narrow = i32;
+    type Short = i16;
 }
 
-/// The samples of one row (call durations, kernel durations, launch latencies), in 32 bits while
-/// every one fits (durations under 4.29 s, latencies within ±2.1 s: nearly all), else in 64. A
-/// large capture's rows hold a sample per call, and the first touch of their memory was much of a
-/// report's time; percentiles of the narrow form are the same values (widening keeps the order).
+/// `v`'s values in a wider type.
+fn widen<A: Copy + Into<B>, B>(v: &[A]) -> Vec<B> {
+    v.iter().map(|&x| x.into()).collect()
+}
+
+/// The samples of one row (call durations, kernel durations, launch latencies), in 16 bits while
+/// every one fits (durations under 65 µs: launch calls, short kernels), in 32 while every one fits
+/// (durations under 4.29 s, latencies within ±2.1 s: nearly all), else in 64. A large capture's
+/// rows hold a sample per call, and on the machines measured a report's time follows the memory it
+/// touches; percentiles of a narrower form are the same values (widening keeps the order).
 pub enum Samples<W: Wide> {
+    Short(Vec<W::Short>),
     Narrow(Vec<W::Narrow>),
     Wide(Vec<W>),
 }
 
 impl<W: Wide> Default for Samples<W> {
     fn default() -> Self {
-        Samples::Narrow(Vec::new())
+        Samples::Short(Vec::new())
     }
 }
 
@@ -107,7 +139,11 @@ impl<W: Wide> Samples<W> {
     #[inline(always)]
     pub fn push(&mut self, v: W) {
         match self {
-            Samples::Narrow(n) => match v.try_into() {
+            Samples::Short(s) => match TryInto::<W::Short>::try_into(v) {
+                Ok(x) => s.push(x),
+                Err(_) => self.push_wider(v),
+            },
+            Samples::Narrow(n) => match TryInto::<W::Narrow>::try_into(v) {
                 Ok(x) => n.push(x),
                 Err(_) => self.widened().push(v),
             },
@@ -115,21 +151,56 @@ impl<W: Wide> Samples<W> {
         }
     }
 
+    /// Pushes `v`, which the 16-bit form does not hold: the samples go to 32 bits if it fits
+    /// there, else to 64 (converted once).
+    #[cold]
+    #[inline(never)]
+    fn push_wider(&mut self, v: W) {
+        if let Samples::Short(s) = self {
+            if let Ok(x) = TryInto::<W::Narrow>::try_into(v) {
+                let mut n: Vec<W::Narrow> = widen(s);
+                n.push(x);
+                *self = Samples::Narrow(n);
+                return;
+            }
+        }
+        self.widened().push(v);
+    }
+
+    /// The samples in 32 bits or more, converted (once) if they were in 16.
+    fn narrowed(&mut self) {
+        if let Samples::Short(s) = self {
+            *self = Samples::Narrow(widen(s));
+        }
+    }
+
     /// The samples in 64 bits, converted (once) if they were not.
     #[cold]
     #[inline(never)]
     fn widened(&mut self) -> &mut Vec<W> {
-        if let Samples::Narrow(n) = self {
-            *self = Samples::Wide(n.iter().map(|&x| x.into()).collect());
+        match self {
+            Samples::Short(s) => *self = Samples::Wide(widen(s)),
+            Samples::Narrow(n) => *self = Samples::Wide(widen(n)),
+            Samples::Wide(_) => {}
         }
         match self {
             Samples::Wide(w) => w,
-            Samples::Narrow(_) => unreachable!("widened above"),
+            _ => unreachable!("widened above"),
+        }
+    }
+
+    /// 0 for 16 bits, 1 for 32, 2 for 64.
+    fn width(&self) -> u8 {
+        match self {
+            Samples::Short(_) => 0,
+            Samples::Narrow(_) => 1,
+            Samples::Wide(_) => 2,
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
+            Samples::Short(s) => s.len(),
             Samples::Narrow(n) => n.len(),
             Samples::Wide(w) => w.len(),
         }
@@ -139,19 +210,31 @@ impl<W: Wide> Samples<W> {
         self.len() == 0
     }
 
-    /// Adds another row's samples (another key, another process).
-    pub fn append(&mut self, other: Samples<W>) {
+    /// Adds another row's samples (another key, another process), in the wider form of the two.
+    pub fn append(&mut self, mut other: Samples<W>) {
+        match self.width().max(other.width()) {
+            0 => {}
+            1 => {
+                self.narrowed();
+                other.narrowed();
+            }
+            _ => {
+                self.widened();
+                other.widened();
+            }
+        }
         match (&mut *self, other) {
+            (Samples::Short(a), Samples::Short(b)) => append(a, b),
             (Samples::Narrow(a), Samples::Narrow(b)) => append(a, b),
             (Samples::Wide(a), Samples::Wide(b)) => append(a, b),
-            (Samples::Wide(a), Samples::Narrow(b)) => a.extend(b.into_iter().map(Into::into)),
-            (Samples::Narrow(_), Samples::Wide(b)) => append(self.widened(), b),
+            _ => unreachable!("both made one width above"),
         }
     }
 
     /// [`percentiles`] of the samples.
     pub fn percentiles<const N: usize>(&mut self, ps: [u64; N]) -> [Option<W>; N] {
         match self {
+            Samples::Short(s) => percentiles(s, ps).map(|x| x.map(Into::into)),
             Samples::Narrow(n) => percentiles(n, ps).map(|x| x.map(Into::into)),
             Samples::Wide(w) => percentiles(w, ps),
         }
@@ -162,6 +245,7 @@ impl Samples<u64> {
     /// [`total`] of the samples.
     pub fn total(&self) -> u64 {
         match self {
+            Samples::Short(s) => total(s),
             Samples::Narrow(n) => total(n),
             Samples::Wide(w) => total(w),
         }
@@ -313,13 +397,25 @@ mod tests {
     #[test]
     fn samples_narrow_or_wide_summarize_as_64_bit_vectors_do() {
         let big = u32::MAX as u64;
-        let cases: [Vec<u64>; 4] = [
+        let short = u16::MAX as u64;
+        let cases: [Vec<u64>; 7] = [
             (0..5000).map(|i| (i * 7919) % 100_003).collect(),
             (0..5000)
                 .map(|i| if i == 2500 { big + 1 } else { i * 3 })
                 .collect(),
             vec![big, 0, big, 1],
             vec![u64::MAX, u64::MAX, 5],
+            // All in 16 bits, the largest one included.
+            (0..5000).map(|i| (i * 7919) % (short + 1)).collect(),
+            // 16 bits, then one past it, then 64.
+            (0..5000)
+                .map(|i| match i {
+                    3000 => short + 1,
+                    4000 => big + 7,
+                    _ => i % 300,
+                })
+                .collect(),
+            vec![short, short + 1, 0],
         ];
         for (c, v) in cases.iter().enumerate() {
             for cut in [0, 1, v.len() / 2, v.len()] {
@@ -338,12 +434,13 @@ mod tests {
                     "case {c} cut {cut}"
                 );
                 assert_eq!(s.total(), total(v), "case {c} cut {cut}");
-                let narrow = v.iter().all(|&x| x <= big);
-                assert_eq!(
-                    matches!(s, Samples::Narrow(_)),
-                    narrow,
-                    "case {c} cut {cut}"
-                );
+                // The narrowest form that holds every value.
+                let width = match v.iter().max() {
+                    Some(&m) if m > big => 2,
+                    Some(&m) if m > short => 1,
+                    _ => 0,
+                };
+                assert_eq!(s.width(), width, "case {c} cut {cut}");
             }
         }
         // Signed: negatives, and past ±2^31.
@@ -368,6 +465,27 @@ mod tests {
         );
         assert_eq!(s.percentiles([100])[0], Some(i32::MAX as i64 + 1));
         assert_eq!(s.len(), 6002);
+        // Signed, in 16 bits: both ends of i16, then one below it.
+        let v: Vec<i64> = (0..5000)
+            .map(|i| (i * 37) % 65_536 - 32_768)
+            .chain([i16::MIN as i64, i16::MAX as i64])
+            .collect();
+        let mut s: Samples<i64> = Samples::default();
+        v.iter().for_each(|&x| s.push(x));
+        assert!(matches!(s, Samples::Short(_)));
+        let mut plain = v.clone();
+        assert_eq!(
+            s.percentiles([1, 50, 99, 100]),
+            percentiles(&mut plain, [1, 50, 99, 100])
+        );
+        s.push(i16::MIN as i64 - 1);
+        assert!(matches!(s, Samples::Narrow(_)));
+        let mut plain: Vec<i64> = v.iter().copied().chain([i16::MIN as i64 - 1]).collect();
+        assert_eq!(
+            s.percentiles([1, 50, 100]),
+            percentiles(&mut plain, [1, 50, 100])
+        );
+        assert_eq!(s.len(), 5003);
     }
 
     /// `from_key` undoes `key` at both ends and around 0 of every sample type, and 32-bit rows
