@@ -53,49 +53,23 @@ impl Sample for i64 {
     }
 }
 
-impl Sample for u32 {
-    #[inline(always)]
-    fn key(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn from_key(k: u64) -> Self {
-        k as u32
-    }
+/// The narrow forms, keyed through the 64-bit type of their sign (the same order, the same keys).
+macro_rules! narrow_samples {
+    ($($t:ty => $wide:ty),*) => {$(
+        impl Sample for $t {
+            #[inline(always)]
+            fn key(self) -> u64 {
+                (self as $wide).key()
+            }
+            #[inline(always)]
+            fn from_key(k: u64) -> Self {
+                <$wide>::from_key(k) as $t
+            }
+        }
+    )*};
 }
 
-impl Sample for i32 {
-    #[inline(always)]
-    fn key(self) -> u64 {
-        (self as i64).key()
-    }
-    #[inline(always)]
-    fn from_key(k: u64) -> Self {
-        i64::from_key(k) as i32
-    }
-}
-
-impl Sample for u16 {
-    #[inline(always)]
-    fn key(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn from_key(k: u64) -> Self {
-        k as u16
-    }
-}
-
-impl Sample for i16 {
-    #[inline(always)]
-    fn key(self) -> u64 {
-        (self as i64).key()
-    }
-    #[inline(always)]
-    fn from_key(k: u64) -> Self {
-        i64::from_key(k) as i16
-    }
-}
+narrow_samples!(u32 => u64, i32 => i64, u16 => u64, i16 => i64);
 
 /// A sample type with a 32-bit and a 16-bit form that most of its values fit (`Samples`).
 pub trait Wide: Sample + TryInto<Self::Narrow> + TryInto<Self::Short> {
