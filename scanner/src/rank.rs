@@ -130,15 +130,12 @@ impl<W: Wide> Samples<W> {
     #[cold]
     #[inline(never)]
     fn push_wider(&mut self, v: W) {
-        if let Samples::Short(s) = self {
-            if let Ok(x) = TryInto::<W::Narrow>::try_into(v) {
-                let mut n: Vec<W::Narrow> = widen(s);
-                n.push(x);
-                *self = Samples::Narrow(n);
-                return;
-            }
+        if TryInto::<W::Narrow>::try_into(v).is_ok() {
+            self.narrowed();
+            self.push(v);
+        } else {
+            self.widened().push(v);
         }
-        self.widened().push(v);
     }
 
     /// The samples in 32 bits or more, converted (once) if they were in 16.
