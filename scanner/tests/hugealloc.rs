@@ -7,9 +7,14 @@
 
 use causeway_scanner::hugealloc::{mapped, page, HugeAlloc, BIG, HUGE};
 use std::alloc::{GlobalAlloc, Layout};
+use std::sync::OnceLock;
 
 #[test]
 fn huge_alloc_blocks_keep_their_bytes_alignment_and_mapping() {
+    // This thread's malloc arena is made by its first allocation: made now, it is a mapping that
+    // was there before any block.
+    drop(vec![1u8; 4096]);
+    FOREIGN.get_or_init(|| mappings().iter().map(|m| m.0).collect());
     blocks_keep_their_bytes_through_growth_and_shrinking();
     a_block_hemmed_in_moves_whole();
     alignments_are_honoured();
@@ -46,11 +51,44 @@ fn mapped_at(addr: usize) -> bool {
     unsafe { libc::mincore(page as *mut libc::c_void, 1, v.as_mut_ptr()) == 0 }
 }
 
-/// A big block's mapping is exactly `mapped(size)` long: its last page is mapped, the next not.
+/// The lines of `/proc/self/maps` as (start, end) address ranges.
+fn mappings() -> Vec<(usize, usize)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    maps.lines()
+        .filter_map(|line| {
+            let (lo, hi) = line.split_whitespace().next()?.split_once('-')?;
+            Some((
+                usize::from_str_radix(lo, 16).ok()?,
+                usize::from_str_radix(hi, 16).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Where each mapping began when the test began, before it made any block.
+static FOREIGN: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// A big block's mapping is exactly `mapped(size)` long: the mapping that holds its first byte
+/// begins there and ends at `mapped(size)`, and the page after it is either unmapped or the first
+/// page of a mapping that was there before the test made any block. (The kernel places and grows a
+/// block up to other mappings, a malloc arena's heap say, so "the next page is unmapped" does not
+/// hold; the block's huge-page advice keeps the kernel from merging it with such a neighbour.)
 fn assert_mapping(p: *mut u8, size: usize) {
-    let end = p as usize + mapped(size);
-    assert!(mapped_at(end - 1), "last page of a {size}-byte block");
-    assert!(!mapped_at(end), "page after a {size}-byte block");
+    let (start, end) = (p as usize, p as usize + mapped(size));
+    let now = mappings();
+    let holding = |a: usize| now.iter().copied().find(|&(lo, hi)| lo <= a && a < hi);
+    assert_eq!(
+        holding(start),
+        Some((start, end)),
+        "the mapping of a {size}-byte block; mappings: {now:x?}"
+    );
+    if let Some(next) = holding(end) {
+        let foreign = FOREIGN.get().expect("the test's first mappings read");
+        assert!(
+            foreign.contains(&next.0),
+            "the page after a {size}-byte block is mapped by {next:x?}, which was not there before"
+        );
+    }
 }
 
 /// Blocks of both kinds, grown, shrunk, kept and across the threshold, keep their bytes and
