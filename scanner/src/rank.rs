@@ -71,10 +71,39 @@ macro_rules! narrow_samples {
 
 narrow_samples!(u32 => u64, i32 => i64, u16 => u64, i16 => i64);
 
+/// A 16-bit sample type, numbered in order from 0 to 65 535 (the bins of [`Counts`]).
+pub trait Bin: Sample {
+    fn bin(self) -> usize;
+    fn from_bin(b: usize) -> Self;
+}
+
+impl Bin for u16 {
+    #[inline(always)]
+    fn bin(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn from_bin(b: usize) -> Self {
+        b as u16
+    }
+}
+
+impl Bin for i16 {
+    #[inline(always)]
+    fn bin(self) -> usize {
+        // Flipping the sign bit orders negatives before positives.
+        (self as u16 ^ 0x8000) as usize
+    }
+    #[inline(always)]
+    fn from_bin(b: usize) -> Self {
+        (b as u16 ^ 0x8000) as i16
+    }
+}
+
 /// A sample type with a 32-bit and a 16-bit form that most of its values fit (`Samples`).
 pub trait Wide: Sample + TryInto<Self::Narrow> + TryInto<Self::Short> {
     type Narrow: Sample + Into<Self>;
-    type Short: Sample + Into<Self> + Into<Self::Narrow>;
+    type Short: Bin + Into<Self> + Into<Self::Narrow>;
 }
 
 impl Wide for u64 {
@@ -96,11 +125,123 @@ fn widen<A: Copy + Into<B>, B>(v: &[A]) -> Vec<B> {
 /// every one fits (durations under 65 µs: launch calls, short kernels), in 32 while every one fits
 /// (durations under 4.29 s, latencies within ±2.1 s: nearly all), else in 64. A large capture's
 /// rows hold a sample per call, and on the machines measured a report's time follows the memory it
-/// touches; percentiles of a narrower form are the same values (widening keeps the order).
+/// touches; percentiles of a narrower form are the same values (widening keeps the order). Past
+/// `COUNT_FROM` samples, 16-bit ones are counted per value instead (`Counted`: 256 KiB however
+/// many, where the launch rows of a 10 M-entry capture held 6.5 MB each), which gives the same
+/// percentiles and total.
 pub enum Samples<W: Wide> {
     Short(Vec<W::Short>),
+    Counted(Counts<W::Short>),
     Narrow(Vec<W::Narrow>),
     Wide(Vec<W>),
+}
+
+/// 16-bit samples past this many are counted rather than kept: the counts' table takes the memory
+/// of this many samples.
+pub const COUNT_FROM: usize = BINS * size_of::<u32>() / size_of::<u16>();
+
+/// Bins of [`Counts`]: one per 16-bit value.
+const BINS: usize = 1 << 16;
+
+/// The most samples a [`Counts`] holds: then no bin can pass `u32::MAX`. (Lower in the unit tests,
+/// so that what happens past it can be tested without 2^32 samples.)
+const COUNTS_HOLD: u64 = if cfg!(test) {
+    3 * COUNT_FROM as u64
+} else {
+    u32::MAX as u64
+};
+
+/// 16-bit samples as a count per value: their nearest-rank percentiles and total are read off the
+/// counts exactly.
+pub struct Counts<S> {
+    /// How many samples of each value (`Bin::bin`'s order), `BINS` of them.
+    bins: Box<[u32]>,
+    /// How many samples in all, at most `COUNTS_HOLD`.
+    n: u64,
+    _values: std::marker::PhantomData<S>,
+}
+
+impl<S: Bin> Counts<S> {
+    /// The counts of `v`'s values (fewer than `COUNTS_HOLD`).
+    fn of(v: &[S]) -> Self {
+        let mut c = Counts {
+            bins: vec![0u32; BINS].into_boxed_slice(),
+            n: 0,
+            _values: std::marker::PhantomData,
+        };
+        debug_assert!(c.room(v.len()));
+        v.iter().for_each(|&x| c.count(x));
+        c
+    }
+
+    /// Whether `more` samples can be counted in.
+    fn room(&self, more: usize) -> bool {
+        self.n.saturating_add(more as u64) <= COUNTS_HOLD
+    }
+
+    /// Counts one more `x`, if there is room (false: not counted).
+    #[inline(always)]
+    fn add(&mut self, x: S) -> bool {
+        let room = self.n < COUNTS_HOLD;
+        if room {
+            self.count(x);
+        }
+        room
+    }
+
+    /// Counts one more `x`; the caller saw to the room.
+    #[inline(always)]
+    fn count(&mut self, x: S) {
+        // The mask changes nothing (a bin is below BINS) but spares the bounds check.
+        self.bins[x.bin() & (BINS - 1)] += 1;
+        self.n += 1;
+    }
+
+    /// Every sample, in ascending order, in a wider type.
+    fn values<T: Copy>(&self) -> Vec<T>
+    where
+        S: Into<T>,
+    {
+        let mut v = Vec::with_capacity(self.n as usize);
+        for (b, &c) in self.bins.iter().enumerate() {
+            v.extend(std::iter::repeat_n(S::from_bin(b).into(), c as usize));
+        }
+        v
+    }
+
+    /// The values at nearest-rank percentiles `ps` (ascending).
+    fn percentiles<const N: usize>(&self, ps: [u64; N]) -> [Option<S>; N] {
+        if self.n == 0 {
+            return [None; N];
+        }
+        let mut out = [None; N];
+        // `below`: the samples in bins before `b`.
+        let (mut b, mut below) = (0usize, 0u64);
+        for (j, &p) in ps.iter().enumerate() {
+            let k = rank_index(self.n, p) as u64;
+            debug_assert!(
+                j == 0 || ps[j - 1] <= p,
+                "percentiles asked in ascending order"
+            );
+            while below + u64::from(self.bins[b]) <= k {
+                below += u64::from(self.bins[b]);
+                b += 1;
+            }
+            out[j] = Some(S::from_bin(b));
+        }
+        out
+    }
+
+    /// The saturating sum of the samples.
+    fn total(&self) -> u64
+    where
+        S: Into<u64>,
+    {
+        self.bins.iter().enumerate().fold(0u64, |t, (b, &c)| {
+            let v: u64 = S::from_bin(b).into();
+            t.saturating_add(v.saturating_mul(u64::from(c)))
+        })
+    }
 }
 
 impl<W: Wide> Default for Samples<W> {
@@ -114,8 +255,12 @@ impl<W: Wide> Samples<W> {
     pub fn push(&mut self, v: W) {
         match self {
             Samples::Short(s) => match TryInto::<W::Short>::try_into(v) {
-                Ok(x) => s.push(x),
-                Err(_) => self.push_wider(v),
+                Ok(x) if s.len() < COUNT_FROM => s.push(x),
+                _ => self.push_wider(v),
+            },
+            Samples::Counted(c) => match TryInto::<W::Short>::try_into(v) {
+                Ok(x) if c.add(x) => {}
+                _ => self.push_wider(v),
             },
             Samples::Narrow(n) => match TryInto::<W::Narrow>::try_into(v) {
                 Ok(x) => n.push(x),
@@ -125,12 +270,17 @@ impl<W: Wide> Samples<W> {
         }
     }
 
-    /// Pushes `v`, which the 16-bit form does not hold: the samples go to 32 bits if it fits
-    /// there, else to 64 (converted once).
+    /// Pushes `v`, which the 16-bit form at hand does not take: a 16-bit value onto `COUNT_FROM`
+    /// kept samples starts their counts; a wider one, or a 16-bit one that the counts have no room
+    /// for, takes the samples to 32 bits if it fits there, else to 64 (converted once).
     #[cold]
     #[inline(never)]
     fn push_wider(&mut self, v: W) {
-        if TryInto::<W::Narrow>::try_into(v).is_ok() {
+        if let (Samples::Short(s), Ok(x)) = (&*self, TryInto::<W::Short>::try_into(v)) {
+            let mut c = Counts::of(s);
+            c.count(x);
+            *self = Samples::Counted(c);
+        } else if TryInto::<W::Narrow>::try_into(v).is_ok() {
             self.narrowed();
             self.push(v);
         } else {
@@ -140,8 +290,10 @@ impl<W: Wide> Samples<W> {
 
     /// The samples in 32 bits or more, converted (once) if they were in 16.
     fn narrowed(&mut self) {
-        if let Samples::Short(s) = self {
-            *self = Samples::Narrow(widen(s));
+        match self {
+            Samples::Short(s) => *self = Samples::Narrow(widen(s)),
+            Samples::Counted(c) => *self = Samples::Narrow(c.values()),
+            _ => {}
         }
     }
 
@@ -151,6 +303,7 @@ impl<W: Wide> Samples<W> {
     fn widened(&mut self) -> &mut Vec<W> {
         match self {
             Samples::Short(s) => *self = Samples::Wide(widen(s)),
+            Samples::Counted(c) => *self = Samples::Wide(c.values()),
             Samples::Narrow(n) => *self = Samples::Wide(widen(n)),
             Samples::Wide(_) => {}
         }
@@ -160,10 +313,10 @@ impl<W: Wide> Samples<W> {
         }
     }
 
-    /// 0 for 16 bits, 1 for 32, 2 for 64.
+    /// 0 for 16 bits (kept or counted), 1 for 32, 2 for 64.
     fn width(&self) -> u8 {
         match self {
-            Samples::Short(_) => 0,
+            Samples::Short(_) | Samples::Counted(_) => 0,
             Samples::Narrow(_) => 1,
             Samples::Wide(_) => 2,
         }
@@ -172,6 +325,7 @@ impl<W: Wide> Samples<W> {
     pub fn len(&self) -> usize {
         match self {
             Samples::Short(s) => s.len(),
+            Samples::Counted(c) => c.n as usize,
             Samples::Narrow(n) => n.len(),
             Samples::Wide(w) => w.len(),
         }
@@ -183,7 +337,28 @@ impl<W: Wide> Samples<W> {
 
     /// Adds another row's samples (another key, another process), in the wider form of the two.
     pub fn append(&mut self, mut other: Samples<W>) {
-        match self.width().max(other.width()) {
+        // Kept 16-bit samples and counts of them: counted in, where the counts have room.
+        if matches!((&*self, &other), (Samples::Short(_), Samples::Counted(_))) {
+            std::mem::swap(self, &mut other);
+        }
+        match (&mut *self, &other) {
+            (Samples::Counted(a), Samples::Short(b)) if a.room(b.len()) => {
+                b.iter().for_each(|&x| a.count(x));
+                return;
+            }
+            (Samples::Counted(a), Samples::Counted(b)) if a.room(b.n as usize) => {
+                a.bins
+                    .iter_mut()
+                    .zip(&b.bins[..])
+                    .for_each(|(x, y)| *x += y);
+                a.n += b.n;
+                return;
+            }
+            _ => {}
+        }
+        let counted = matches!(self, Samples::Counted(_)) || matches!(other, Samples::Counted(_));
+        // Counts without room for the other's samples go to 32 bits, as a count too many does.
+        match self.width().max(other.width()).max(u8::from(counted)) {
             0 => {}
             1 => {
                 self.narrowed();
@@ -195,7 +370,12 @@ impl<W: Wide> Samples<W> {
             }
         }
         match (&mut *self, other) {
-            (Samples::Short(a), Samples::Short(b)) => append(a, b),
+            (Samples::Short(a), Samples::Short(b)) => {
+                append(a, b);
+                if a.len() >= COUNT_FROM && a.len() as u64 <= COUNTS_HOLD {
+                    *self = Samples::Counted(Counts::of(a));
+                }
+            }
             (Samples::Narrow(a), Samples::Narrow(b)) => append(a, b),
             (Samples::Wide(a), Samples::Wide(b)) => append(a, b),
             _ => unreachable!("both made one width above"),
@@ -206,6 +386,7 @@ impl<W: Wide> Samples<W> {
     pub fn percentiles<const N: usize>(&mut self, ps: [u64; N]) -> [Option<W>; N] {
         match self {
             Samples::Short(s) => percentiles(s, ps).map(|x| x.map(Into::into)),
+            Samples::Counted(c) => c.percentiles(ps).map(|x| x.map(Into::into)),
             Samples::Narrow(n) => percentiles(n, ps).map(|x| x.map(Into::into)),
             Samples::Wide(w) => percentiles(w, ps),
         }
@@ -217,6 +398,7 @@ impl Samples<u64> {
     pub fn total(&self) -> u64 {
         match self {
             Samples::Short(s) => total(s),
+            Samples::Counted(c) => c.total(),
             Samples::Narrow(n) => total(n),
             Samples::Wide(w) => total(w),
         }
@@ -457,6 +639,134 @@ mod tests {
             percentiles(&mut plain, [1, 50, 100])
         );
         assert_eq!(s.len(), 5003);
+    }
+
+    /// The summaries a plain 64-bit vector gives, for comparing a row with.
+    fn plain<T: Sample>(v: &[T]) -> ([Option<T>; 4], usize) {
+        (percentiles(&mut v.to_vec(), [1, 50, 99, 100]), v.len())
+    }
+
+    /// Rows of more than `COUNT_FROM` 16-bit samples are counted, and give the percentiles, total
+    /// and length of the kept values: alone, after a wider value (32 and 64 bits), past the counts'
+    /// room, and appended in every pairing with the other forms.
+    #[test]
+    fn counted_samples_summarize_as_kept_ones_do() {
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        let n = COUNT_FROM + 12_345;
+        let short = u16::MAX as u64;
+        let shapes: [Vec<u64>; 4] = [
+            (0..n).map(|_| 900 + next() % 300).collect(),
+            (0..n).map(|_| next() % (short + 1)).collect(),
+            (0..n).map(|i| if i % 2 == 0 { 0 } else { short }).collect(),
+            vec![7; n],
+        ];
+        for (c, v) in shapes.iter().enumerate() {
+            let mut s: Samples<u64> = Samples::default();
+            v[..COUNT_FROM].iter().for_each(|&x| s.push(x));
+            assert!(
+                matches!(s, Samples::Short(_)),
+                "shape {c}: kept up to COUNT_FROM"
+            );
+            s.push(v[COUNT_FROM]);
+            assert!(
+                matches!(s, Samples::Counted(_)),
+                "shape {c}: counted past it"
+            );
+            v[COUNT_FROM + 1..].iter().for_each(|&x| s.push(x));
+            assert_eq!(
+                (s.percentiles([1, 50, 99, 100]), s.len()),
+                plain(v),
+                "shape {c}"
+            );
+            assert_eq!(s.total(), total(v), "shape {c}");
+            // Then a 32-bit value, then a 64-bit one: the counts are expanded once.
+            for (extra, width) in [(short + 1, 1), (u32::MAX as u64 + 1, 2)] {
+                s.push(extra);
+                let mut w = v.clone();
+                w.push(short + 1);
+                if width == 2 {
+                    w.push(extra);
+                }
+                assert_eq!(s.width(), width, "shape {c}");
+                assert_eq!(
+                    (s.percentiles([1, 50, 99, 100]), s.len()),
+                    plain(&w),
+                    "shape {c}"
+                );
+                assert_eq!(s.total(), total(&w), "shape {c}");
+            }
+        }
+        // Signed, both ends of i16 and around 0.
+        let v: Vec<i64> = (0..n)
+            .map(|i| match i % 5 {
+                0 => i16::MIN as i64,
+                1 => i16::MAX as i64,
+                _ => (next() % 41) as i64 - 20,
+            })
+            .collect();
+        let mut s: Samples<i64> = Samples::default();
+        v.iter().for_each(|&x| s.push(x));
+        assert!(matches!(s, Samples::Counted(_)));
+        assert_eq!((s.percentiles([1, 50, 99, 100]), s.len()), plain(&v));
+        s.push(i16::MIN as i64 - 1);
+        let w: Vec<i64> = v.iter().copied().chain([i16::MIN as i64 - 1]).collect();
+        assert!(matches!(s, Samples::Narrow(_)));
+        assert_eq!((s.percentiles([1, 50, 99, 100]), s.len()), plain(&w));
+        // Past the counts' room: the next 16-bit value takes the row to 32 bits.
+        let v: Vec<u64> = (0..COUNTS_HOLD + 1).map(|i| i % 1000).collect();
+        let mut s: Samples<u64> = Samples::default();
+        v.iter().take(COUNTS_HOLD as usize).for_each(|&x| s.push(x));
+        assert!(matches!(s, Samples::Counted(_)));
+        s.push(v[COUNTS_HOLD as usize]);
+        assert_eq!(s.width(), 1);
+        assert_eq!((s.percentiles([1, 50, 99, 100]), s.len()), plain(&v));
+        // Appends: kept and counted rows in every pairing, and counted with wider ones; the
+        // counted pairs also past the counts' room (to 32 bits).
+        let parts: [(usize, u64); 6] = [
+            (100, 0),
+            (COUNT_FROM - 1, 0),
+            (COUNT_FROM + 1, 0),
+            (2 * COUNT_FROM, 0),
+            (COUNTS_HOLD as usize - 50, 0),
+            (10, u32::MAX as u64 + 5),
+        ];
+        let row = |len: usize, wide: u64, next: &mut dyn FnMut() -> u64| -> Vec<u64> {
+            let mut r: Vec<u64> = (0..len).map(|_| 1000 + next() % 5000).collect();
+            if wide > 0 {
+                r.push(wide);
+            }
+            r
+        };
+        for &(la, wa) in &parts {
+            for &(lb, wb) in &parts {
+                let (a, b) = (row(la, wa, &mut next), row(lb, wb, &mut next));
+                let (mut s, mut t): (Samples<u64>, Samples<u64>) = Default::default();
+                a.iter().for_each(|&x| s.push(x));
+                b.iter().for_each(|&x| t.push(x));
+                s.append(t);
+                let all: Vec<u64> = a.iter().chain(&b).copied().collect();
+                let what = format!("{la}+{wa} then {lb}+{wb}");
+                assert_eq!(
+                    (s.percentiles([1, 50, 99, 100]), s.len()),
+                    plain(&all),
+                    "{what}"
+                );
+                assert_eq!(s.total(), total(&all), "{what}");
+                let width = match (wa.max(wb), all.len() as u64) {
+                    (0, m) if m > COUNTS_HOLD => 1,
+                    (0, _) => 0,
+                    _ => 2,
+                };
+                assert_eq!(s.width(), width, "{what}");
+                let counted = width == 0 && all.len() >= COUNT_FROM;
+                assert_eq!(matches!(s, Samples::Counted(_)), counted, "{what}");
+            }
+        }
+        // A count's total at full bins (no overflow on the way).
+        let mut c = Counts::<u16>::of(&[u16::MAX; 10]);
+        c.bins.fill(u32::MAX);
+        let want: u128 = (0..BINS as u128).sum::<u128>() * u32::MAX as u128;
+        assert_eq!(c.total() as u128, want);
     }
 
     /// `from_key` undoes `key` at both ends and around 0 of every sample type, and 32-bit rows
