@@ -277,10 +277,14 @@ impl<W: Wide> Samples<W> {
     #[inline(never)]
     fn push_wider(&mut self, v: W) {
         if let (Samples::Short(s), Ok(x)) = (&*self, TryInto::<W::Short>::try_into(v)) {
-            let mut c = Counts::of(s);
-            c.count(x);
-            *self = Samples::Counted(c);
-        } else if TryInto::<W::Narrow>::try_into(v).is_ok() {
+            if (s.len() as u64) < COUNTS_HOLD {
+                let mut c = Counts::of(s);
+                c.count(x);
+                *self = Samples::Counted(c);
+                return;
+            }
+        }
+        if TryInto::<W::Narrow>::try_into(v).is_ok() {
             self.narrowed();
             self.push(v);
         } else {
@@ -720,6 +724,13 @@ mod tests {
         s.push(v[COUNTS_HOLD as usize]);
         assert_eq!(s.width(), 1);
         assert_eq!((s.percentiles([1, 50, 99, 100]), s.len()), plain(&v));
+        // Kept samples as many as the counts hold (a form only a direct construction makes):
+        // the next 16-bit value takes them to 32 bits, not to counts that would overflow.
+        let mut s: Samples<u64> = Samples::Short(vec![5; COUNTS_HOLD as usize]);
+        s.push(6);
+        assert_eq!(s.width(), 1);
+        assert_eq!(s.percentiles([100]), [Some(6)]);
+        assert_eq!(s.len(), COUNTS_HOLD as usize + 1);
         // Appends: kept and counted rows in every pairing, and counted with wider ones; the
         // counted pairs also past the counts' room (to 32 bits).
         let parts: [(usize, u64); 6] = [
