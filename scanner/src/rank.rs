@@ -162,7 +162,7 @@ pub struct Counts<S> {
 }
 
 impl<S: Bin> Counts<S> {
-    /// The counts of `v`'s values (fewer than `COUNTS_HOLD`).
+    /// The counts of `v`'s values (at most `COUNTS_HOLD` of them).
     fn of(v: &[S]) -> Self {
         let mut c = Counts {
             bins: vec![0u32; BINS].into_boxed_slice(),
