@@ -22,7 +22,11 @@ fn events(
     args: &[&str],
     extra: &[(&str, &str)],
 ) -> (std::process::Output, std::path::PathBuf, Value) {
-    let mut env: Vec<(&str, &str)> = vec![("CAUSEWAY_BACKEND", "events")];
+    // Every call timed unless `extra` says otherwise (the default is one step in 16).
+    let mut env: Vec<(&str, &str)> = vec![
+        ("CAUSEWAY_BACKEND", "events"),
+        ("CAUSEWAY_EVENTS_SAMPLE", "1"),
+    ];
     env.extend_from_slice(extra);
     let (o, cap) = traced(command(name, args), 3, &env);
     assert!(
@@ -286,7 +290,10 @@ fn level_4_times_the_device_only_when_a_backend_is_named() {
     let (_, cap) = traced(
         command("mt_launch", &["2", "10"]),
         4,
-        &[("CAUSEWAY_BACKEND", "events")],
+        &[
+            ("CAUSEWAY_BACKEND", "events"),
+            ("CAUSEWAY_EVENTS_SAMPLE", "1"),
+        ],
     );
     let r = report(&cap);
     assert_eq!(device_row(&r, "sleep_0us")["count"], 20);
@@ -368,4 +375,69 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
         .iter()
         .filter(|c| c.class == Some("launch"))
         .all(|c| c.kernel.is_some()));
+}
+
+/// With NVTX steps, sampling times whole steps: one in N outermost ranges, every device-work call in
+/// it and none outside, so a timed step's copy/compute overlap can be measured (calls sampled one by
+/// one would leave almost no step with both its copy and its kernel timed).
+#[test]
+fn sampling_with_nvtx_steps_times_whole_steps() {
+    use causeway_scanner::model::Timeline;
+    let steps = 64;
+    let (_, cap, r) = events(
+        "overlap_prog",
+        &[
+            "a",
+            "--steps",
+            &steps.to_string(),
+            "--kernel-us",
+            "200",
+            "--copy-mib",
+            "1",
+        ],
+        &[("CAUSEWAY_EVENTS_SAMPLE", "4")],
+    );
+    let p0 = &r["processes"][0];
+    assert_eq!(p0["sample_every"], 4, "{p0}");
+    assert_eq!(p0["step_sampled"], true, "{p0}");
+    assert_eq!(r["device"]["step_sampled"], true);
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+    let t = Timeline::build(&Capture::open(&cap).unwrap().rings().unwrap());
+    let p = &t.processes[0];
+    let timed: std::collections::HashSet<u64> = p.device.iter().filter_map(|d| d.call).collect();
+    let (mut whole, mut none) = (0, 0);
+    for range in p.ranges.iter().filter(|x| x.level == 0) {
+        let end = range.end_ns.expect("closed range");
+        // The outermost device-work calls made inside the range.
+        let work: Vec<u64> = p
+            .calls
+            .iter()
+            .filter(|c| c.depth == 0 && c.begin_ns >= range.begin_ns && c.begin_ns <= end)
+            .filter(|c| matches!(c.class, Some("launch") | Some("copy")))
+            .map(|c| c.seq)
+            .collect();
+        assert_eq!(work.len(), 2, "{range:?}");
+        let n = work.iter().filter(|s| timed.contains(s)).count();
+        match n {
+            0 => none += 1,
+            2 => whole += 1,
+            _ => panic!("step {range:?} timed in part: {n} of 2"),
+        }
+    }
+    // 66 ranges (2 warm-up, 64 steps), each opening a timed window with p = 1/4 (sd ≈ 3.5).
+    assert_eq!(whole + none, steps + 2);
+    assert!(
+        (6..=30).contains(&whole),
+        "{whole} of {} steps timed",
+        whole + none
+    );
+    // No call outside a range was timed.
+    let in_ranges = p.device.len() as u64;
+    assert_eq!(in_ranges, 2 * whole as u64);
+    let o = std::process::Command::new(cli())
+        .arg("report")
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(stdout(&o).contains("one in 4 steps"), "{}", stdout(&o));
 }

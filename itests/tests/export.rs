@@ -37,7 +37,11 @@ fn capture(name: &str, args: &[&str]) -> PathBuf {
     let (o, cap) = traced(
         command(name, args),
         3,
-        &[("CAUSEWAY_BACKEND", "events"), ("CAUSEWAY_RING_MB", "1")],
+        &[
+            ("CAUSEWAY_BACKEND", "events"),
+            ("CAUSEWAY_EVENTS_SAMPLE", "1"),
+            ("CAUSEWAY_RING_MB", "1"),
+        ],
     );
     assert!(o.status.success(), "{name}: {}", stderr(&o));
     cap

@@ -365,7 +365,10 @@ fn range_and_domain_options_and_the_text_form() {
 
 #[test]
 fn the_events_backend_states_its_bound() {
-    let (cap, _) = record(&[("CAUSEWAY_BACKEND", "events")]);
+    let (cap, _) = record(&[
+        ("CAUSEWAY_BACKEND", "events"),
+        ("CAUSEWAY_EVENTS_SAMPLE", "1"),
+    ]);
     let r = views_json(&cap, &["--steps", "--gaps"]);
     let p = &r["steps"][0];
     assert_eq!(p["backend"], "events");

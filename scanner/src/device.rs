@@ -182,9 +182,12 @@ pub struct DeviceReport {
     pub untimed: u64,
     /// Device records the backend itself dropped (the header counter `device_dropped`, summed).
     pub dropped: u64,
-    /// The events backend timed one in this many device-work calls per thread (the largest over the
+    /// The events backend timed one in this many steps or device-work calls (the largest over the
     /// processes; 1 = every call): counts of device intervals are then of the timed calls only.
     pub sample_every: u32,
+    /// Whether a process sampled steps (every call of one in `sample_every` outermost NVTX ranges)
+    /// rather than calls.
+    pub step_sampled: bool,
     /// Device work the backend could not time and wrote no interval for (the header counter
     /// `device_untimed`, summed; events backend: no free event pair, no current context, an event
     /// call failed, or still running at exit).

@@ -12,7 +12,7 @@ use std::process::Command;
 /// The shim's file name, looked up beside the `causeway` executable.
 pub const SHIM_NAME: &str = "libcauseway.so";
 pub const DEFAULT_LEVEL: u32 = 2;
-pub use causeway_ring::layout::{DEFAULT_RING_MB, MAX_RING_MB};
+pub use causeway_ring::layout::{DEFAULT_EVENTS_SAMPLE, DEFAULT_RING_MB, MAX_RING_MB};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyArg {
@@ -57,7 +57,7 @@ pub struct RecordOptions {
     pub backend: Option<BackendArg>,
     /// The CUPTI library the shim should load (`CAUSEWAY_CUPTI`); level 3 with CUPTI only.
     pub cupti: Option<PathBuf>,
-    /// Events backend: time one in N device-work calls per thread (`None` = every call).
+    /// Events backend: time one step in N (`None`: the shim's default, `DEFAULT_EVENTS_SAMPLE`).
     pub sample: Option<u32>,
     pub out: PathBuf,
     pub ring_mb: u64,
@@ -336,7 +336,7 @@ fn checked(o: &RecordOptions) -> Result<(Option<BackendArg>, Option<OsString>), 
             return fail("--sample needs --backend events (CUPTI records every kernel; events can be sampled)");
         }
         if n == 0 {
-            return fail("--sample 0: give N >= 1 (time one in N device-work calls per thread)");
+            return fail("--sample 0: give N >= 1 (time one in N steps; 1 times every call)");
         }
     }
     check_ring_mb(o.ring_mb)?;

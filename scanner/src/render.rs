@@ -388,10 +388,16 @@ fn device(r: &Report, out: &mut String) {
         "intervals: {} ({} tied to their call; {} unassociated: {} no call, {} call not in capture, {} wrong class); {} dropped by the backend",
         d.intervals, d.associated, u.total, u.no_call, u.call_not_in_capture, u.wrong_class, d.dropped
     );
-    if d.sample_every > 1 {
+    if d.sample_every > 1 && d.step_sampled {
         let _ = writeln!(
             out,
-            "sampled: one in {} device-work calls per thread was timed (--sample); intervals count the timed calls only",
+            "sampled: one in {} steps (outermost NVTX ranges) was timed, every call in it (--sample); intervals count the timed calls only",
+            d.sample_every
+        );
+    } else if d.sample_every > 1 {
+        let _ = writeln!(
+            out,
+            "sampled: one in {} device-work calls per thread was timed (--sample; the program pushed no NVTX range); intervals count the timed calls only",
             d.sample_every
         );
     }

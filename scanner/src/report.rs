@@ -85,8 +85,11 @@ pub struct Process {
     pub forked: bool,
     /// Device-timing backend of the ring (`none`, `cupti`, `events`).
     pub backend: String,
-    /// One in this many device-work calls per thread was timed (1: every call).
+    /// The events backend timed one in this many steps, or device-work calls (1: every call).
     pub sample_every: u32,
+    /// Whether it sampled steps (outermost NVTX push ranges, every call in a timed one) rather than
+    /// calls (header flag `step_sampled`).
+    pub step_sampled: bool,
     /// Device intervals read (level 3).
     pub device_intervals: u64,
     /// Device intervals tied to the live call that issued them.
@@ -580,6 +583,7 @@ fn process(
         forked: h.flags & flags::FORKED != 0,
         backend: device::backend_name(h.backend),
         sample_every: h.sample_every.max(1),
+        step_sampled: h.flags & flags::STEP_SAMPLED != 0,
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
@@ -1127,6 +1131,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         .map(|p: &Process| p.sample_every)
         .max()
         .unwrap_or(1);
+    device.step_sampled = processes.iter().any(|p| p.step_sampled);
     if device.intervals > 0 {
         // Executions requested (launches) next to executions observed, by kernel name; a kernel the
         // device ran but no traced launch asked for gets a row of its own.

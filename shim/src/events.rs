@@ -34,10 +34,19 @@ const STREAM_PER_THREAD: u64 = 2;
 const STREAM_NON_BLOCKING: u32 = 1;
 const CAPTURE_MODE_RELAXED: u32 = 2;
 
-/// Event pairs per context: launches in flight (issued, not yet reaped) beyond this go untimed.
+/// `CAUSEWAY_EVENTS_DIAG=grow-during-run`: the old pool (256 pairs first, 512 more per reaper pass up
+/// to `PAIRS` while the program runs), kept to reproduce the distortion it caused.
+static GROW_DURING_RUN: AtomicBool = AtomicBool::new(false);
+const OLD_FIRST_PAIRS: usize = 256;
+/// Event pairs per context at most: launches in flight (issued, not yet reaped) beyond this go untimed.
 const PAIRS: usize = 8192;
-/// Pairs created on the first use in a context (on the calling thread); the reaper makes the rest.
-const FIRST_PAIRS: usize = 256;
+/// Pairs created on the first use in a context, on the calling thread, before its first timed call.
+/// Creating events while the program runs contends with its own launches and copies in the driver: on
+/// the H200 (2026-12-01), making the rest of the 8192 pairs in the reaper during the first tens of
+/// milliseconds stretched a two-stream step of 10 µs ops from 25 to 90 µs. So the pool is made up front,
+/// large enough for what a step keeps in flight, and grows (doubling, in the reaper) only when more than
+/// half of it is in use or a claim found no free pair.
+const FIRST_PAIRS: usize = 1024;
 /// Contexts the backend follows (a process rarely uses more devices than this).
 const MAX_CONTEXTS: usize = 16;
 /// A new anchor this often while work is being reaped: keeps offsets (and float rounding) small and
@@ -124,12 +133,22 @@ static REAPER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 static NEXT_ANCHOR: AtomicU64 = AtomicU64::new(1);
 static PID: AtomicU32 = AtomicU32::new(0);
 static SAID_CONTEXTS: AtomicBool = AtomicBool::new(false);
-/// Time one in this many device-work calls per thread (`CAUSEWAY_EVENTS_SAMPLE`; 1 = every call).
+/// Time one in this many steps (or calls, without NVTX ranges) (`CAUSEWAY_EVENTS_SAMPLE`; 1 = every
+/// call).
 static SAMPLE: AtomicU32 = AtomicU32::new(1);
+/// Sampling by steps: set once the program pushed an outermost NVTX range. From then on a call is timed
+/// only while a sampled window is open.
+static STEPPED: AtomicBool = AtomicBool::new(false);
+/// Whether a sampled window is open: an outermost push range, chosen one in `SAMPLE` at random, on
+/// some thread. Every device-work call made meanwhile, on any thread, is timed, so a sampled step is
+/// timed whole (its copy/compute overlap can be measured) and the others run without timing events.
+static WINDOW: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// This thread's sampling generator (xorshift64; 0 until seeded).
     static RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The NVTX domain (+1; 0 = none) whose outermost range this thread opened the sampled window with.
+    static OWNER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether to time this call when sampling one in `every`: at random, with probability 1/every, so that
@@ -157,9 +176,47 @@ fn seed() -> u64 {
     v.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1
 }
 
+/// An outermost NVTX push range of `domain` opened on this thread (called at every level; cheap): with
+/// sampling, the first one switches to sampling by steps, and one in `SAMPLE` of them, at random,
+/// opens the timed window if none is open.
+pub fn outer_push(domain: u64) {
+    let every = SAMPLE.load(Ordering::Relaxed);
+    if every <= 1 || STATE.load(Ordering::Relaxed) == OFF {
+        return;
+    }
+    if !STEPPED.swap(true, Ordering::Relaxed) {
+        if let Some(w) = state::writer() {
+            w.set_flag(causeway_ring::layout::flags::STEP_SAMPLED);
+        }
+    }
+    if sampled(every)
+        && WINDOW
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    {
+        OWNER.with(|o| o.set(domain.wrapping_add(1)));
+    }
+}
+
+/// The outermost NVTX push range of `domain` on this thread closed: if it opened the window, the
+/// window closes.
+pub fn outer_pop(domain: u64) {
+    let _ = OWNER.try_with(|o| {
+        if o.get() != 0 && o.get() == domain.wrapping_add(1) {
+            o.set(0);
+            WINDOW.store(false, Ordering::Release);
+        }
+    });
+}
+
 /// Level 3 with `--backend events`: called once at start-up; the backend starts on the first device
 /// work it sees once the driver is loaded.
 pub fn want(sample_every: u32) {
+    // A diagnostic, not a setting: the pool grown while the program runs, as before issue 19, so that
+    // the control harness can be shown an instrument that removes overlap on real hardware.
+    if std::env::var_os("CAUSEWAY_EVENTS_DIAG").is_some_and(|v| v == "grow-during-run") {
+        GROW_DURING_RUN.store(true, Ordering::Relaxed);
+    }
     SAMPLE.store(sample_every.max(1), Ordering::Relaxed);
     STATE.store(WANTED, Ordering::Relaxed);
     if let Some(w) = state::writer() {
@@ -225,6 +282,8 @@ struct Pool {
     pairs: Box<[Pair]>,
     cursor: AtomicUsize,
     made: AtomicUsize,
+    /// Set when a claim found no free pair: the reaper grows the pool on its next pass.
+    starved: AtomicBool,
     /// The reaper's own stream, where anchors are recorded (never waited on by the program's work).
     stream: usize,
     /// Two anchor events used in turn: `anchors[cur]` is the current one.
@@ -296,11 +355,17 @@ fn create_pool(api: &Api, ctx: usize) -> Option<&'static Pool> {
             pairs: (0..PAIRS).map(|_| Pair::new()).collect(),
             cursor: AtomicUsize::new(0),
             made: AtomicUsize::new(0),
+            starved: AtomicBool::new(false),
             stream: stream as usize,
             anchors: [a0 as usize, a1 as usize],
             anchor: Mutex::new(AnchorState::default()),
         }));
-        make_pairs(api, pool, FIRST_PAIRS);
+        let first = if GROW_DURING_RUN.load(Ordering::Relaxed) {
+            OLD_FIRST_PAIRS
+        } else {
+            FIRST_PAIRS
+        };
+        make_pairs(api, pool, first);
         slot.store(pool as *const Pool as *mut Pool, Ordering::Release);
         start_reaper();
         Some(pool)
@@ -376,14 +441,19 @@ pub fn before(flags: u8, stream: u64) -> Option<Bracket> {
     match STATE.load(Ordering::Relaxed) {
         OFF => None,
         ON => {
-            let every = SAMPLE.load(Ordering::Relaxed);
-            if every > 1 && !sampled(every) {
-                return None;
+            if chosen() {
+                before_on(flags, stream)
+            } else {
+                None
             }
-            before_on(flags, stream)
         }
         _ => {
-            if try_start() {
+            if !try_start() {
+                return None;
+            }
+            // The pool is made now, at the first device work, not in the first step sampling times.
+            let _ = API.get().and_then(current_pool);
+            if chosen() {
                 before_on(flags, stream)
             } else {
                 None
@@ -392,21 +462,36 @@ pub fn before(flags: u8, stream: u64) -> Option<Bracket> {
     }
 }
 
-#[inline(never)]
-fn before_on(flags: u8, stream: u64) -> Option<Bracket> {
-    let api = API.get()?;
+/// The pool of the calling thread's current context, made on first use.
+fn current_pool(api: &Api) -> Option<&'static Pool> {
     let mut ctx: Ctx = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
     if unsafe { (api.ctx_get_current)(&mut ctx) } != SUCCESS || ctx.is_null() {
-        untimed();
         return None;
     }
-    let pool = match find_pool(ctx as usize) {
-        Some(p) => p,
-        None => create_pool(api, ctx as usize).or_else(|| {
-            untimed();
-            None
-        })?,
+    find_pool(ctx as usize).or_else(|| create_pool(api, ctx as usize))
+}
+
+/// Whether sampling times this call: every call at sample 1; with NVTX steps, while a sampled window
+/// is open; without them, one call in `SAMPLE` at random.
+#[inline(always)]
+fn chosen() -> bool {
+    let every = SAMPLE.load(Ordering::Relaxed);
+    if every <= 1 {
+        true
+    } else if STEPPED.load(Ordering::Relaxed) {
+        WINDOW.load(Ordering::Relaxed)
+    } else {
+        sampled(every)
+    }
+}
+
+#[inline(never)]
+fn before_on(flags: u8, stream: u64) -> Option<Bracket> {
+    let api = API.get()?;
+    let Some(pool) = current_pool(api) else {
+        untimed();
+        return None;
     };
     let stream = if stream == 0 && flags & entry_flags::PER_THREAD != 0 {
         STREAM_PER_THREAD
@@ -441,6 +526,7 @@ fn before_on(flags: u8, stream: u64) -> Option<Bracket> {
             });
         }
     }
+    pool.starved.store(true, Ordering::Relaxed);
     untimed();
     None
 }
@@ -564,9 +650,8 @@ fn pass(api: &Api, pool: &Pool, at_exit: bool) -> usize {
         return 0;
     }
     let w = state::writer();
-    if !at_exit && pool.made.load(Ordering::Relaxed) < PAIRS {
-        let upto = (pool.made.load(Ordering::Relaxed) + 512).min(PAIRS);
-        make_pairs(api, pool, upto);
+    if !at_exit {
+        grow_if_needed(api, pool);
     }
     let mut st = pool.anchor.lock().unwrap_or_else(|e| e.into_inner());
     let now = clock::ticks();
@@ -633,6 +718,27 @@ fn pass(api: &Api, pool: &Pool, at_exit: bool) -> usize {
         p.state.store(FREE, Ordering::Release);
     }
     n
+}
+
+/// Doubles the pool (up to `PAIRS`) when a claim found it empty or more than half of it is in use:
+/// the only time events are created while the program runs (see `FIRST_PAIRS`).
+fn grow_if_needed(api: &Api, pool: &Pool) {
+    let made = pool.made.load(Ordering::Acquire);
+    if made >= PAIRS {
+        return;
+    }
+    if GROW_DURING_RUN.load(Ordering::Relaxed) {
+        make_pairs(api, pool, (made + 512).min(PAIRS));
+        return;
+    }
+    let starved = pool.starved.swap(false, Ordering::Relaxed);
+    let in_use = pool.pairs[..made]
+        .iter()
+        .filter(|p| p.state.load(Ordering::Relaxed) != FREE)
+        .count();
+    if starved || in_use * 2 > made {
+        make_pairs(api, pool, (made * 2).clamp(FIRST_PAIRS, PAIRS));
+    }
 }
 
 fn ms_to_ns(ms: f32) -> i64 {

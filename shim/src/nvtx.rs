@@ -346,6 +346,8 @@ fn push_level(domain: u64) -> c_int {
                 Some((d, depth)) => {
                     d.set(domain);
                     depth.set(1);
+                    // An outermost range: a step, for the events backend's sampling.
+                    crate::events::outer_push(domain);
                     0
                 }
                 None => NO_PUSH_POP_TRACKING,
@@ -362,6 +364,9 @@ fn pop_level(domain: u64) -> c_int {
                 let n = depth.get();
                 if n > 0 && d.get() == domain {
                     depth.set(n - 1);
+                    if n == 1 {
+                        crate::events::outer_pop(domain);
+                    }
                     return (n - 1).min(i32::MAX as u32) as c_int;
                 }
             }

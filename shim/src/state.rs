@@ -235,20 +235,23 @@ fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
     }
 }
 
-/// `CAUSEWAY_EVENTS_SAMPLE=N`: the events backend times one in N device-work calls per thread (1, the
-/// default, times every call). A bad value times every call and says so.
+/// `CAUSEWAY_EVENTS_SAMPLE=N`: the events backend times one in N steps (outermost NVTX push ranges;
+/// calls, without them); 1 times every call; unset: `DEFAULT_EVENTS_SAMPLE`. A bad value takes the
+/// default and says so.
 fn sample_every() -> u32 {
     match env("CAUSEWAY_EVENTS_SAMPLE") {
-        None => 1,
-        Some(v) => {
-            match v.parse::<u32>() {
-                Ok(n) if n >= 1 => n,
-                _ => {
-                    warn(format!("CAUSEWAY_EVENTS_SAMPLE={v} is not a whole number >= 1; timing every call").as_bytes());
-                    1
-                }
+        None => layout::DEFAULT_EVENTS_SAMPLE,
+        Some(v) => match v.parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                warn(format!(
+                        "CAUSEWAY_EVENTS_SAMPLE={v} is not a whole number >= 1; timing one step in {}",
+                        layout::DEFAULT_EVENTS_SAMPLE
+                    )
+                    .as_bytes());
+                layout::DEFAULT_EVENTS_SAMPLE
             }
-        }
+        },
     }
 }
 
