@@ -20,7 +20,11 @@ const RUNS: &str = "3";
 /// `causeway control --runs 3 --ring-mb 2 ARGS -- overlap_prog MODE --steps 6` with a 5 ms kernel and
 /// a 50 MiB (5.2 ms) copy per step (long against the scheduling noise of a loaded machine), with `env`
 /// added.
-fn control(args: &[&str], mode: &str, env: &[(&str, &str)]) -> (Output, std::path::PathBuf) {
+fn control<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    mode: &str,
+    env: &[(&str, &str)],
+) -> (Output, std::path::PathBuf) {
     let _one = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     let out = scratch("control");
     let mut c = Command::new(cli());
@@ -77,6 +81,27 @@ fn f(v: &Value) -> f64 {
 
 const SERIALIZE: (&str, &str) = ("CWD_TIMING_EVENTS_SERIALIZE", "1");
 
+/// Level 3 with events timing every call (six steps per run leave too few for one step in 16), the
+/// durations arm taking CUPTI from the double, and `more`.
+fn events_args(more: &[&str]) -> Vec<String> {
+    let lib = prog("libcupti.so.13").display().to_string();
+    let mut v: Vec<String> = [
+        "--level",
+        "3",
+        "--backend",
+        "events",
+        "--sample",
+        "1",
+        "--cupti",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(lib);
+    v.extend(more.iter().map(|s| s.to_string()));
+    v
+}
+
 /// Attempts of an experiment whose control runs a loaded machine may starve (below).
 const ATTEMPTS: usize = 3;
 
@@ -96,11 +121,7 @@ fn starved(ov: &Value) -> bool {
 fn events_that_make_the_copy_engine_wait_are_flagged() {
     let mut attempt = 1;
     let (o, r, out) = loop {
-        let (o, out) = control(
-            &["--level", "3", "--backend", "events", "--json"],
-            "a",
-            &[SERIALIZE],
-        );
+        let (o, out) = control(&events_args(&["--json"]), "a", &[SERIALIZE]);
         let r = json(&o);
         let ov = claim(&r, "copy_compute_overlap");
         if ov["mark"] == "does-not-survive" || attempt == ATTEMPTS || !starved(ov) {
@@ -139,12 +160,21 @@ fn events_that_make_the_copy_engine_wait_are_flagged() {
         [
             "instrumented",
             "control",
+            "durations",
             "instrumented",
             "control",
+            "durations",
             "instrumented",
-            "control"
+            "control",
+            "durations"
         ]
     );
+    // The bounds' busy times are the CUPTI arm's, which the serialising events do not touch.
+    assert_eq!(r["busy_times_from"], "durations");
+    assert_eq!(r["durations"]["backend"], "cupti");
+    assert_eq!(r["sample_every"], 1);
+    assert!(f(&ov["effect"]["resolution"]) > 0.0, "{ov}");
+    assert!(f(&ov["effect"]["low"]) > 0.0, "{ov}");
     let dir = Path::new(r["out_dir"].as_str().unwrap());
     assert!(dir.starts_with(std::fs::canonicalize(&out).unwrap()));
     for x in runs {
@@ -159,7 +189,7 @@ fn events_that_make_the_copy_engine_wait_are_flagged() {
         assert_eq!(process_sum(&rep, "dropped"), 0);
         let level = rep["processes"][0]["level"].as_u64().unwrap();
         match x["arm"].as_str().unwrap() {
-            "instrumented" => {
+            "instrumented" | "durations" => {
                 assert_eq!(level, 3);
                 assert!(process_sum(&rep, "device_intervals") > 0);
             }
@@ -181,7 +211,7 @@ fn stdout_of(d: &Path) -> String {
 
 #[test]
 fn free_events_hold_under_control() {
-    let (o, _) = control(&["--level", "3", "--backend", "events", "--json"], "a", &[]);
+    let (o, _) = control(&events_args(&["--json"]), "a", &[]);
     let r = json(&o);
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
@@ -215,11 +245,7 @@ fn cupti_is_not_affected_by_the_serialising_events() {
 #[test]
 fn true_serialisation_is_not_flagged() {
     // One stream: serialised by construction, whatever the events do.
-    let (o, _) = control(
-        &["--level", "3", "--backend", "events", "--json"],
-        "b",
-        &[SERIALIZE],
-    );
+    let (o, _) = control(&events_args(&["--json"]), "b", &[SERIALIZE]);
     let r = json(&o);
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
@@ -228,11 +254,7 @@ fn true_serialisation_is_not_flagged() {
     assert_eq!(sc["mark"], "not-tested", "{sc}");
     assert!(sc["compared"].as_str().unwrap().contains("two streams"));
     // A dependency between two streams (event wait): serialised too, and not flagged.
-    let (o, _) = control(
-        &["--level", "3", "--backend", "events", "--json"],
-        "c",
-        &[SERIALIZE],
-    );
+    let (o, _) = control(&events_args(&["--json"]), "c", &[SERIALIZE]);
     let r = json(&o);
     assert_eq!(mark(&r, "stream_concurrency"), "holds");
     assert_eq!(
@@ -244,15 +266,12 @@ fn true_serialisation_is_not_flagged() {
 
 #[test]
 fn text_names_every_claim_its_mark_and_never_a_speed() {
-    let (o, _) = control(
-        &["--level", "3", "--backend", "events", "--bare"],
-        "a",
-        &[SERIALIZE],
-    );
+    let (o, _) = control(&events_args(&["--bare"]), "a", &[SERIALIZE]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     for want in [
-        "interleaved (instrumented, control, bare per round)",
+        "interleaved (instrumented, control, durations, bare per round)",
+        "RESOLVES",
         "copy/compute overlap",
         "stream concurrency",
         "process time",

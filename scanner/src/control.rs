@@ -15,7 +15,7 @@ use causeway_control::run::{run_plan, RunRecord};
 use causeway_control::{interleave, Analysis, Arm, ControlIs, DeviceMeasure, PlannedRun};
 use causeway_control::{RunMeasures, Spread, StepMeasure};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,10 @@ pub struct ControlOptions {
     pub level: u32,
     pub backend: Option<BackendArg>,
     pub cupti: Option<PathBuf>,
+    /// With the events backend: time one in N steps (`None`: the record default).
+    pub sample: Option<u32>,
+    /// Add the durations arm (level 3 with CUPTI) when the instrumented arm times with events.
+    pub durations: bool,
     /// The control arm's level; `None`: 2 when the instrumented arm records device timing, else one
     /// below the instrumented level.
     pub control_level: Option<u32>,
@@ -66,6 +70,10 @@ pub struct ControlReport {
     pub order: Vec<Arm>,
     pub instrumented: ArmSetup,
     pub control: ArmSetup,
+    /// The durations arm (level 3 with CUPTI), when the instrumented arm times with events.
+    pub durations: Option<ArmSetup>,
+    /// With the events backend: one in this many steps timed (1: every call).
+    pub sample_every: Option<u32>,
     /// Which ranges are the steps, in words.
     pub steps: String,
     pub skip_steps: usize,
@@ -109,14 +117,21 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
             continue;
         }
         out.device_timed |= ps.device_timed;
+        let events = p.backend == "events";
+        out.event_timed |= ps.device_timed && events;
         let idx = SpanIndex::new(&p.device);
+        let issue = if events {
+            issue_times(p)
+        } else {
+            HashMap::new()
+        };
         for s in ps.steps.iter().skip(skip) {
             out.steps.push(StepMeasure {
                 wall_ns: s.wall_ns,
                 device: s
                     .device
                     .as_ref()
-                    .map(|d| device_measure(&idx, s.begin_ns, s.end_ns, d)),
+                    .map(|d| device_measure(&idx, &issue, s.begin_ns, s.end_ns, d)),
             });
         }
     }
@@ -135,10 +150,30 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
     Ok(out)
 }
 
+/// Host time of each call that issued an event-timed span, by sequence number: how much later than
+/// its start event the work can have been submitted (`DeviceMeasure::copy_lo_ns`).
+fn issue_times(p: &crate::model::ProcessTimeline) -> HashMap<u64, u64> {
+    let issuing: std::collections::HashSet<u64> = p.device.iter().filter_map(|s| s.call).collect();
+    p.calls
+        .iter()
+        .filter(|c| issuing.contains(&c.seq))
+        .filter_map(|c| Some((c.seq, c.end_ns?.saturating_sub(c.begin_ns))))
+        .collect()
+}
+
 /// Busy time per stream, their union, and how far the work reaches beyond the window's edges
-/// (`DeviceMeasure::outside_ns`).
-fn device_measure(idx: &SpanIndex, lo: u64, hi: u64, d: &StepDevice) -> DeviceMeasure {
+/// (`DeviceMeasure::outside_ns`); the least busy times with each event-timed span's start moved later
+/// by its issuing call's host time (`issue`; empty for CUPTI's spans).
+fn device_measure(
+    idx: &SpanIndex,
+    issue: &HashMap<u64, u64>,
+    lo: u64,
+    hi: u64,
+    d: &StepDevice,
+) -> DeviceMeasure {
     let mut per: BTreeMap<crate::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut per_lo: BTreeMap<crate::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let (mut copy_lo, mut kern_lo) = (Vec::new(), Vec::new());
     let mut all = Vec::new();
     // A span mostly inside the window is the step's own work: how far it reaches out counts. A span
     // mostly outside is another step's work: the piece of it inside counts.
@@ -155,20 +190,38 @@ fn device_measure(idx: &SpanIndex, lo: u64, hi: u64, d: &StepDevice) -> DeviceMe
         }
         per.entry(s.stream).or_default().push(c);
         all.push(c);
+        let late = s
+            .call
+            .and_then(|q| issue.get(&q))
+            .map_or(s.begin_ns, |&t| s.begin_ns.saturating_add(t).min(s.end_ns));
+        let c_lo = (late.max(lo), s.end_ns.min(hi));
+        per_lo.entry(s.stream).or_default().push(c_lo);
+        match s.kind {
+            "memcpy" => copy_lo.push(c_lo),
+            "kernel" => kern_lo.push(c_lo),
+            _ => {}
+        }
     }
-    let mut streams: Vec<u64> = per
-        .into_values()
-        .map(|v| measure(&union(v)))
-        .filter(|&n| n > 0)
+    // Streams in the order of their busy time, largest first; the least busy times in the same order.
+    let mut streams: Vec<(u64, u64)> = per
+        .into_iter()
+        .map(|(k, v)| {
+            let lo_v = per_lo.remove(&k).unwrap_or_default();
+            (measure(&union(v)), measure(&union(lo_v)))
+        })
+        .filter(|&(n, _)| n > 0)
         .collect();
     streams.sort_unstable_by(|a, b| b.cmp(a));
     DeviceMeasure {
         copy_ns: d.copy_ns,
         compute_ns: d.compute_ns,
         overlap_ns: d.overlap_ns,
-        streams_ns: streams,
+        streams_ns: streams.iter().map(|s| s.0).collect(),
         union_ns: measure(&union(all)),
         outside_ns: before + after + foreign,
+        copy_lo_ns: measure(&union(copy_lo)).min(d.copy_ns),
+        compute_lo_ns: measure(&union(kern_lo)).min(d.compute_ns),
+        streams_lo_ns: streams.iter().map(|s| s.1).collect(),
     }
 }
 
@@ -250,27 +303,49 @@ pub fn run(
             o.runs
         ));
     }
-    let rec = |level, backend, cupti: Option<PathBuf>| RecordOptions {
+    let rec = |level, backend, cupti: Option<PathBuf>, sample| RecordOptions {
         level,
         backend,
         cupti,
-        sample: None,
+        sample,
         out: o.out.clone(),
         ring_mb: o.ring_mb,
         policy: PolicyArg::Drop,
         shim: o.shim.clone(),
         cmd: o.cmd.clone(),
     };
+    // With events, --cupti names the durations arm's CUPTI.
+    let events = o.backend == Some(BackendArg::Events);
+    if events && !o.durations && o.cupti.is_some() {
+        return Err(
+            "--cupti names the CUPTI library of --backend cupti or of the durations arm; with              --backend events --no-durations nothing loads it"
+                .into(),
+        );
+    }
+    let ins_cupti = if events { None } else { o.cupti.clone() };
     let ins: Prepared =
-        record::prepare(&rec(o.level, o.backend, o.cupti.clone())).map_err(|e| e.0)?;
+        record::prepare(&rec(o.level, o.backend, ins_cupti, o.sample)).map_err(|e| e.0)?;
     let ctl_level = control_level(o, ins.backend.is_some())?;
-    let ctl: Prepared = record::prepare(&rec(ctl_level, None, None)).map_err(|e| e.0)?;
+    let ctl: Prepared = record::prepare(&rec(ctl_level, None, None, None)).map_err(|e| e.0)?;
+    // Events spans start before their work (launch latency): the lower bounds take busy times from a
+    // CUPTI arm instead, when the program lets CUPTI load.
+    let dur: Option<Prepared> = if o.durations && ins.backend == Some(BackendArg::Events) {
+        Some(
+            record::prepare(&rec(3, Some(BackendArg::Cupti), o.cupti.clone(), None))
+                .map_err(|e| e.0)?,
+        )
+    } else {
+        None
+    };
     let Some(program) = o.cmd.first() else {
         return Err("no command to run; usage: causeway control [OPTIONS] -- CMD [ARGS...]".into());
     };
     let args = &o.cmd[1..];
     let out_dir = make_out_dir(&o.out)?;
     let mut order = vec![Arm::Instrumented, Arm::Control];
+    if dur.is_some() {
+        order.push(Arm::Durations);
+    }
     if o.bare {
         order.push(Arm::Bare);
     }
@@ -298,6 +373,10 @@ pub fn run(
                 Ok(match arm {
                     Arm::Instrumented => ins.command(program, args, dir),
                     Arm::Control => ctl.command(program, args, dir),
+                    Arm::Durations => match &dur {
+                        Some(d) => d.command(program, args, dir),
+                        None => ctl.command(program, args, dir),
+                    },
                     Arm::Bare => bare_command(&o.cmd),
                 })
             },
@@ -336,6 +415,7 @@ pub fn run(
         instrumented: get(Arm::Instrumented),
         control: get(Arm::Control),
         bare: get(Arm::Bare),
+        durations: get(Arm::Durations),
     });
     let steps = match (&o.steps.range, &o.steps.domain) {
         (Some(r), Some(d)) => format!("NVTX ranges \"{r}\" in domain \"{d}\""),
@@ -359,6 +439,12 @@ pub fn run(
             level: Some(ctl.level),
             backend: "none",
         },
+        durations: dur.as_ref().map(|d| ArmSetup {
+            level: Some(d.level),
+            backend: backend_name(d.backend),
+        }),
+        sample_every: (ins.backend == Some(BackendArg::Events))
+            .then(|| ins.sample.unwrap_or(record::DEFAULT_EVENTS_SAMPLE)),
         steps,
         skip_steps: o.skip_steps,
         out_dir,
@@ -414,26 +500,41 @@ pub fn render(r: &ControlReport) -> String {
     let _ = writeln!(out, "  command       {}", r.command.join(" "));
     let _ = writeln!(
         out,
-        "  instrumented  level {}, device timing: {}",
+        "  instrumented  level {}, device timing: {}{}",
         r.instrumented.level.unwrap_or(0),
-        r.instrumented.backend
+        r.instrumented.backend,
+        match r.sample_every {
+            Some(1) => ", every call timed".to_string(),
+            Some(n) => format!(", one step in {n} timed (--sample)"),
+            None => String::new(),
+        }
     );
     let _ = writeln!(
         out,
         "  control       level {}, no device timing (no CUPTI, no timing events): NVTX steps and host time",
         r.control.level.unwrap_or(0)
     );
+    if r.durations.is_some() {
+        let _ = writeln!(
+            out,
+            "  durations     level 3 with CUPTI: how long each copy and kernel takes, for the control's bounds"
+        );
+    }
     if r.order.contains(&Arm::Bare) {
         let _ = writeln!(out, "  bare          no shim: the whole process timed");
     }
     let _ = writeln!(
         out,
-        "  steps         {}{}; control steps held against instrumented busy times by {}",
+        "  steps         {}{}; control steps held against {} busy times by {}",
         r.steps,
         if r.skip_steps > 0 {
             format!(", the first {} of each process left out", r.skip_steps)
         } else {
             String::new()
+        },
+        match a.busy_times_from {
+            "durations" => "the durations arm's",
+            _ => "the instrumented arm's",
         },
         if a.pairing == "step-index" {
             "step index"
@@ -474,9 +575,12 @@ pub fn render(r: &ControlReport) -> String {
         ("INSTRUMENTED (min / median / max)", Align::Left),
         ("AGAINST", Align::Left),
         ("COUNTERPART (min / median / max)", Align::Left),
+        ("EFFECT [95 % INTERVAL]", Align::Left),
+        ("RESOLVES", Align::Right),
         ("MARK", Align::Left),
     ]);
     for c in &a.claims {
+        let v = |x: f64| causeway_control::claims::value_text(x, c.unit);
         t.row(vec![
             c.title.into(),
             spread_text(c.instrumented.as_ref(), c.unit, false),
@@ -486,6 +590,10 @@ pub fn render(r: &ControlReport) -> String {
                 c.unit,
                 c.control_is == ControlIs::LowerBound,
             ),
+            c.effect.map_or("-".into(), |d| {
+                format!("{} [{} .. {}]", v(d.estimate), v(d.low), v(d.high))
+            }),
+            c.effect.map_or("-".into(), |d| v(d.resolution)),
             c.mark.text().into(),
         ]);
     }
@@ -545,6 +653,8 @@ mod tests {
             backend: None,
             cupti: None,
             control_level,
+            sample: None,
+            durations: true,
             bare: false,
             steps: StepOptions::default(),
             skip_steps: 0,

@@ -58,7 +58,9 @@ enum Cmd {
             the report states the conversion bound. Works where CUPTI is taken (torch.profiler,\n          \
             Nsight); a graph launch is one interval (its nodes are not seen). An interval spans the\n          \
             stream between the two events: an upper bound on the work's device time. --sample N\n          \
-            times one in N calls per thread (CAUSEWAY_EVENTS_SAMPLE), for lower cost\n\n\
+            (CAUSEWAY_EVENTS_SAMPLE) times one step in N (outermost NVTX ranges, every call in a\n          \
+            timed one; one call in N without ranges): default 16, --sample 1 times every call\n          \
+            (two timing events per op cost ~1.2 us of host time each: +11 % on an 80 us-op step)\n\n\
             POLICIES (what a full ring does):\n  \
             drop       keep the oldest entries; count each dropped entry exactly (default)\n  \
             overwrite  flight recorder: keep the newest entries, overwriting the oldest\n\n\
@@ -207,39 +209,44 @@ enum Cmd {
             and host time only) and, with --bare, bare (no shim) — and check every claim the \
             instrumented arm supports against the control: step time, per-step copy/compute overlap, \
             concurrency between streams and, with --bare, process time. Each claim is printed as \
-            instrumented vs control with min/median/max and marked \"does not survive the control\" when \
-            the control's range excludes the instrumented one, \"holds under control\" when it does not. \
-            Every run's capture is kept.",
+            instrumented vs control with min/median/max, its effect with a 95 % interval from the noise \
+            the runs themselves show, the smallest effect the experiment resolves, and the mark \
+            \"does not survive the control\" when the effect is beyond that noise, \"holds under \
+            control\" when it is not. Every run's capture is kept.",
         after_help = "ARMS (every round runs them in this order, so drift hits all arms alike):\n  \
             instrumented  the shim at --level/--backend, exactly as `causeway record` would run it\n  \
             control       the shim at --control-level with no device timing (default level 2; one level\n                \
             below the instrumented arm's when that has no device timing: level 2 -> 1)\n  \
+            durations     when the instrumented arm times with events: level 3 with CUPTI, only for how\n                \
+            long each copy and kernel takes (events spans include launch latency); not with\n                \
+            --no-durations, or when CUPTI records nothing (then the events spans are used)\n  \
             bare          (--bare) no shim at all; only the process's wall time (spawn to exit)\n\n\
-            CLAIMS (one value per run: the median over its steps; a range is min..max over the runs):\n  \
-            step time             median step wall (NVTX range, host clock); control: measured alike\n  \
+            CLAIMS (each run gives its median over its steps; printed: min / median / max of those):\n  \
+            step time             step wall (NVTX range, host clock); control: measured alike\n  \
             copy/compute overlap  |copy & compute| / min(copy, compute) in a step; control: the least the\n                        \
             control's step wall W allows, (copy + compute - out - W) / min(copy, compute),\n                        \
-            with copy and compute busy times taken from the instrumented arm\n  \
+            with copy and compute busy times from the durations arm (else the instrumented\n                        \
+            arm's, events spans less their issuing call's host time)\n  \
             stream concurrency    (sum of per-stream busy - their union) / (sum - busiest stream): 0 when\n                        \
             the streams were serialised; control: (sum - out - W) / (sum - busiest), out = how\n                        \
-            far the instrumented arm's work reached beyond its steps' edges\n  \
+            far the measured work reached beyond its steps' edges\n  \
             process time          (--bare) spawn to exit, against the bare arm\n\n\
-            MARKS:\n  \
-            does not survive the control  the control's range excludes the instrumented one; for a\n                                \
-            lower bound (>=): the least the control allows is above the\n                                \
-            most the instrumented arm saw\n  \
+            MARKS, from the noise measured: a claim's effect (instrumented - control; for a lower bound,\n\
+            the bound - instrumented; per run, the median over its steps) gets a 95 % interval from the\n\
+            spread of those per-run medians (Welch's t); half its width is the smallest effect this\n\
+            experiment resolves (printed per claim):\n  \
+            does not survive the control  the interval excludes 0 (for a lower bound >=: lies above 0)\n  \
             holds under control           otherwise\n  \
             not tested                    one side has no figure, or fewer than 3 runs per arm (the\n                                \
             claim's line says why)\n\
-            A lower bound must clear the instrumented maximum by 5 % of the smaller activity and by at\n\
-            least 50 us of it (run-to-run wall jitter) to be marked.\n\
             A mark says whether the instrument changed the answer; nothing is called faster or slower.\n\n\
-            ASSUMPTIONS behind the lower bounds (printed with every result): copy and kernel times are\n\
-            those the instrument measured (it moves work, it does not lengthen it); a step's device work\n\
+            ASSUMPTIONS behind the lower bounds (printed with every result): the busy times are the\n\
+            program's own (the instrument moves work, it does not lengthen it); a step's device work\n\
             lies inside the step (work reaching beyond a step's edges is allowed for: subtracted as\n\
-            `out`); the control's\n\
-            device idle time is taken as zero. So the control can show that the instrument removed\n\
-            overlap, never that it invented it. Details: docs/control.md.\n\n\
+            `out`); the control's device idle time is taken as zero. So the control can show that the\n\
+            instrument removed overlap, never that it invented it. Details: docs/control.md.\n\n\
+            With --backend events the instrumented arm times one step in 16 by default (--sample N; 1\n\
+            times every call): the overlap claims come from the timed steps, the step time from all.\n\n\
             Captures: DIR/cw-control-<time>-<pid>/r01-instrumented, r01-control, ... (with stdout.txt and\n\
             stderr.txt of the program); `causeway report --steps` reads each. A run that exits non-zero\n\
             stops the experiment."
@@ -258,9 +265,15 @@ struct ControlArgs {
     /// The instrumented arm's device-timing backend (level 3: default cupti)
     #[arg(long, value_enum, value_name = "BACKEND")]
     backend: Option<Backend>,
-    /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
+    /// The CUPTI library for --backend cupti and the durations arm (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
     cupti: Option<PathBuf>,
+    /// With --backend events: time one in N steps (default 16; 1 times every call)
+    #[arg(long, value_name = "N")]
+    sample: Option<u32>,
+    /// With --backend events: no durations arm (the lower bounds then use the events spans)
+    #[arg(long)]
+    no_durations: bool,
     /// The control arm's level: 1 (NVTX only) or 2 (+ host calls)
     #[arg(long, value_name = "L")]
     control_level: Option<u32>,
@@ -318,7 +331,7 @@ struct RecordArgs {
     /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
     cupti: Option<PathBuf>,
-    /// With --backend events: time one in N device-work calls per thread (default: every call)
+    /// With --backend events: time one step in N (default 16; 1 times every call)
     #[arg(long, value_name = "N")]
     sample: Option<u32>,
     /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)
@@ -435,6 +448,8 @@ fn control(a: ControlArgs) -> ExitCode {
         level: a.level,
         backend: backend_arg(a.backend),
         cupti: a.cupti,
+        sample: a.sample,
+        durations: !a.no_durations,
         control_level: a.control_level,
         bare: a.bare,
         steps: StepOptions {

@@ -11,21 +11,26 @@
 //! - [`plan`]: the arms and their interleaved order (A B C A B C …, so drift hits every arm alike);
 //! - [`run`]: running the plan — one directory per run, stdout and stderr kept, the process timed; the
 //!   caller builds each arm's command (the scanner does, with `causeway record`'s environment);
-//! - [`stats`]: min/median/max spreads and the comparisons the marks use;
+//! - [`stats`]: min/median/max spreads;
+//! - [`noise`]: each claim's effect and the noise it is judged against (the spread of the per-run
+//!   medians, a Welch interval), and the smallest effect the experiment resolves;
 //! - [`measures`]: what the caller extracts from each run's capture (per step: wall time, copy and
 //!   compute busy, their overlap, busy time per stream, whether device work crossed the step's edges);
 //! - [`claims`]: the claims (step time, copy/compute overlap, stream concurrency, process time), their
-//!   control-side counterparts, and the marks "holds under control" / "does not survive the control".
+//!   control-side counterparts (with the busy times of a CUPTI durations arm when the instrumented
+//!   arm times with events), and the marks "holds under control" / "does not survive the control".
 //!
 //! The rules, the assumptions and why they are what they are: `docs/control.md`.
 
 pub mod claims;
 pub mod measures;
+pub mod noise;
 pub mod plan;
 pub mod run;
 pub mod stats;
 
 pub use claims::{analyse, Analysis, Claim, ControlIs, Mark};
 pub use measures::{DeviceMeasure, RunMeasures, StepMeasure};
+pub use noise::Difference;
 pub use plan::{interleave, Arm, PlannedRun};
 pub use stats::Spread;

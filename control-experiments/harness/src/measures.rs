@@ -10,6 +10,9 @@ pub struct RunMeasures {
     pub steps: Vec<StepMeasure>,
     /// Whether the capture had device spans on the host clock (false for the control arm).
     pub device_timed: bool,
+    /// Whether those spans came from the events backend (timing events around each call: a span
+    /// starts before its work does) rather than CUPTI.
+    pub event_timed: bool,
     /// Records the capture lost: entries dropped (ring full) or overwritten, device records the
     /// backend dropped. Steps after a loss miss calls, ranges or device spans.
     pub lost: u64,
@@ -41,6 +44,14 @@ pub struct DeviceMeasure {
     /// inside the step (its own work), the largest reach before its begin plus the largest after its
     /// end; plus, of the spans mostly outside it (other steps' work), the largest piece inside it.
     pub outside_ns: u64,
+    /// |∪ memcpy spans| with each event-timed span's start moved later by its issuing call's host
+    /// time (an events span starts when its stream reached the start event, before the call had
+    /// submitted the work); equal to `copy_ns` for CUPTI's spans, which start when the work did.
+    pub copy_lo_ns: u64,
+    /// The same for kernel spans (`compute_ns`).
+    pub compute_lo_ns: u64,
+    /// The same per stream (`streams_ns`, in the same order).
+    pub streams_lo_ns: Vec<u64>,
 }
 
 impl DeviceMeasure {
@@ -79,6 +90,9 @@ mod tests {
             streams_ns: streams.to_vec(),
             union_ns: union,
             outside_ns: 0,
+            copy_lo_ns: copy,
+            compute_lo_ns: compute,
+            streams_lo_ns: streams.to_vec(),
         }
     }
 

@@ -12,6 +12,9 @@ pub enum Arm {
     Control,
     /// No shim at all; only the whole process is timed.
     Bare,
+    /// Under the shim at level 3 with CUPTI, only to measure how long each copy and kernel takes (the
+    /// busy times of the control's lower bounds) when the instrumented arm times with events.
+    Durations,
 }
 
 impl Arm {
@@ -20,6 +23,7 @@ impl Arm {
             Arm::Instrumented => "instrumented",
             Arm::Control => "control",
             Arm::Bare => "bare",
+            Arm::Durations => "durations",
         }
     }
 }
