@@ -66,6 +66,7 @@ bash control-experiments/device/test_level3_fake.sh > "$root/ci/build/test_level
 bash control-experiments/device/test_backends_fake.sh > "$root/ci/build/test_backends_fake.log"
 bash control-experiments/device/test_costs_fake.sh > "$root/ci/build/test_costs_fake.log"
 bash control-experiments/device/test_control_fake.sh > "$root/ci/build/test_control_fake.log"
+bash control-experiments/device/test_distortion_fake.sh > "$root/ci/build/test_distortion_fake.log"
 # The Parquet export queried with DuckDB's read_parquet must agree with `causeway report --json`.
 CAUSEWAY_REQUIRE_DUCKDB=1 PYTHONPATH="$deps/py" python3 scanner/tests/parquet_duckdb.py "$root/target/debug/causeway"
 # pyscan: the wheel `pip install ./pyscan` builds (here the dev profile, which reuses the workspace build

@@ -105,6 +105,8 @@ unset CAUSEWAY_CUPTI_CORRELATION
 l3_record() {
   case $1 in
     cupti-cb) L3=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti) ;;
+    # Every call timed: the comparison is per kernel (the default times one step in 16).
+    events) L3=(env -u CAUSEWAY_CUPTI_CORRELATION "$CW" record --level 3 --backend events --sample 1) ;;
     *) L3=(env -u CAUSEWAY_CUPTI_CORRELATION "$CW" record --level 3 --backend "$1") ;;
   esac
 }

@@ -58,7 +58,7 @@ arm_cmd() {
     level1 | level2 | level4) CMD_ARM=("${rec[@]}" --level "${arm#level}" -- "$@") ;;
     l3cupti) CMD_ARM=("${rec[@]}" --level 3 --backend cupti -- "$@") ;;
     l3cupticb) CMD_ARM=(env CAUSEWAY_CUPTI_CORRELATION=callback "${rec[@]}" --level 3 --backend cupti -- "$@") ;;
-    l3events) CMD_ARM=("${rec[@]}" --level 3 --backend events -- "$@") ;;
+    l3events) CMD_ARM=("${rec[@]}" --level 3 --backend events --sample 1 -- "$@") ;;
     l3events16) CMD_ARM=("${rec[@]}" --level 3 --backend events --sample 16 -- "$@") ;;
     # Diagnostics (CAUSEWAY_CUPTI_DIAG): callback correlation with one part changed.
     cbdomain | cbnots | cbnort)

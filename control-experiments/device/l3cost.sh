@@ -54,7 +54,7 @@ for r in $(seq 1 "$ROUNDS"); do
       level2) cmd=("$CW" record --level 2 --out "$cap" -- "${TL[@]}") ;;
       l3cupti) cmd=("$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3cupticb) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
-      l3events) cmd=("$CW" record --level 3 --backend events --out "$cap" -- "${TL[@]}") ;;
+      l3events) cmd=("$CW" record --level 3 --backend events --sample 1 --out "$cap" -- "${TL[@]}") ;;
       # Diagnostics (CAUSEWAY_CUPTI_DIAG): callback correlation with one part changed.
       cbdomain) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=driver-domain "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       cbnots) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=no-timestamp "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
@@ -99,7 +99,7 @@ PYEOF
 tee -a "$LOG" < "$OUT/l3cost-summary.txt"
 if [[ ${SPINE:-1} == 1 ]]; then
 say "== torch_spine.py under level 3 events: clock"
-step spine-events 120 "$CW" record --level 3 --backend events --out "$WORK/cap-spine" -- "$PY" "$WL/torch_spine.py"
+step spine-events 120 "$CW" record --level 3 --backend events --sample 1 --out "$WORK/cap-spine" -- "$PY" "$WL/torch_spine.py"
 capdir=$(ls -d "$WORK"/cap-spine/cw-* 2>/dev/null | head -1)
 if [[ -n $capdir ]]; then
   "$CW" report --json "$capdir" > "$OUT/spine-events.json" 2>> "$LOG"

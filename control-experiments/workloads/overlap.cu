@@ -1,6 +1,6 @@
 // overlap.cu: ground-truth workloads for `causeway control` (issue 5), with NVTX steps.
 //
-//   overlap MODE [--steps N] [--warmup W] [--copy-mib M] [--kernel-us US]
+//   overlap MODE [--steps N] [--warmup W] [--copy-mib M | --copy-kib K] [--kernel-us US]
 //                [--part both|x|y|none] [--timing-events]
 //
 // Two operations per step, x and y, then the step's syncs:
@@ -68,7 +68,8 @@ __global__ void spin_kernel(uint64_t ns, unsigned *sink) {
 
 static void usage() {
   fprintf(stderr,
-          "usage: overlap a|b|p|c|i [--steps N] [--warmup W] [--copy-mib M] [--kernel-us US]\n"
+          "usage: overlap a|b|p|c|i [--steps N] [--warmup W] [--copy-mib M | --copy-kib K]\n"
+          "               [--kernel-us US]\n"
           "               [--part both|x|y|none] [--timing-events]\n");
   exit(1);
 }
@@ -155,7 +156,7 @@ int main(int argc, char **argv) {
   if (argc < 2 || strlen(argv[1]) != 1 || !strchr("abpci", argv[1][0])) usage();
   Ctx c;
   c.mode = argv[1][0];
-  long steps = 30, warmup = 3, mib = 100, kus = 2000;
+  long steps = 30, warmup = 3, mib = 100, kib = 0, kus = 2000;
   const char *part = "both";
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
@@ -168,6 +169,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--steps")) steps = num(v);
     else if (!strcmp(a, "--warmup")) warmup = num(v);
     else if (!strcmp(a, "--copy-mib")) mib = num(v);
+    else if (!strcmp(a, "--copy-kib")) kib = num(v);
     else if (!strcmp(a, "--kernel-us")) kus = num(v);
     else if (!strcmp(a, "--part")) part = v;
     else usage();
@@ -177,7 +179,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(part, "none")) c.do_x = c.do_y = false;
   else if (strcmp(part, "both")) usage();
   if (steps < 1 || mib < 1 || kus < 1) usage();
-  c.bytes = (size_t)mib << 20;
+  c.bytes = kib > 0 ? (size_t)kib << 10 : (size_t)mib << 20;
   c.kernel_ns = (uint64_t)kus * 1000;
 
   if (c.mode == 'p') {

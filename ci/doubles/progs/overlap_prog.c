@@ -1,5 +1,5 @@
 /*
- * overlap_prog MODE [--steps N] [--warmup W] [--copy-mib M] [--kernel-us US]
+ * overlap_prog MODE [--steps N] [--warmup W] [--copy-mib M | --copy-kib K] [--kernel-us US]
  *                   [--part both|x|y|none] [--timing-events]
  *
  * The CPU stand-in for control-experiments/workloads/overlap.cu (same
@@ -68,7 +68,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(void)
 {
-    CW_DIE("usage: overlap_prog a|b|p|c|i [--steps N] [--warmup W] [--copy-mib M] "
+    CW_DIE("usage: overlap_prog a|b|p|c|i [--steps N] [--warmup W] [--copy-mib M | --copy-kib K] "
            "[--kernel-us 200|500|1000|2000|5000] [--part both|x|y|none] [--timing-events]");
 }
 
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     if (argc < 2 || strlen(argv[1]) != 1 || !strchr("abpci", argv[1][0]))
         usage();
     struct ctx c = { .mode = argv[1][0], .do_x = 1, .do_y = 1 };
-    long steps = 10, warmup = 2, mib = 20, kus = 2000;
+    long steps = 10, warmup = 2, mib = 20, kib = 0, kus = 2000;
     const char *part = "both";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -172,6 +172,8 @@ int main(int argc, char **argv)
             warmup = num(v);
         else if (!strcmp(a, "--copy-mib"))
             mib = num(v);
+        else if (!strcmp(a, "--copy-kib"))
+            kib = num(v);
         else if (!strcmp(a, "--kernel-us"))
             kus = num(v);
         else if (!strcmp(a, "--part"))
@@ -197,7 +199,7 @@ int main(int argc, char **argv)
     }
     if (steps < 1 || mib < 1)
         usage();
-    c.bytes = (size_t)mib << 20;
+    c.bytes = kib > 0 ? (size_t)kib << 10 : (size_t)mib << 20;
 
     if (c.mode == 'p') {
         CHECK(cudaStreamCreate(&c.s1)); /* blocking: the legacy stream waits for it */
