@@ -342,6 +342,12 @@ pub enum CreateError {
     PathTooLong,
     /// A system call failed with this errno.
     Os(&'static str, i32),
+    /// The capture directory must be private and is not: a symbolic link, another user's, or open to
+    /// others (the reason).
+    NotPrivate(&'static str),
+    /// The ring is larger than the process may make a file (`RLIMIT_FSIZE`, bytes): growing the file
+    /// would kill the program with SIGXFSZ.
+    FileSizeLimit(u64),
 }
 
 impl CreateError {
@@ -352,11 +358,76 @@ impl CreateError {
             }
             CreateError::Os(what, errno) => {
                 buf.push(what.as_bytes());
-                buf.push(b" failed: errno ");
+                buf.push(b" failed: ");
+                // Our own words for the usual causes: strerror may take locale locks, which a fork
+                // child must not.
+                let text: &[u8] = match *errno {
+                    libc::ENOSPC => b"no space left on the device",
+                    libc::EDQUOT => b"disk quota exceeded",
+                    libc::EACCES | libc::EPERM => b"permission denied",
+                    libc::EROFS => b"read-only file system",
+                    libc::ENOENT => b"no such directory",
+                    libc::ENOTDIR => b"not a directory",
+                    libc::EFBIG => b"file too large",
+                    libc::EMFILE | libc::ENFILE => b"too many open files",
+                    libc::ENOMEM => b"out of memory",
+                    _ => b"",
+                };
+                buf.push(text);
+                buf.push(if text.is_empty() {
+                    b"errno "
+                } else {
+                    b" (errno "
+                });
                 buf.push_u64(*errno as u64);
+                if !text.is_empty() {
+                    buf.push(b")");
+                }
+            }
+            CreateError::NotPrivate(why) => {
+                buf.push(b"the capture directory is not private (")
+                    .push(why.as_bytes())
+                    .push(b"): refusing to write a ring there");
+            }
+            CreateError::FileSizeLimit(limit) => {
+                buf.push(b"the ring is larger than this process may write a file (RLIMIT_FSIZE ")
+                    .push_u64(*limit)
+                    .push(b" bytes)");
             }
         }
     }
+}
+
+/// The largest file this process may make (`RLIMIT_FSIZE`), `None` when unlimited.
+pub fn file_size_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(r.rlim_cur)
+}
+
+/// Bytes an unprivileged writer may still take on the filesystem of `dir` (`statvfs`), `None` when it
+/// cannot be told. No heap allocation.
+pub fn free_bytes(dir: &[u8]) -> Option<u64> {
+    let mut d = FixedBuf::default();
+    d.push(dir);
+    if d.overflowed() {
+        return None;
+    }
+    // SAFETY: statvfs is a plain C struct for which zero bytes are valid; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `st` is a valid out-pointer.
+    if unsafe { libc::statvfs(d.as_cstr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// A fixed-capacity byte buffer for building paths and messages without allocating (fork children,
@@ -428,16 +499,92 @@ pub fn create_file(
     pid: u32,
     size: u64,
 ) -> Result<(*mut u8, FixedBuf), CreateError> {
-    let f = create_file_lazy(dir, host, pid, size, size)?;
+    let f = create_file_lazy(dir, false, host, pid, size, size)?;
     // SAFETY: the mapping holds its own reference to the file; the descriptor is not needed any more.
     unsafe { libc::close(f.fd) };
     Ok((f.base, f.path))
 }
 
+/// Opens the capture directory `dir` for creating files in it. `private`: it must be the private
+/// directory `causeway record` made — not a symbolic link (`O_NOFOLLOW`), owned by this process's
+/// effective user, open to nobody else — so that a directory swapped for a link or for someone else's
+/// between its creation and now is refused rather than written into.
+fn open_dir(dir: &[u8], private: bool) -> Result<i32, CreateError> {
+    let mut d = FixedBuf::default();
+    d.push(dir);
+    if d.overflowed() {
+        return Err(CreateError::PathTooLong);
+    }
+    let mut flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    if private {
+        flags |= libc::O_NOFOLLOW;
+    }
+    // SAFETY: a NUL-terminated path.
+    let dfd = unsafe { libc::open(d.as_cstr(), flags) };
+    if dfd < 0 {
+        let e = errno();
+        // O_NOFOLLOW with O_DIRECTORY answers a link with ENOTDIR (or ELOOP): tell it apart.
+        // SAFETY: zeroed bytes are a valid `stat`; the path is NUL-terminated.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let link = private
+            && unsafe { libc::lstat(d.as_cstr(), &mut st) } == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+        return Err(if link {
+            CreateError::NotPrivate("a symbolic link")
+        } else {
+            CreateError::Os("open of the capture directory", e)
+        });
+    }
+    if private {
+        // SAFETY: zeroed bytes are a valid `stat`; `dfd` is ours.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let why = if unsafe { libc::fstat(dfd, &mut st) } != 0 {
+            Some("cannot be examined")
+        // SAFETY: geteuid has no preconditions.
+        } else if st.st_uid != unsafe { libc::geteuid() } {
+            Some("owned by another user")
+        } else if st.st_mode & 0o077 != 0 {
+            Some("open to other users")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(dfd) };
+            return Err(CreateError::NotPrivate(why));
+        }
+    }
+    Ok(dfd)
+}
+
 /// Creates and maps a ring file of `size` bytes of which only the first `reserve_now` are reserved and
 /// pre-faulted now; `reserve` does the rest later. A process that never records a call thus costs no
-/// memory and (on filesystems with sparse files) no disk beyond that prefix. No heap allocation.
+/// memory and (on filesystems with sparse files) no disk beyond that prefix. The file is made relative
+/// to the opened directory (`open_dir`; `private` as there) and never through a link. A size over the
+/// process's `RLIMIT_FSIZE` is refused before the file grows (growing it would raise SIGXFSZ, which
+/// kills the program). No heap allocation.
 pub fn create_file_lazy(
+    dir: &[u8],
+    private: bool,
+    host: &[u8],
+    pid: u32,
+    size: u64,
+    reserve_now: u64,
+) -> Result<RingFile, CreateError> {
+    if let Some(limit) = file_size_limit().filter(|&l| size > l) {
+        return Err(CreateError::FileSizeLimit(limit));
+    }
+    let dfd = open_dir(dir, private)?;
+    let r = create_in(dfd, dir, host, pid, size, reserve_now);
+    // SAFETY: closing our own descriptor; the file, once made, no longer needs it.
+    unsafe { libc::close(dfd) };
+    r
+}
+
+fn create_in(
+    dfd: i32,
     dir: &[u8],
     host: &[u8],
     pid: u32,
@@ -446,24 +593,24 @@ pub fn create_file_lazy(
 ) -> Result<RingFile, CreateError> {
     let stamp = clock::clock_ns(libc::CLOCK_REALTIME);
     for n in 0..64u64 {
-        let mut path = FixedBuf::default();
-        path.push(dir)
-            .push(b"/")
-            .push(host)
+        let mut name = FixedBuf::default();
+        name.push(host)
             .push(b"-")
             .push_u64(pid as u64)
             .push(b"-")
-            .push_u64(stamp);
-        path.push(b"-")
+            .push_u64(stamp)
+            .push(b"-")
             .push_u64(n)
             .push(layout::RING_SUFFIX.as_bytes());
-        if path.overflowed() {
+        let mut path = FixedBuf::default();
+        path.push(dir).push(b"/").push(name.as_bytes());
+        if path.overflowed() || name.overflowed() {
             return Err(CreateError::PathTooLong);
         }
         let flags =
             libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: `as_cstr` yields a NUL-terminated path that lives across the call.
-        let fd = unsafe { libc::open(path.as_cstr(), flags, 0o600 as libc::c_uint) };
+        // SAFETY: `as_cstr` yields a NUL-terminated name that lives across the call; `dfd` is open.
+        let fd = unsafe { libc::openat(dfd, name.as_cstr(), flags, 0o600 as libc::c_uint) };
         if fd < 0 {
             let e = errno();
             if e == libc::EEXIST {
@@ -475,7 +622,7 @@ pub fn create_file_lazy(
             // SAFETY: fd is ours; the half-made file is removed so the scanner never sees it.
             unsafe {
                 libc::close(fd);
-                libc::unlink(path.buf.as_ptr() as *const libc::c_char);
+                libc::unlinkat(dfd, name.buf.as_ptr() as *const libc::c_char, 0);
             }
             Err(e)
         };

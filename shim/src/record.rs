@@ -33,6 +33,16 @@ fn first_call_on_thread(t: &Tls) -> u32 {
     tid
 }
 
+/// A hooked call the level does not record still makes its thread known (its `ThreadStart`), once:
+/// thread lifecycle is recorded at every level. One thread-local read afterwards.
+#[inline(always)]
+fn note_thread() {
+    let t = tls();
+    if t.tid.get() == 0 && !t.internal.get() && state::writer().is_some() {
+        first_call_on_thread(t);
+    }
+}
+
 /// This thread's kernel id, cached (the first call on a thread records its start).
 #[inline(always)]
 fn tid(t: &Tls) -> u32 {
@@ -87,6 +97,7 @@ pub fn begin_with<X>(
 ) -> Option<(Open, X)> {
     if level > state::level() {
         state::start_device_timing_early();
+        note_thread();
         return None;
     }
     let w = state::writer()?;

@@ -35,6 +35,9 @@ enum Device {
 struct Config {
     writer: Option<Writer>,
     dir: FixedBuf,
+    /// The capture directory is the private one `causeway record` made (`CAUSEWAY_PRIVATE_DIR=1`): a
+    /// directory swapped for a link or for someone else's is refused.
+    private: bool,
     exe: FixedBuf,
     host: FixedBuf,
     capacity: u64,
@@ -308,8 +311,15 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
         m
     };
     let now = layout::HEADER_SIZE as u64 + RESERVED_AT_START;
-    let f = create_file_lazy(cfg.dir.as_bytes(), cfg.host.as_bytes(), pid, size, now)
-        .map_err(describe)?;
+    let f = create_file_lazy(
+        cfg.dir.as_bytes(),
+        cfg.private,
+        cfg.host.as_bytes(),
+        pid,
+        size,
+        now,
+    )
+    .map_err(describe)?;
     // SAFETY: `f.base` maps the whole file `f.fd`.
     unsafe { reserve(f.fd, f.base, entries, entries + RESERVED_AT_START) }.map_err(describe)?;
     let base = f.base;
@@ -344,11 +354,69 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     Ok(())
 }
 
+/// Whether the process runs under secure execution (setuid or setgid, file capabilities,
+/// `AT_SECURE`): the dynamic loader honours only trusted preloads then, and a program started that way
+/// by an ordinary user must not write a privileged ring where that user's environment says.
+fn secure_execution() -> bool {
+    // SAFETY: getauxval has no preconditions.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// The largest capacity not above `capacity` whose ring fits under the process's file-size limit and,
+/// once reserved, in the free space of `dir`: `(capacity, what limited it)`; capacity 0 when not even
+/// the smallest ring fits.
+fn fitting_capacity(capacity: u64, dir: &[u8]) -> (u64, Option<(&'static str, u64)>) {
+    let limit = causeway_ring::writer::file_size_limit();
+    let free = causeway_ring::writer::free_bytes(dir);
+    let fits = |c: u64| {
+        let size = layout::file_size(c, strings_size(c));
+        limit.is_none_or(|l| size <= l) && free.is_none_or(|f| size <= f)
+    };
+    let mut c = capacity;
+    while c >= MIN_CAPACITY && !fits(c) {
+        c /= 2;
+    }
+    let size = layout::file_size(capacity, strings_size(capacity));
+    let why = if limit.is_some_and(|l| size > l) {
+        limit.map(|l| ("RLIMIT_FSIZE is", l))
+    } else if free.is_some_and(|f| size > f) {
+        free.map(|f| ("free space on its filesystem is", f))
+    } else {
+        None
+    };
+    (if c >= MIN_CAPACITY { c } else { 0 }, why)
+}
+
+/// The smallest ring made (`capacity_for_mb` of 1 MiB and less).
+const MIN_CAPACITY: u64 = 1024;
+
 extern "C" fn on_load() {
+    if secure_execution() {
+        // Pass everything through and write nothing; no message either (stderr may belong to a
+        // privileged program's caller).
+        STATE.store(DISABLED, Ordering::Release);
+        return;
+    }
     let (dir, lvl, device, capacity, policy) = match read_config() {
         Ok(c) => c,
         Err(e) => return disable(e.as_bytes()),
     };
+    // A ring that the file-size limit or the disk cannot hold is made smaller, or not at all: growing a
+    // file past RLIMIT_FSIZE kills the program with SIGXFSZ.
+    let asked = capacity;
+    let (capacity, limited) = fitting_capacity(capacity, dir.as_bytes());
+    if capacity == 0 {
+        let mut m = FixedBuf::default();
+        m.push(b"no ring fits in ").push(dir.as_bytes());
+        if let Some((what, n)) = limited {
+            m.push(b": ")
+                .push(what.as_bytes())
+                .push(b" ")
+                .push_u64(n)
+                .push(b" bytes");
+        }
+        return disable(m.as_bytes());
+    }
     LEVEL.store(lvl, Ordering::Relaxed);
     CUPTI.store(device == Device::Cupti, Ordering::Relaxed);
     let (clock_kind, hz) = clock::init(env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"));
@@ -366,6 +434,7 @@ extern "C" fn on_load() {
     let mut cfg = Config {
         writer: None,
         dir,
+        private: env("CAUSEWAY_PRIVATE_DIR").as_deref() == Some("1"),
         exe,
         host,
         capacity,
@@ -384,6 +453,22 @@ extern "C" fn on_load() {
     unsafe { *CFG.0.get() = Some(cfg) };
     STATE.store(ACTIVE, Ordering::Release);
     crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+    if capacity < asked {
+        let mut m = FixedBuf::default();
+        m.push(b"ring reduced to ")
+            .push_u64((capacity * layout::ENTRY_SIZE as u64) >> 10)
+            .push(b" KiB of entries (asked for ")
+            .push_u64((asked * layout::ENTRY_SIZE as u64) >> 20)
+            .push(b" MiB)");
+        if let Some((what, n)) = limited {
+            m.push(b": ")
+                .push(what.as_bytes())
+                .push(b" ")
+                .push_u64(n)
+                .push(b" bytes");
+        }
+        warn(m.as_bytes());
+    }
     if device == Device::Events {
         crate::events::want(sample_every());
     }

@@ -11,6 +11,7 @@
 //! - [`plan`]: the arms and their interleaved order (A B C A B C …, so drift hits every arm alike);
 //! - [`run`]: running the plan — one directory per run, stdout and stderr kept, the process timed; the
 //!   caller builds each arm's command (the scanner does, with `causeway record`'s environment);
+//! - [`signals`]: SIGTERM and SIGHUP passed on to the program being run (also used by `record`);
 //! - [`stats`]: min/median/max spreads;
 //! - [`noise`]: each claim's effect and the noise it is judged against (the spread of the per-run
 //!   medians, a Welch interval), and the smallest effect the experiment resolves;
@@ -27,6 +28,7 @@ pub mod measures;
 pub mod noise;
 pub mod plan;
 pub mod run;
+pub mod signals;
 pub mod stats;
 
 pub use claims::{analyse, Analysis, Claim, ControlIs, Mark};

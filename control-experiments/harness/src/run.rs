@@ -93,11 +93,13 @@ pub fn run_plan(
     let mut done = Vec::with_capacity(plan.len());
     for (i, p) in plan.iter().enumerate() {
         let dir = out.join(p.dir_name());
-        std::fs::create_dir(&dir)
+        // Private (0700, 0600): the run's capture goes in here, and the shim refuses a capture
+        // directory others could have swapped.
+        causeway_ring::private::create_dir(&dir)
             .map_err(|e| RunError(format!("cannot create {}: {e}", dir.display())))?;
         let mut cmd = command(p.arm, &dir).map_err(RunError)?;
         let file = |name: &str| {
-            std::fs::File::create(dir.join(name))
+            causeway_ring::private::create_file(&dir.join(name), false)
                 .map_err(|e| RunError(format!("cannot create {}: {e}", dir.join(name).display())))
         };
         cmd.stdin(Stdio::null())
@@ -119,10 +121,13 @@ pub fn run_plan(
                 Ok(())
             });
         }
+        let forwarding = crate::signals::forward();
         let spawned = cmd.spawn();
         let status = match spawned {
             Ok(mut child) => {
+                forwarding.child(child.id());
                 let waited = child.wait();
+                drop(forwarding);
                 restore_interrupts();
                 waited.map_err(|e| {
                     RunError(format!("run {}: waiting for {program}: {e}", p.dir_name()))
