@@ -309,6 +309,26 @@ def generated(out):
     with open(os.path.join(d, "notes.txt"), "w") as f:
         f.write("not a ring")
     cases.append((d, f"{d}: no causeway rings (*.cwring) in {d}"))
+    # A FIFO named like a ring: refused at once, not waited on (issue 20).
+    d = os.path.join(out, "dir-fifo")
+    os.makedirs(d)
+    os.mkfifo(os.path.join(d, "x.cwring"))
+    cases.append(
+        (d, f"{d}/x.cwring: not a regular file (a capture is a directory of *.cwring files or one such file)")
+    )
+    # A sparse ring whose header claims 2^30 reserved slots (64 GiB of holes): read in bounded memory,
+    # nothing committed (issue 20).
+    r = Ring(base)
+    cap = 1 << 30
+    r.u64(CAPACITY, cap)
+    r.u64(HEAD, cap)
+    entries_at = 4096 + r.u64(STRINGS_SIZE)
+    path = os.path.join(out, "sparse", "s.cwring")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+        f.write(bytes(r.b[:entries_at]))
+        f.truncate(entries_at + cap * 64)
+    cases.append((os.path.dirname(path), None))
     missing = os.path.join(out, "no-such-capture")
     cases.append((missing, f"{missing}: no such file or directory"))
     return cases

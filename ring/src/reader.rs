@@ -114,6 +114,9 @@ pub struct Header {
     /// One in this many device-work calls per thread was timed (0 or 1: every one).
     pub sample_every: u32,
     pub head: u64,
+    /// Committed entries found past the header's `head` (0 normally): a header whose head word was
+    /// zeroed or rolled back would otherwise hide them. `head` includes them.
+    pub head_behind: u64,
     pub dropped: u64,
     pub strings_used: u64,
     pub strings_dropped: u32,
@@ -202,6 +205,10 @@ pub struct RingView<'a> {
     pub strings: Vec<StrRecord>,
     /// A string record was reserved but never committed; records after it are unreadable.
     pub strings_torn: bool,
+    /// The byte ranges of the file that hold data (the rest are holes of a sparse file, which read
+    /// as zeros); `None`: all of it. A hostile ring can claim billions of reserved slots in a sparse
+    /// file: readers skip the holes (`present`) rather than read, or make room for, what is not there.
+    data: Option<&'a [(u64, u64)]>,
 }
 
 impl<'a> RingView<'a> {
@@ -318,6 +325,7 @@ impl<'a> RingView<'a> {
             backend: u32_at(b, hdr::BACKEND),
             sample_every: u32_at(b, hdr::SAMPLE_EVERY),
             head: u64_at(b, hdr::HEAD),
+            head_behind: 0,
             dropped: u64_at(b, hdr::DROPPED),
             strings_used,
             strings_dropped: u32_at(b, hdr::STR_DROPPED),
@@ -341,12 +349,65 @@ impl<'a> RingView<'a> {
             r => r,
         };
         let (strings, strings_torn) = parse_strings(b, &header)?;
-        Ok(RingView {
+        let mut view = RingView {
             bytes: b,
             header,
             strings,
             strings_torn,
-        })
+            data: None,
+        };
+        // Entries committed past the head word: a damaged header must not hide them silently. Only
+        // when the slot at the head holds the next entry is anything scanned; at most a capacity.
+        let head = view.header.head;
+        let mut seq = head;
+        while seq - head < view.header.capacity
+            && seq < u64::MAX >> 3
+            && committed(view.slot(seq).1, seq).is_some()
+        {
+            seq += 1;
+        }
+        view.header.head_behind = seq - head;
+        view.header.head = seq;
+        Ok(view)
+    }
+
+    /// The view, told which byte ranges of the file hold data (sorted, disjoint; from
+    /// `SEEK_DATA`/`SEEK_HOLE`): the slots that lie wholly in holes are then known to be empty
+    /// without reading them.
+    pub fn with_data(mut self, data: &'a [(u64, u64)]) -> RingView<'a> {
+        self.data = Some(data);
+        self
+    }
+
+    /// Whether any slot of sequence numbers `[from, to)` may hold an entry: false only when all of
+    /// them lie in holes of the file (they read as zeros: never committed).
+    pub fn present(&self, from: u64, to: u64) -> bool {
+        let Some(data) = self.data else {
+            return true;
+        };
+        if to <= from {
+            return false;
+        }
+        let cap = self.header.capacity;
+        let base = self.header.entries_offset;
+        let byte = |slot: u64| base + slot * ENTRY_SIZE as u64;
+        let overlaps = |lo: u64, hi: u64| {
+            if lo >= hi {
+                return false;
+            }
+            // The first data range ending after `lo` starts before `hi`.
+            let i = data.partition_point(|&(_, e)| e <= lo);
+            data.get(i).is_some_and(|&(b, _)| b < hi)
+        };
+        if to - from >= cap {
+            return overlaps(byte(0), byte(cap));
+        }
+        let (s, e) = (from & (cap - 1), to & (cap - 1));
+        if s < e {
+            overlaps(byte(s), byte(e))
+        } else {
+            overlaps(byte(s), byte(cap)) || overlaps(byte(0), byte(e))
+        }
     }
 
     /// The ring file's size in bytes.

@@ -6,6 +6,7 @@ use causeway_ring::{RingView, RING_SUFFIX};
 use memmap2::Mmap;
 use std::fmt;
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Why a capture (or one ring of it) could not be read.
@@ -32,17 +33,30 @@ impl fmt::Display for CaptureError {
 
 impl std::error::Error for CaptureError {}
 
-/// One mapped ring file, not yet parsed.
+/// One ring file, not yet parsed: mapped read-only (watched, so a file truncated meanwhile does not
+/// kill the reader: `guard`), or read into memory when the watch table is full.
 pub struct RingFile {
     pub path: PathBuf,
-    map: Mmap,
+    bytes: Bytes,
+    /// The byte ranges that hold data (`None`: all, or unknown): holes of a sparse file are skipped.
+    data: Option<Vec<(u64, u64)>>,
+}
+
+enum Bytes {
+    // Field order: the mapping is unmapped before its watch is given up.
+    Mapped(Mmap, crate::guard::Watch),
+    Read(Vec<u8>),
 }
 
 impl RingFile {
-    /// Maps `path` read-only. Empty files and anything that is not a regular file are refused here, so
-    /// the mapping always covers real file bytes.
+    /// Opens `path` without blocking (a FIFO or device named `*.cwring` would hang a plain open),
+    /// refuses anything that is not a non-empty regular file, and maps it.
     pub fn open(path: &Path) -> Result<RingFile, CaptureError> {
-        let file = File::open(path).map_err(|e| CaptureError::new(path, io_problem(&e)))?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| CaptureError::new(path, io_problem(&e)))?;
         let meta = file
             .metadata()
             .map_err(|e| CaptureError::new(path, io_problem(&e)))?;
@@ -58,25 +72,87 @@ impl RingFile {
                 "empty file (0 bytes): the ring was never created completely",
             ));
         }
-        // SAFETY: the mapping is read-only and private to this process. Ring files are created at their
-        // full size (fallocate) and never truncated afterwards, so the pages stay backed while we read;
-        // a shim still appending to a live ring only changes bytes the reader validates per slot.
+        let data = data_ranges(&file, meta.len());
+        // SAFETY: the mapping is read-only and private to this process. A shim still appending to a
+        // live ring only changes bytes the reader validates per slot; a file truncated meanwhile is
+        // answered by the SIGBUS guard (zero pages, and the command reports the change).
         let map = unsafe { Mmap::map(&file) }
             .map_err(|e| CaptureError::new(path, format!("cannot map: {e}")))?;
+        let watch = crate::guard::watch(map.as_ptr(), map.len());
+        let bytes = if watch.active() {
+            Bytes::Mapped(map, watch)
+        } else {
+            drop(map);
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut &file, &mut v)
+                .map_err(|e| CaptureError::new(path, io_problem(&e)))?;
+            Bytes::Read(v)
+        };
         Ok(RingFile {
             path: path.to_path_buf(),
-            map,
+            bytes,
+            data,
         })
     }
 
     pub fn bytes(&self) -> &[u8] {
-        &self.map
+        match &self.bytes {
+            Bytes::Mapped(m, _) => m,
+            Bytes::Read(v) => v,
+        }
+    }
+
+    /// Whether the file shrank while it was being read (a page of it was gone: see `guard`).
+    pub fn changed(&self) -> bool {
+        matches!(&self.bytes, Bytes::Mapped(_, w) if w.faulted())
     }
 
     /// Validates the ring and returns a view of it.
     pub fn view(&self) -> Result<RingView<'_>, CaptureError> {
-        RingView::parse(self.bytes()).map_err(|e| CaptureError::new(&self.path, e.0))
+        let v = RingView::parse(self.bytes()).map_err(|e| CaptureError::new(&self.path, e.0))?;
+        Ok(match &self.data {
+            Some(d) => v.with_data(d),
+            None => v,
+        })
     }
+}
+
+/// The ranges of `file` (of `len` bytes) that hold data, from `SEEK_DATA`/`SEEK_HOLE`; `None` when
+/// the file has no holes, the filesystem cannot say, or it has so many ranges (more than 2^16) that
+/// keeping them is not worth it (they are real data then, and reading them is what they cost).
+fn data_ranges(file: &File, len: u64) -> Option<Vec<(u64, u64)>> {
+    use std::os::unix::io::AsRawFd;
+    let fd = file.as_raw_fd();
+    let mut out = Vec::new();
+    let mut at: u64 = 0;
+    while at < len {
+        // SAFETY: lseek on our own descriptor; it moves only this descriptor's offset.
+        let d = unsafe { libc::lseek(fd, at as libc::off_t, libc::SEEK_DATA) };
+        if d < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error();
+            // ENXIO: no data past `at` (the rest is a hole); anything else: the filesystem cannot tell.
+            if e == Some(libc::ENXIO) {
+                break;
+            }
+            return None;
+        }
+        // SAFETY: as above.
+        let h = unsafe { libc::lseek(fd, d, libc::SEEK_HOLE) };
+        if h < 0 {
+            return None;
+        }
+        out.push((d as u64, (h as u64).min(len)));
+        at = h as u64;
+        if out.len() > 1 << 16 {
+            return None;
+        }
+    }
+    // SAFETY: as above; the mapping and reads that follow do not use the offset, but leave it at 0.
+    unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
+    if out.len() == 1 && out[0] == (0, len) {
+        return None;
+    }
+    Some(out)
 }
 
 /// A capture on disk: its ring files, mapped, in file-name order.
@@ -108,6 +184,14 @@ impl Capture {
             path: path.to_path_buf(),
             files,
         })
+    }
+
+    /// The first ring file that shrank while it was being read, if any (`RingFile::changed`).
+    pub fn changed(&self) -> Option<&Path> {
+        self.files
+            .iter()
+            .find(|f| f.changed())
+            .map(|f| f.path.as_path())
     }
 
     /// Parses every ring; the first bad one fails the whole capture, named by its own path.

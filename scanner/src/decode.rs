@@ -335,6 +335,10 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
             // however close to u64::MAX a hostile header puts it.
             let s = first + (c * CHUNK) as u64;
             let e = first + ((c + 1) * CHUNK).min(n) as u64;
+            // Slots in holes of a sparse file were never written: torn, and not read.
+            if !view.present(s, e) {
+                return None;
+            }
             let (mut open, mut list) = (0, Listed::default());
             for seq in s..e {
                 let listed = fits.then_some(&mut list);
@@ -355,16 +359,54 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
 }
 
 /// Copies the committed entries of the `n` slots from `first`, each chunk straight into its place
-/// in one vector (a vector per chunk, concatenated, copied every entry a second time).
+/// in one vector (a vector per chunk, concatenated, copied every entry a second time). The committed
+/// slots are counted first, so the vector holds what is there, not what the header claims (a hostile
+/// ring can claim 2^30 reserved slots: 64 GiB); chunks wholly in holes of a sparse file are neither
+/// counted nor copied.
 fn copy(view: &RingView, first: u64, n: usize) -> Vec<Entry> {
-    let mut entries: Vec<Entry> = crate::bigvec::with_capacity(n);
-    let written: Vec<usize> = entries.spare_capacity_mut()[..n]
-        .par_chunks_mut(CHUNK)
+    let chunks = n.div_ceil(CHUNK);
+    let range = |c: usize| {
+        let s = first + (c * CHUNK) as u64;
+        (s, s + (CHUNK.min(n - c * CHUNK)) as u64)
+    };
+    let window = Window::new(view, first, n);
+    let counts: Vec<usize> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (s, e) = range(c);
+            if !view.present(s, e) {
+                return 0;
+            }
+            (s..e)
+                .filter(|&seq| committed(window.slot(seq), seq).is_some())
+                .count()
+        })
+        .collect();
+    let total: usize = counts.iter().sum();
+    let mut entries: Vec<Entry> = crate::bigvec::with_capacity(total);
+    // Each chunk's place: the counts before it.
+    let mut outs = Vec::with_capacity(chunks);
+    let mut rest = &mut entries.spare_capacity_mut()[..total];
+    for &k in &counts {
+        let (head, tail) = rest.split_at_mut(k);
+        outs.push(head);
+        rest = tail;
+    }
+    let written: Vec<usize> = outs
+        .into_par_iter()
         .enumerate()
         .map(|(c, out)| {
-            let s = first + (c * CHUNK) as u64;
+            if out.is_empty() {
+                return 0;
+            }
+            let (s, e) = range(c);
             let mut w = 0;
-            for seq in s..s + out.len() as u64 {
+            for seq in s..e {
+                // A live writer may commit a slot between the count and the copy: what does not fit
+                // its chunk's place waits for the next read of the ring.
+                if w == out.len() {
+                    break;
+                }
                 if let Slot::Entry(en) = view.read(seq) {
                     out[w].write(en);
                     w += 1;
@@ -373,19 +415,20 @@ fn copy(view: &RingView, first: u64, n: usize) -> Vec<Entry> {
             w
         })
         .collect();
-    // Close the holes torn slots left at the end of their chunks.
+    // Close the holes that slots torn since the count left at the end of their chunks' places.
     let base = entries.as_mut_ptr();
     let mut len = 0;
+    let mut at = 0;
     for (c, &w) in written.iter().enumerate() {
-        let at = c * CHUNK;
         if at != len {
             // SAFETY: chunk `c` initialised `w` entries at `at`; `len <= at`, both ranges lie within
-            // the capacity `n`, and `ptr::copy` allows them to overlap. `Entry` is `Copy`: no drops.
+            // the capacity `total`, and `ptr::copy` allows them to overlap. `Entry` is `Copy`.
             unsafe { std::ptr::copy(base.add(at), base.add(len), w) };
         }
         len += w;
+        at += counts[c];
     }
-    // SAFETY: the first `len` elements are initialised (moved into place above), `len <= n`.
+    // SAFETY: the first `len` elements are initialised (moved into place above), `len <= total`.
     unsafe { entries.set_len(len) };
     entries
 }

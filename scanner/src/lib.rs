@@ -19,6 +19,7 @@ pub mod device;
 pub mod export;
 pub(crate) mod fastmap;
 pub mod gaps;
+pub mod guard;
 pub mod html;
 #[cfg(target_os = "linux")]
 pub mod hugealloc;

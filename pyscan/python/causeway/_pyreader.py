@@ -1,5 +1,5 @@
 """The pure-Python engine: a reader of causeway captures written from ``docs/format.md`` (the bytes)
-and ``docs/parquet.md`` (the tables), with ``struct`` and ``mmap`` only — no compiled code.
+and ``docs/parquet.md`` (the tables), with ``struct`` and ``os.pread`` only — no compiled code.
 
 It gives the same rows as the compiled engine (the Rust scanner) for the tables of
 ``causeway export --format parquet`` and raises ``CaptureError`` with the same messages for files it
@@ -15,7 +15,6 @@ view (``_steps``), and ``PyCapture``, the object ``causeway.open(..., engine="py
 import errno as _errno
 import gc
 import math
-import mmap
 import os
 import stat as _stat
 import struct
@@ -119,10 +118,64 @@ def _list_rings(d):
     return [os.path.join(d, n) for n in out]
 
 
-def _map(path):
-    """Maps one ring file read-only: the checks `RingFile::open` makes, with its messages."""
+class _File:
+    """A ring file read with ``pread``: ``f[a:b]`` reads those bytes. Not a memory map, so a file
+    truncated while it is read cannot end the interpreter with SIGBUS: bytes past the new end read as
+    zeros (torn slots) and ``changed`` is set, and the capture is refused as the scanner refuses it.
+    ``data`` lists the byte ranges that hold data (``SEEK_DATA``/``SEEK_HOLE``; ``None``: all of it):
+    the holes of a sparse file are skipped, not read."""
+
+    def __init__(self, fd, size, data):
+        self.fd, self.size, self.data, self.changed = fd, size, data, False
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, s):
+        start, stop = max(0, s.start or 0), min(self.size, self.size if s.stop is None else s.stop)
+        if stop <= start:
+            return b""
+        b = os.pread(self.fd, stop - start, start)
+        if len(b) < stop - start:
+            self.changed = True
+            b += bytes(stop - start - len(b))
+        return b
+
+    def present(self, lo, hi):
+        """Whether any byte of [lo, hi) holds data."""
+        if self.data is None:
+            return True
+        return any(b < hi and e > lo for b, e in self.data)
+
+    def close(self):
+        os.close(self.fd)
+
+
+def _data_ranges(fd, size):
+    out, at = [], 0
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        while at < size:
+            try:
+                d = os.lseek(fd, at, os.SEEK_DATA)
+            except OSError as e:
+                if e.errno == _errno.ENXIO:
+                    break
+                return None
+            h = os.lseek(fd, d, os.SEEK_HOLE)
+            out.append((d, min(h, size)))
+            at = h
+            if len(out) > 1 << 16:
+                return None
+    except (OSError, AttributeError):
+        return None
+    return None if out == [(0, size)] else out
+
+
+def _map(path):
+    """Opens one ring file for reading: the checks `RingFile::open` makes, with its messages. Opened
+    without blocking: a FIFO named like a ring would hang a plain open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as e:
         raise _error(path, _io_problem(e)) from None
     try:
@@ -134,12 +187,10 @@ def _map(path):
             )
         if st.st_size == 0:
             raise _error(path, "empty file (0 bytes): the ring was never created completely")
-        try:
-            return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        except OSError as e:
-            raise _error(path, f"cannot map: {os.strerror(e.errno)} (os error {e.errno})") from None
-    finally:
+        return _File(fd, st.st_size, _data_ranges(fd, st.st_size))
+    except BaseException:
         os.close(fd)
+        raise
 
 
 def _u32(b, off):
@@ -221,6 +272,8 @@ def _parse(path, mm):
 
     h = _Header()
     h.path = path
+    base = os.path.basename(path)
+    h.ring = base[: -len(RING_SUFFIX)] if base.endswith(RING_SUFFIX) else base
     h.policy = "drop" if policy == 1 else "overwrite"
     h.clock = "monotonic" if clock == 1 else "tsc"
     h.capacity, h.strings_offset, h.strings_size, h.entries_offset = capacity, so, ss, eo
@@ -244,6 +297,19 @@ def _parse(path, mm):
     h.counters = {name: _u64(b, 1536 + 8 * i) for i, name in enumerate(COUNTER_NAMES)}
 
     strings, torn = _parse_strings(path, mm[so : so + strings_used])
+    # Entries committed past the head word (a damaged header) are read, as the scanner reads them.
+    seq, h.head_behind = h.head, 0
+    while seq - h.head < capacity and seq < (1 << 61):
+        off = eo + (seq & (capacity - 1)) * ENTRY_SIZE
+        if _u64(mm[off : off + 8], 0) | 2 != ((seq + 1) << 2) | 3:
+            break
+        seq += 1
+    h.head_behind, h.head = seq - h.head, seq
+    if getattr(mm, "changed", False):
+        raise bad(
+            "truncated while it was being read (another process cut it short): read a copy, or the "
+            "capture once nothing writes to it"
+        )
     return h, strings, torn
 
 
@@ -305,48 +371,100 @@ def _window(h):
 
 def _decode(h, mm):
     """The committed entries of the live window, in sequence order (tuples as `_ENTRY` unpacks them,
-    with `t_end` and `result` 0 for an open call)."""
+    with `t_end` and `result` 0 for an open call). Read chunk by chunk: memory follows the committed
+    entries, not what the header claims, and chunks wholly in holes of a sparse file are not read."""
     first, end = _window(h)
     n = end - first
     if n <= 0:
         return []
     cap = h.capacity
-    s0 = first & (cap - 1)
     base = h.entries_offset
-    parts = [(s0, min(n, cap - s0))]
-    if s0 + n > cap:
-        parts.append((0, n - (cap - s0)))
-
-    def snapshot():
-        return b"".join(mm[base + s * ENTRY_SIZE : base + (s + k) * ENTRY_SIZE] for s, k in parts)
-
-    raw = snapshot()
-    # Slot i holds sequence number first + i when its stamp is ((first + i + 1) << 2) | 1 (open) or
-    # | 3 (complete): exactly when stamp | 2 == ((first + i + 1) << 2) | 3.
-    want = ((first + 1) << 2) | 3
-    out = [t for i, t in enumerate(_ENTRY.iter_unpack(raw)) if t[0] | 2 == want + (i << 2)]
-    if any(not t[0] & 2 for t in out):
-        out = [t if t[0] & 2 else t[:2] + (0,) + t[3:7] + (0,) + t[8:] for t in out]
-    # A slot whose bytes changed while they were copied (a live process) counts as torn, as the
-    # scanner's re-read of the stamp after each copy does.
-    again = snapshot()
-    if again != raw:
-        keep = []
-        for e in out:
-            off = ((e[STAMP] >> 2) - 1 - first) * ENTRY_SIZE
-            if again[off : off + 8] == raw[off : off + 8]:
-                keep.append(e)
-        out = keep
+    out = []
+    seq = first
+    while seq < end:
+        s0 = seq & (cap - 1)
+        k = min(_CHUNK, end - seq, cap - s0)
+        lo, hi = base + s0 * ENTRY_SIZE, base + (s0 + k) * ENTRY_SIZE
+        if mm.present(lo, hi):
+            raw = mm[lo:hi]
+            # Slot i holds sequence number seq + i when its stamp is ((seq + i + 1) << 2) | 1 (open)
+            # or | 3 (complete): exactly when stamp | 2 == ((seq + i + 1) << 2) | 3.
+            want = ((seq + 1) << 2) | 3
+            got = [t for i, t in enumerate(_ENTRY.iter_unpack(raw)) if t[0] | 2 == want + (i << 2)]
+            if got:
+                # A slot whose bytes changed while they were copied (a live process) counts as
+                # torn, as the scanner's re-read of the stamp after each copy does.
+                again = mm[lo:hi]
+                if again != raw:
+                    got = [
+                        e
+                        for e in got
+                        if again[((e[STAMP] >> 2) - 1 - seq) * ENTRY_SIZE :][:8]
+                        == raw[((e[STAMP] >> 2) - 1 - seq) * ENTRY_SIZE :][:8]
+                    ]
+                out.extend(t if t[0] & 2 else t[:2] + (0,) + t[3:7] + (0,) + t[8:] for t in got)
+        seq += k
+    if mm.changed:
+        raise _error(
+            h.path,
+            "truncated while it was being read (another process cut it short): read a copy, or the "
+            "capture once nothing writes to it",
+        )
     return out
 
 
+_CHUNK = 1 << 16
+
+
 # ---- names ---------------------------------------------------------------------------------------------
+
+
+def _cxa_demangle():
+    """The C++ runtime's demangler (``__cxa_demangle`` of libstdc++), or None where it cannot be
+    loaded: then kernel names are shown as the program named them. Its output is what the scanner's
+    demangler (the cpp_demangle crate) prints for the names CUDA programs use."""
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL("libstdc++.so.6")
+        f = lib.__cxa_demangle
+        f.restype = ctypes.c_void_p
+        f.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        free = ctypes.CDLL(None).free
+        free.argtypes = [ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return None
+
+    def demangle(sym):
+        status = ctypes.c_int(0)
+        p = f(sym.encode("utf-8", "surrogateescape"), None, None, ctypes.byref(status))
+        if status.value != 0 or not p:
+            return sym
+        try:
+            return ctypes.string_at(p).decode("utf-8", "replace")
+        finally:
+            free(p)
+
+    return demangle
+
+
+_DEMANGLE = _cxa_demangle()
+DEMANGLE_MAX = 16 << 10
+
+
+def demangle(sym):
+    """A kernel symbol as people read it (``scanner/src/names.rs``: an Itanium ``_Z`` symbol
+    demangled, anything else as it is)."""
+    if _DEMANGLE is None or not sym.startswith("_Z") or len(sym) > DEMANGLE_MAX:
+        return sym
+    return _DEMANGLE(sym) or sym
 
 
 class _Names:
     def __init__(self, strings):
         self.apis = {}
         self.kernels = {}
+        self.symbols = {}
         self.texts = {}
         for kind, key, aux, text in strings:
             # First record wins: the writer interns each key once, so a repeat is corruption.
@@ -357,7 +475,11 @@ class _Names:
                     cls = CLASS_NAMES[c] if c < len(CLASS_NAMES) else "other"
                     self.apis[key] = (text, layer, cls)
             elif kind == 2:
-                self.kernels.setdefault(key, text)
+                if key not in self.kernels:
+                    shown = demangle(text)
+                    if shown != text:
+                        self.symbols.setdefault(shown, text)
+                    self.kernels[key] = shown
             elif kind == 3:
                 self.texts.setdefault(key, text)
 
@@ -674,6 +796,7 @@ def _process(h, strings, entries):
         "device": device,
         "unplaced": unplaced,
         "backend": backend,
+        "symbols": names.symbols,
     }
 
 
@@ -882,6 +1005,7 @@ class PyCapture:
             out.append(
                 {
                     "path": h.path,
+                    "ring": h.ring,
                     "pid": h.pid,
                     "ppid": h.ppid,
                     "exe": h.exe,
@@ -954,17 +1078,28 @@ class PyCapture:
             return v
 
         for h, _s, _t, p in self._procs:
-            pid = h.pid
-            add("processes", [[pid], [h.ppid], [h.exe], [h.host], [p["backend"]], [p["unplaced"]]])
+            pid, ring = h.pid, h.ring
+            sym = p["symbols"]
+            add("processes", [[ring], [pid], [h.ppid], [h.exe], [h.host], [p["backend"]], [p["unplaced"]]])
             c = cols(p["calls"], 11)
-            add("calls", [[pid] * len(p["calls"])] + c[:5] + [clamp(c[5]), clamp(c[6])] + c[7:])
+            n = len(p["calls"])
+            add(
+                "calls",
+                [[ring] * n, [pid] * n]
+                + c[:5]
+                + [clamp(c[5]), clamp(c[6])]
+                + c[7:]
+                + [[None if k is None else sym.get(k, k) for k in c[10]]],
+            )
             d = cols(p["device"], 8)
             add(
                 "device_intervals",
                 [
+                    [ring] * len(p["device"]),
                     [pid] * len(p["device"]),
                     d[3],
                     d[4],
+                    [sym.get(x, x) for x in d[4]],
                     clamp(d[0]),
                     clamp(d[1]),
                     clamp(d[2]),
@@ -975,15 +1110,15 @@ class PyCapture:
                 ],
             )
             r = cols(p["ranges"], 6)
-            add("ranges", [[pid] * len(p["ranges"])] + r[:3] + [clamp(r[3]), clamp(r[4]), r[5]])
+            add("ranges", [[ring] * len(p["ranges"]), [pid] * len(p["ranges"])] + r[:3] + [clamp(r[3]), clamp(r[4]), r[5]])
             m = cols(p["marks"], 4)
-            add("marks", [[pid] * len(p["marks"])] + m[:3] + [clamp(m[3])])
+            add("marks", [[ring] * len(p["marks"]), [pid] * len(p["marks"])] + m[:3] + [clamp(m[3])])
             steps = []
             for st in _steps(p):
                 dev = st[12]
                 d = (None,) * 7 if dev is None else (dev[0],) + tuple(_i64(v) for v in dev[1:])
                 steps.append(
-                    (pid, st[0], st[1], st[2], st[3], _i64(st[4]), _i64(st[5]), _i64(st[6]), _i64(st[7]), st[8],
+                    (ring, pid, st[0], st[1], st[2], st[3], _i64(st[4]), _i64(st[5]), _i64(st[6]), _i64(st[7]), st[8],
                      _i64(st[9]), st[10], _i64(st[11])) + d
                 )  # fmt: skip
             add("steps", cols(steps, len(SCHEMAS["steps"])))
