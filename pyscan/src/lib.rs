@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 
 /// What one ring's header, string area and timeline say about its process, besides the tables.
 struct ProcInfo {
+    /// The ring's key (its file name without `.cwring`): unique where a pid is not.
+    ring: String,
     path: String,
     pid: u32,
     ppid: u32,
@@ -84,6 +86,7 @@ fn build(path: &Path) -> Result<NativeCapture, CaptureError> {
             let (first, _) = r.view.window();
             ProcInfo {
                 path: r.path.display().to_string(),
+                ring: p.ring.clone(),
                 pid: h.pid,
                 ppid: h.ppid,
                 exe: h.exe.clone(),
@@ -227,6 +230,7 @@ impl NativeCapture {
             d.set_item("level", p.level)?;
             d.set_item("policy", p.policy)?;
             d.set_item("clock", p.clock)?;
+            d.set_item("ring", &p.ring)?;
             d.set_item("backend", &p.backend)?;
             d.set_item("flags", p.flags)?;
             d.set_item("capacity", p.capacity)?;

@@ -256,28 +256,9 @@ fn control_level(o: &ControlOptions, timed: bool) -> Result<u32, String> {
     Ok(level)
 }
 
-/// A fresh `out/cw-control-<timestamp>-<pid>` (with a suffix if it exists), absolute.
+/// A fresh, private `out/cw-control-<timestamp>-<pid>` (with a suffix if it exists), absolute.
 fn make_out_dir(out: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let base = format!("cw-control-{}-{}", record::timestamp(), std::process::id());
-    for n in 0..1000u32 {
-        let dir = out.join(if n == 0 {
-            base.clone()
-        } else {
-            format!("{base}-{n}")
-        });
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {
-                return std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
-        }
-    }
-    Err(format!(
-        "cannot create a fresh directory in {}",
-        out.display()
-    ))
+    record::make_dir_in(out, "cw-control").map_err(|e| e.0)
 }
 
 /// The bare arm's command: the program as it is, without the shim or any capture setting.

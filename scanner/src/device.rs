@@ -139,7 +139,10 @@ pub struct DeviceClock {
 /// Device time of one kernel (by the name in its device intervals), over all processes.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct DeviceKernelStats {
+    /// Demangled when it is a mangled C++ symbol.
     pub name: String,
+    /// The symbol as the program named it (the same as `name` when it is not mangled).
+    pub symbol: String,
     /// Intervals (executions observed on the device). Device times are over the timed ones.
     pub count: u64,
     pub total_ns: u64,
@@ -587,6 +590,7 @@ pub(crate) fn merge(partials: Vec<DevicePartial>, dropped: u64, not_timed: u64) 
             let [p50, p99, max] = k.durations.percentiles([50, 99, 100]);
             let [l50, l99] = k.latencies.percentiles([50, 99]);
             DeviceKernelStats {
+                symbol: name.clone(),
                 name,
                 count: k.count,
                 total_ns: k.durations.total(),

@@ -363,13 +363,34 @@ enum Backend {
     Events,
 }
 
+/// One line on stderr, `causeway: ` first, escaped for the terminal (paths and names in it may come
+/// from the traced program).
+fn say(msg: &str) {
+    eprintln!("causeway: {}", causeway_scanner::render::escape_cell(msg));
+}
+
 fn error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("causeway: error: {msg}");
+    say(&format!("error: {msg}"));
     ExitCode::from(EXIT_ERROR)
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Usage errors exit 2, as clap's do — except under `record`, whose own failures must not
+            // look like the program's exit code 2 (record's are 125..=127, as env's and timeout's).
+            let code = if !e.use_stderr() {
+                0 // --help, --version
+            } else if std::env::args_os().nth(1).is_some_and(|a| a == "record") {
+                record::EXIT_RECORD_FAILED
+            } else {
+                EXIT_ERROR
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
     match cli.cmd {
         Cmd::Report {
             json,
@@ -421,13 +442,16 @@ fn main() -> ExitCode {
             match record::run(&opts) {
                 Ok(o) => {
                     for n in &o.notes {
-                        eprintln!("causeway: {n}");
+                        say(n);
                     }
-                    eprintln!("causeway: capture written to {}", o.capture_dir.display());
+                    say(&format!("capture written to {}", o.capture_dir.display()));
                     // Exit codes are one byte on Unix; a child's own code always fits.
                     ExitCode::from((o.code & 0xff) as u8)
                 }
-                Err(e) => error(e),
+                Err(e) => {
+                    say(&format!("error: {e}"));
+                    ExitCode::from(e.exit_code())
+                }
             }
         }
     }
@@ -477,7 +501,7 @@ fn control(a: ControlArgs) -> ExitCode {
     if let Err(code) = emit(a.json, &r, "the result", control::render) {
         return code;
     }
-    eprintln!("causeway: captures of every run in {}", r.out_dir.display());
+    say(&format!("captures of every run in {}", r.out_dir.display()));
     ExitCode::SUCCESS
 }
 
@@ -496,8 +520,16 @@ fn emit<T: serde::Serialize>(
             Err(e) => return Err(error(format!("{what}: cannot serialize: {e}"))),
         }
     } else {
-        render(value)
+        // The text holds names and messages of the traced program: no control sequence of theirs
+        // reaches the terminal (JSON escapes them itself).
+        causeway_scanner::render::escape(&render(value)).into_owned()
     };
+    if causeway_scanner::guard::any_fault() {
+        return Err(error(
+            "a ring file was truncated while it was being read (another process cut it short): \
+             the figures would be incomplete; read a copy, or the capture once nothing writes to it",
+        ));
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     Ok(())
@@ -512,7 +544,7 @@ fn report(json: bool, capture: &std::path::Path) -> ExitCode {
         return code;
     }
     for w in &r.warnings {
-        eprintln!("causeway: warning: {w}");
+        say(&format!("warning: {w}"));
     }
     ExitCode::SUCCESS
 }
@@ -561,8 +593,8 @@ fn export(
         Ok(s) => s,
         Err(e) => return error(e),
     };
-    eprintln!(
-        "causeway: wrote {} ({} bytes): {} process(es), {} calls, {} NVTX ranges, {} marks, {} device \
+    say(&format!(
+        "wrote {} ({} bytes): {} process(es), {} calls, {} NVTX ranges, {} marks, {} device \
          spans, {} call->device flows",
         output.display(),
         s.bytes,
@@ -572,7 +604,7 @@ fn export(
         s.marks,
         s.device_spans,
         s.flows
-    );
+    ));
     if s.empty_processes > 0 {
         eprintln!(
             "causeway: note: {} process(es) of the capture recorded nothing to draw (listed in the \
@@ -626,8 +658,8 @@ fn html(
         Ok(s) => s,
         Err(e) => return error(e),
     };
-    eprintln!(
-        "causeway: wrote {} ({} bytes): {} process(es), {} steps, {} timeline items{}",
+    say(&format!(
+        "wrote {} ({} bytes): {} process(es), {} steps, {} timeline items{}",
         output.display(),
         s.bytes,
         s.processes,
@@ -638,6 +670,6 @@ fn html(
         } else {
             String::new()
         }
-    );
+    ));
     ExitCode::SUCCESS
 }

@@ -19,6 +19,9 @@ use serde::Serialize;
 /// One process's timeline.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProcessTimeline {
+    /// The ring's key: its file name without `.cwring` (`<host>-<pid>-<start ns>-<n>`), unique where
+    /// a pid is not (a process that execs keeps its pid and writes a second ring).
+    pub ring: String,
     pub pid: u32,
     pub ppid: u32,
     pub exe: String,
@@ -33,6 +36,27 @@ pub struct ProcessTimeline {
     pub unplaced_device: u64,
     /// Device-timing backend (`none`, `cupti`, `events`).
     pub backend: String,
+    /// Kernel names that are demangled symbols → the symbols (names shown as they are, absent).
+    #[serde(skip)]
+    pub symbols: std::collections::HashMap<String, String>,
+}
+
+impl ProcessTimeline {
+    /// The raw symbol of a kernel name as shown (itself when it was not mangled).
+    pub fn symbol_of<'a>(&'a self, name: &'a str) -> &'a str {
+        self.symbols.get(name).map_or(name, String::as_str)
+    }
+}
+
+/// A ring's key from its path (the file name without `.cwring`).
+pub fn ring_key(path: &std::path::Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.strip_suffix(causeway_ring::RING_SUFFIX)
+        .map(str::to_string)
+        .unwrap_or(name)
 }
 
 impl ProcessTimeline {
@@ -301,6 +325,11 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
 
     let (device, unplaced_device) = device_spans(h, d.entries(), &names);
     ProcessTimeline {
+        ring: ring_key(ring.path),
+        symbols: names
+            .symbols()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect(),
         pid: h.pid,
         ppid: h.ppid,
         exe: h.exe.clone(),

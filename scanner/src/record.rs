@@ -70,6 +70,25 @@ pub struct RecordOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordError(pub String);
 
+/// `record`'s own exit codes, apart from any a program can return (as `env` and `timeout` do): 127 the
+/// command was not found, 126 it was found but could not be run, 125 `record` itself failed.
+pub const EXIT_NOT_FOUND: u8 = 127;
+pub const EXIT_CANNOT_RUN: u8 = 126;
+pub const EXIT_RECORD_FAILED: u8 = 125;
+
+impl RecordError {
+    /// The exit code `causeway record` ends with for this error.
+    pub fn exit_code(&self) -> u8 {
+        if self.0.ends_with(": command not found") {
+            EXIT_NOT_FOUND
+        } else if self.0.starts_with("cannot run ") {
+            EXIT_CANNOT_RUN
+        } else {
+            EXIT_RECORD_FAILED
+        }
+    }
+}
+
 impl std::fmt::Display for RecordError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -157,6 +176,44 @@ pub fn check_ring_mb(mb: u64) -> Result<(), RecordError> {
     } else {
         fail(format!("--ring-mb {mb} is out of range 1..={MAX_RING_MB}"))
     }
+}
+
+/// What a ring of `mb` MiB per process will cost where it is written (`dir`): refused when one ring
+/// does not fit in the free space there; a warning when a few would not, or when reserving it will
+/// stall the program's first recorded call noticeably (the ring is reserved and pre-faulted then, so
+/// the hot path never faults: about 4.5 s per GiB measured, 18 s for 4 GiB).
+pub fn ring_cost(mb: u64, dir: &Path) -> Result<Option<String>, RecordError> {
+    let bytes = mb << 20;
+    let free = causeway_ring::writer::free_bytes(dir.as_os_str().as_bytes());
+    if let Some(free) = free.filter(|&f| bytes > f) {
+        return fail(format!(
+            "--ring-mb {mb}: one process's ring needs {} MiB and {} has {} MiB free",
+            mb,
+            dir.display(),
+            free >> 20
+        ));
+    }
+    let mut why = Vec::new();
+    if let Some(free) = free.filter(|&f| bytes.saturating_mul(4) > f) {
+        why.push(format!(
+            "{} MiB free there holds {} such rings (one per process that records)",
+            free >> 20,
+            free / bytes
+        ));
+    }
+    if mb >= 1024 {
+        why.push(format!(
+            "reserving it stalls each process's first recorded call for about {:.0} s",
+            mb as f64 / 1024.0 * 4.5
+        ));
+    }
+    Ok((!why.is_empty()).then(|| {
+        format!(
+            "warning: --ring-mb {mb}: {} MiB of disk and memory per process; {}",
+            mb,
+            why.join("; ")
+        )
+    }))
 }
 
 /// The shim to preload: `--shim`, else `$CAUSEWAY_SHIM`, else `libcauseway.so` beside this executable.
@@ -255,11 +312,18 @@ pub fn timestamp() -> String {
 }
 
 /// Creates a fresh `out/cw-<timestamp>-<pid>` (creating `out` if needed) and returns its absolute path.
-/// An existing directory is never reused: a suffix is added instead.
+/// An existing directory is never reused: a suffix is added instead. The capture directory is private
+/// (0700 whatever the umask; `causeway_ring::private`), and the shim refuses it if it was swapped for a
+/// link or for someone else's before the program started (`CAUSEWAY_PRIVATE_DIR`).
 pub fn make_capture_dir(out: &Path) -> Result<PathBuf, RecordError> {
+    make_dir_in(out, "cw")
+}
+
+/// `out/<prefix>-<timestamp>-<pid>[-n]`, private, absolute.
+pub fn make_dir_in(out: &Path, prefix: &str) -> Result<PathBuf, RecordError> {
     std::fs::create_dir_all(out)
         .map_err(|e| RecordError(format!("cannot create {}: {e}", out.display())))?;
-    let base = format!("cw-{}-{}", timestamp(), std::process::id());
+    let base = format!("{prefix}-{}-{}", timestamp(), std::process::id());
     for n in 0..1000u32 {
         let name = if n == 0 {
             base.clone()
@@ -267,7 +331,7 @@ pub fn make_capture_dir(out: &Path) -> Result<PathBuf, RecordError> {
             format!("{base}-{n}")
         };
         let dir = out.join(name);
-        match std::fs::create_dir(&dir) {
+        match causeway_ring::private::create_dir(&dir) {
             Ok(()) => {
                 return std::fs::canonicalize(&dir)
                     .map_err(|e| RecordError(format!("{}: {e}", dir.display())))
@@ -373,7 +437,9 @@ impl Prepared {
             .env("CAUSEWAY_OUT", dir)
             .env("CAUSEWAY_LEVEL", self.level.to_string())
             .env("CAUSEWAY_RING_MB", self.ring_mb.to_string())
-            .env("CAUSEWAY_POLICY", self.policy.name());
+            .env("CAUSEWAY_POLICY", self.policy.name())
+            // `dir` is the private directory this CLI made: the shim refuses it if it was swapped.
+            .env("CAUSEWAY_PRIVATE_DIR", "1");
         // The options own the capture settings: the backend is set when the level records device
         // times and cleared otherwise, so one inherited from the environment never contradicts them.
         match self.backend {
@@ -398,8 +464,27 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
         return fail("no command to record; usage: causeway record [OPTIONS] -- CMD [ARGS...]");
     };
     let prepared = prepare(o)?;
+    let mut notes = Vec::new();
     let dir = make_capture_dir(&o.out)?;
+    // Said before the program runs, not after it.
+    let early = |w: &str| eprintln!("causeway: {}", crate::render::escape_cell(w));
+    match ring_cost(o.ring_mb, &dir) {
+        Ok(Some(w)) => early(&w),
+        Ok(None) => {}
+        Err(e) => {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e);
+        }
+    }
+    if let Some(why) = causeway_ring::private::exposed(&o.out) {
+        early(&format!(
+            "warning: {why}; the capture directory inside it is private, and the shim refuses it if it is \
+             swapped, but prefer an --out only you control"
+        ));
+    }
     let mut cmd = prepared.command(program, &o.cmd[1..], &dir);
+    // SIGTERM and SIGHUP go to the program, and record exits as it did.
+    let forwarding = causeway_control::signals::forward();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -416,6 +501,7 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
             ));
         }
     };
+    forwarding.child(child.id());
     // Ctrl-C and Ctrl-\ reach the whole foreground group: let the child decide what they mean and stay
     // alive to report where its capture went.
     // SAFETY: installing SIG_IGN has no preconditions; the child was spawned with default dispositions.
@@ -426,7 +512,7 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     let status = child
         .wait()
         .map_err(|e| RecordError(format!("waiting for the command: {e}")))?;
-    let mut notes = Vec::new();
+    drop(forwarding);
     let code = if let Some(c) = status.code() {
         c
     } else if let Some(s) = status.signal() {

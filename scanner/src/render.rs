@@ -27,8 +27,17 @@ impl Table {
         }
     }
 
+    /// Cells are escaped here (`escape_cell`): they hold names and texts from the traced program.
     pub(crate) fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| match escape_cell(&c) {
+                    std::borrow::Cow::Borrowed(_) => c,
+                    std::borrow::Cow::Owned(e) => e,
+                })
+                .collect(),
+        );
     }
 
     pub(crate) fn write(&self, out: &mut String) {
@@ -67,6 +76,42 @@ impl Table {
             line(r.iter().map(String::as_str).collect(), out);
         }
     }
+}
+
+/// `s` safe to print on a terminal: control characters (C0 but the line feed, DEL, C1) and the
+/// Unicode controls that reorder or hide text (bidirectional overrides and isolates, zero-width
+/// joiners) written out as `\x1b` / `\u{202e}`. Names and messages come from the traced program (NVTX
+/// texts, kernel names, paths): they are data, and an escape sequence in one must not drive the
+/// reader's terminal. A backslash stays as it is (the output is for reading, not for parsing back).
+pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(s, false)
+}
+
+/// `escape`, the line feed too: for a table cell or a name printed within a line, where a line feed
+/// from the program would forge lines of the report.
+pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(s, true)
+}
+
+fn escape_with(s: &str, newline: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && (newline || c != '\n'))
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A duration for people: ns, us, ms or s with three significant-ish digits.
@@ -109,6 +154,63 @@ pub fn fmt_bytes(b: u64) -> String {
 
 fn opt_ns(v: Option<i64>) -> String {
     v.map_or_else(|| "-".into(), fmt_signed_ns)
+}
+
+/// Shortened names for one table column, never merging two rows: each name clipped to `NAME_MAX`;
+/// names whose clipped forms collide keep their start and their end instead (kernel names differ most
+/// often in their template arguments, at the end), and, if those collide too, are shown whole.
+pub(crate) fn clip_distinct<'a>(names: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
+    let names: Vec<&str> = names.collect();
+    let count = |f: &dyn Fn(&str) -> String| {
+        let mut seen: std::collections::HashMap<String, std::collections::HashSet<&str>> =
+            std::collections::HashMap::new();
+        for &n in &names {
+            seen.entry(f(n)).or_default().insert(n);
+        }
+        seen.into_iter()
+            .filter(|(_, v)| v.len() > 1)
+            .flat_map(|(_, v)| v)
+            .map(str::to_string)
+            .collect::<std::collections::HashSet<String>>()
+    };
+    let clash = count(&|n: &str| clip(n));
+    let ends = |n: &str| -> String {
+        let c: Vec<char> = n.chars().collect();
+        if c.len() <= NAME_MAX {
+            return n.to_string();
+        }
+        let half = (NAME_MAX - 1) / 2;
+        let mut out: String = c[..half].iter().collect();
+        out.push('…');
+        out.extend(&c[c.len() - (NAME_MAX - 1 - half)..]);
+        out
+    };
+    let still: std::collections::HashSet<String> = {
+        let clashing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| clash.contains(*n))
+            .collect();
+        let mut seen: std::collections::HashMap<String, std::collections::HashSet<&str>> =
+            std::collections::HashMap::new();
+        for n in clashing {
+            seen.entry(ends(n)).or_default().insert(n);
+        }
+        seen.into_values()
+            .filter(|v| v.len() > 1)
+            .flatten()
+            .map(str::to_string)
+            .collect()
+    };
+    move |n: &str| {
+        if still.contains(n) {
+            n.to_string()
+        } else if clash.contains(n) {
+            ends(n)
+        } else {
+            clip(n)
+        }
+    }
 }
 
 fn clip(s: &str) -> String {
@@ -297,6 +399,7 @@ pub fn render(r: &Report) -> String {
         }
         heads.push(("kernel", Left));
         let mut k = Table::new(&heads);
+        let kname = clip_distinct(r.kernels.iter().map(|s| s.name.as_str()));
         for s in &r.kernels {
             let mut cells = vec![
                 s.launches.to_string(),
@@ -309,7 +412,7 @@ pub fn render(r: &Report) -> String {
             if observed {
                 cells.push(s.device_count.unwrap_or(0).to_string());
             }
-            cells.push(clip(&s.name));
+            cells.push(kname(&s.name));
             k.row(cells);
         }
         k.write(&mut out);
@@ -338,9 +441,10 @@ pub fn render(r: &Report) -> String {
             ("total", Right),
             ("max", Right),
         ]);
+        let rname = clip_distinct(r.ranges.iter().map(|s| s.name.as_str()));
         for s in &r.ranges {
             g.row(vec![
-                clip(&s.name),
+                rname(&s.name),
                 domain(&s.domain),
                 s.count.to_string(),
                 s.open.to_string(),
@@ -438,6 +542,7 @@ fn device(r: &Report, out: &mut String) {
             ("start p99", Right),
             ("kernel", Left),
         ]);
+        let kname = clip_distinct(d.kernels.iter().map(|s| s.name.as_str()));
         for s in &d.kernels {
             k.row(vec![
                 s.count.to_string(),
@@ -447,7 +552,7 @@ fn device(r: &Report, out: &mut String) {
                 fmt_ns(s.max_ns),
                 opt_ns(s.latency_p50_ns),
                 opt_ns(s.latency_p99_ns),
-                clip(&s.name),
+                kname(&s.name),
             ]);
         }
         k.write(out);
@@ -1186,9 +1291,10 @@ pub fn render_compare(c: &crate::compare::Comparison) -> String {
             ("total B", Right),
             ("total B-A", Right),
         ]);
+        let kname = clip_distinct(c.kernels.rows.iter().map(|k| k.name.as_str()));
         for k in &c.kernels.rows {
             t.row(vec![
-                clip(&k.name),
+                kname(&k.name),
                 k.present.to_string(),
                 k.count_a.to_string(),
                 k.count_b.to_string(),
@@ -1233,4 +1339,61 @@ pub fn render_compare(c: &crate::compare::Comparison) -> String {
         t.write(&mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clipping_never_merges_two_names() {
+        let long = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<";
+        let names: Vec<String> = ["float>>", "double>>", "int>>", "long>>"]
+            .iter()
+            .map(|t| format!("{long}{t}(int, at::detail::Array<char*, 1>)"))
+            .chain(["short".to_string()])
+            .collect();
+        let shown: Vec<String> = {
+            let f = clip_distinct(names.iter().map(String::as_str));
+            names.iter().map(|n| f(n)).collect()
+        };
+        let distinct: std::collections::HashSet<&String> = shown.iter().collect();
+        assert_eq!(distinct.len(), names.len(), "{shown:#?}");
+        assert_eq!(shown[4], "short");
+        // These differ in the middle: start and end collide, so they are shown whole.
+        assert_eq!(shown[0], names[0]);
+        // Names that differ at the end keep start and end within the width.
+        let tails: Vec<String> = ["float", "double"]
+            .iter()
+            .map(|t| format!("{long}{}<{t}>", "z".repeat(40)))
+            .collect();
+        let f = clip_distinct(tails.iter().map(String::as_str));
+        let (x, y) = (f(&tails[0]), f(&tails[1]));
+        assert!(
+            x != y && x.chars().count() <= NAME_MAX && x.ends_with("<float>"),
+            "{x}"
+        );
+        // Names that clip to the same start and end are shown whole.
+        let a = format!("{}A{}", "x".repeat(80), "y".repeat(80));
+        let b = format!("{}B{}", "x".repeat(80), "y".repeat(80));
+        let f = clip_distinct([a.as_str(), b.as_str()].into_iter());
+        assert_eq!((f(&a), f(&b)), (a.clone(), b.clone()));
+    }
+
+    #[test]
+    fn terminal_controls_from_the_program_are_escaped() {
+        assert_eq!(
+            escape("plain kernel<float>(int)"),
+            "plain kernel<float>(int)"
+        );
+        assert_eq!(
+            escape("step\u{1b}[2J\u{1b}]0;owned\u{7}"),
+            "step\\x1b[2J\\x1b]0;owned\\x07"
+        );
+        assert_eq!(escape("a\tb\rc\u{9b}d\u{7f}"), "a\\x09b\\x0dc\\x9bd\\x7f");
+        assert_eq!(escape("abc\u{202e}fed"), "abc\\u{202e}fed");
+        // Line feeds are the output's own structure; in a cell they are the program's.
+        assert_eq!(escape("one\ntwo"), "one\ntwo");
+        assert_eq!(escape_cell("one\ntwo"), "one\\x0atwo");
+    }
 }

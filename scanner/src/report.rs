@@ -59,6 +59,9 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize)]
 pub struct Process {
     pub file: String,
+    /// The ring's key: its file name without `.cwring` (the `ring` column of every exported table;
+    /// unique where a pid is not: a process that execs keeps its pid and writes a second ring).
+    pub ring: String,
     pub pid: u32,
     pub ppid: u32,
     pub exe: String,
@@ -90,6 +93,8 @@ pub struct Process {
     /// Whether it sampled steps (outermost NVTX push ranges, every call in a timed one) rather than
     /// calls (header flag `step_sampled`).
     pub step_sampled: bool,
+    /// Committed entries found past the header's head word (a damaged header would hide them).
+    pub head_behind: u64,
     /// Device intervals read (level 3).
     pub device_intervals: u64,
     /// Device intervals tied to the live call that issued them.
@@ -125,7 +130,10 @@ pub struct ApiStats {
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct KernelStats {
+    /// The kernel's name, demangled when it is a mangled C++ symbol.
     pub name: String,
+    /// The symbol as the program named it (the same as `name` when it is not mangled).
+    pub symbol: String,
     /// Executions the program asked for: `direct + via_graph`. Comparable to a profiler's count.
     pub launches: u64,
     /// Launch calls that returned success outside stream capture, each counted once however many
@@ -280,6 +288,8 @@ struct Partial {
     unmatched: HashMap<String, u64>,
     device: DevicePartial,
     waits: WaitsPartial,
+    /// Demangled kernel names → the symbols they came from.
+    symbols: Vec<(String, String)>,
 }
 
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
@@ -496,6 +506,10 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
         unmatched: others.unmatched,
         device,
         waits,
+        symbols: names
+            .symbols()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect(),
     }
 }
 
@@ -560,6 +574,7 @@ fn process(
         .collect();
     Process {
         file: ring.path.display().to_string(),
+        ring: crate::model::ring_key(ring.path),
         pid: h.pid,
         ppid: h.ppid,
         exe: h.exe.clone(),
@@ -584,6 +599,7 @@ fn process(
         backend: device::backend_name(h.backend),
         sample_every: h.sample_every.max(1),
         step_sampled: h.flags & flags::STEP_SAMPLED != 0,
+        head_behind: h.head_behind,
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
@@ -1064,7 +1080,11 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut wait_partials = Vec::new();
     let mut device_dropped = 0u64;
     let mut device_untimed = 0u64;
+    let mut symbols: HashMap<String, String> = HashMap::default();
     for p in partials {
+        for (shown, raw) in p.symbols {
+            symbols.entry(shown).or_insert(raw);
+        }
         devices.push(p.device);
         wait_partials.push(p.waits);
         device_dropped = device_dropped.saturating_add(p.process.device_dropped);
@@ -1148,7 +1168,19 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
             k.device_count.get_or_insert(0);
         }
     }
+    let symbol_of = |name: &str| {
+        symbols
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
+    };
     let mut kernels: Vec<KernelStats> = kernels.into_values().collect();
+    for k in kernels.iter_mut() {
+        k.symbol = symbol_of(&k.name);
+    }
+    for k in device.kernels.iter_mut() {
+        k.symbol = symbol_of(&k.name);
+    }
     kernels.sort_by(|a, b| {
         (b.launches, b.captured, b.failed, b.open, b.device_count)
             .cmp(&(a.launches, a.captured, a.failed, a.open, a.device_count))
@@ -1222,6 +1254,13 @@ fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Ve
             w.push(format!(
                 "{who}: {} entries dropped because the ring was full (raise --ring-mb, or use --policy overwrite to keep the newest)",
                 p.dropped
+            ));
+        }
+        if p.head_behind > 0 {
+            w.push(format!(
+                "{who}: {} committed entries lay past the header's head word (a damaged header, or a \
+                 process still writing); they are read",
+                p.head_behind
             ));
         }
         if p.torn > 0 {

@@ -985,6 +985,7 @@ mod tests {
                 backend: 0,
                 sample_every: 1,
                 head: self.entries.len() as u64,
+                head_behind: 0,
                 dropped: 0,
                 strings_used: 0,
                 strings_dropped: 0,

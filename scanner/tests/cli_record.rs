@@ -48,8 +48,14 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
+/// `record`'s own failures exit 125 (127 command not found, 126 not runnable), apart from any code
+/// the program itself can return, as `env` and `timeout` do.
 fn one_error_line(r: &Run) -> &str {
-    assert_eq!(r.code, Some(2), "stderr: {}", r.stderr);
+    one_error_line_with(r, 125)
+}
+
+fn one_error_line_with(r: &Run, code: i32) -> &str {
+    assert_eq!(r.code, Some(code), "stderr: {}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{:?}", r.stderr);
     assert!(r.stderr.starts_with("causeway: error: "), "{}", r.stderr);
@@ -242,7 +248,7 @@ fn missing_command_is_a_clear_error() {
         &[],
     );
     assert_eq!(
-        one_error_line(&r),
+        one_error_line_with(&r, 127),
         "causeway: error: cannot run /nonexistent/program: command not found"
     );
     assert!(
@@ -491,8 +497,8 @@ fn device_options_need_level_3_or_4() {
     let r = base(&["--level", "3", "--backend", "nvml"]);
     assert_eq!(
         r.code,
-        Some(2),
-        "clap refuses an unknown backend: {}",
+        Some(125),
+        "clap refuses an unknown backend, with record's own code: {}",
         r.stderr
     );
     assert!(r.stderr.contains("invalid value 'nvml'"), "{}", r.stderr);
@@ -560,4 +566,90 @@ fn help_explains_levels_policies_and_env() {
     ] {
         assert!(h.contains(needle), "help lacks {needle:?}:\n{h}");
     }
+}
+
+#[test]
+fn a_command_that_cannot_run_exits_126() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("noexec");
+    let script = out.join("not-executable.sh");
+    std::fs::write(&script, b"#!/bin/sh\nexit 0\n").unwrap();
+    let r = record(
+        &[
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            script.as_os_str(),
+        ],
+        &[],
+    );
+    assert!(
+        one_error_line_with(&r, 126).ends_with("permission denied"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A ring larger than the free space where it goes is refused before anything runs; a large one that
+/// fits is allowed with what it will cost said first (issue 20: 64 GiB rings filled a disk, 4 GiB
+/// ones stalled the first call 18 s unannounced).
+#[test]
+fn ring_sizes_are_checked_against_the_disk_and_their_cost_said() {
+    let Some(libc) = libc_path() else {
+        eprintln!("skipped: no C library found in /proc/self/maps");
+        return;
+    };
+    let out = TempDir::new("ringcost");
+    let free = {
+        let c = std::ffi::CString::new(out.path().as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: zeroed bytes are a valid statvfs; a NUL-terminated path.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_frsize as u64
+    };
+    let too_big = ((free >> 20) + 1).min(65536);
+    if too_big << 20 <= free {
+        eprintln!("skipped: more than 64 GiB free here");
+    } else {
+        let r = record(
+            &[
+                os("--ring-mb"),
+                os(&too_big.to_string()),
+                os("--shim"),
+                libc.as_os_str(),
+                os("--out"),
+                out.path().as_os_str(),
+                os("--"),
+                os("true"),
+            ],
+            &[],
+        );
+        let e = one_error_line(&r);
+        assert!(e.contains("MiB free"), "{e}");
+        assert!(entries_of(out.path()).is_empty(), "nothing left behind");
+    }
+    let r = record(
+        &[
+            os("--ring-mb"),
+            os("1024"),
+            os("--shim"),
+            libc.as_os_str(),
+            os("--out"),
+            out.path().as_os_str(),
+            os("--"),
+            os("true"),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("warning: --ring-mb 1024") && r.stderr.contains("stalls"),
+        "{}",
+        r.stderr
+    );
 }

@@ -145,7 +145,7 @@ fn json_report_is_one_object() {
     assert_eq!(
         v["kernels"][0],
         // No graphs and no capture in the scenario: launches are all direct.
-        serde_json::json!({"name": "vecAdd", "launches": 5, "direct": 5, "via_graph": 0,
+        serde_json::json!({"name": "vecAdd", "symbol": "vecAdd", "launches": 5, "direct": 5, "via_graph": 0,
             "captured": 0, "failed": 1, "open": 0})
     );
     assert_eq!(v["ranges"][0]["name"], "step");

@@ -229,6 +229,7 @@ fn a_graph_launch_owns_all_its_kernel_intervals() {
         dev_kernel(&r, "gemm"),
         &DeviceKernelStats {
             name: "gemm".into(),
+            symbol: "gemm".into(),
             count: 2,
             total_ns: 2000,
             p50_ns: 1000,
@@ -290,6 +291,7 @@ fn per_kernel_device_time_and_latency_on_known_numbers() {
         dev_kernel(&r, "gemm"),
         &DeviceKernelStats {
             name: "gemm".into(),
+            symbol: "gemm".into(),
             count: 11,
             total_ns: 5500 + 3000,
             p50_ns: 600,
@@ -546,7 +548,7 @@ fn json_has_the_device_fields() {
     // gemm: durations 1000, 1000, 100, 100; latencies 3000 and 4000 (two processes).
     assert_eq!(
         d["kernels"][0],
-        serde_json::json!({"name": "gemm", "count": 4, "total_ns": 2200, "p50_ns": 100,
+        serde_json::json!({"name": "gemm", "symbol": "gemm", "count": 4, "total_ns": 2200, "p50_ns": 100,
             "p99_ns": 1000, "max_ns": 1000, "latency_count": 2, "latency_p50_ns": 3000,
             "latency_p99_ns": 4000})
     );

@@ -191,6 +191,11 @@ fn every_table_decodes_with_the_model_s_rows_and_values() {
 
     let p = table("processes");
     assert_eq!(p.rows(), 2);
+    // Every table's first column is the ring's key, unique where pids need not be.
+    let mut rings: Vec<_> = p.strs("ring").into_iter().flatten().collect();
+    rings.sort();
+    rings.dedup();
+    assert_eq!(rings.len(), 2);
     let mut pids: Vec<_> = p.u32s("pid").into_iter().flatten().collect();
     pids.sort();
     assert_eq!(pids, [1000, 2000]);
@@ -208,6 +213,7 @@ fn every_table_decodes_with_the_model_s_rows_and_values() {
             .map(|f| (f.0.as_str(), f.2))
             .collect::<Vec<_>>(),
         [
+            ("ring", false),
             ("pid", false),
             ("seq", false),
             ("tid", false),
@@ -219,7 +225,8 @@ fn every_table_decodes_with_the_model_s_rows_and_values() {
             ("depth", false),
             ("result", false),
             ("stream", true),
-            ("kernel", true)
+            ("kernel", true),
+            ("kernel_symbol", true)
         ]
     );
     assert!(c
@@ -336,10 +343,27 @@ fn the_directory_is_created_taken_when_empty_and_replaced_only_with_force() {
     assert!(out.join("keep.txt").exists());
     assert!(!out.join("calls.parquet").exists());
 
-    // With --force it is replaced: the old contents go.
+    // Not even with --force: it holds a file no export wrote (issue 20: --force replaced any tree).
+    let (code, err) = export(&cap, &out, true);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("\"keep.txt\", which no parquet export wrote"),
+        "{err}"
+    );
+    assert!(out.join("keep.txt").exists());
+    let sub = dir.join("tree");
+    std::fs::create_dir_all(sub.join("deeper")).unwrap();
+    std::fs::write(sub.join("deeper/precious"), "x").unwrap();
+    let (code, err) = export(&cap, &sub, true);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(sub.join("deeper/precious").exists());
+
+    // An earlier export is replaced with --force: its tables, written anew.
+    let out = dir.join("again");
+    let (code, err) = export(&cap, &out, false);
+    assert_eq!(code, Some(0), "{err}");
     let (code, err) = export(&cap, &out, true);
     assert_eq!(code, Some(0), "{err}");
-    assert!(!out.join("keep.txt").exists());
     assert_eq!(Table::read(&out.join("calls.parquet")).rows(), 7);
 
     // A file in the way is an error, even with --force; nothing is left beside it.

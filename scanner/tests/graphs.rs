@@ -525,7 +525,7 @@ fn capture_then_graph_launch_counts_like_a_profiler() {
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(
         v["kernels"][0],
-        serde_json::json!({"name": "kA", "launches": 11, "direct": 1, "via_graph": 10,
+        serde_json::json!({"name": "kA", "symbol": "kA", "launches": 11, "direct": 1, "via_graph": 10,
             "captured": 1, "failed": 0, "open": 0})
     );
     for k in [

@@ -309,6 +309,7 @@ fn runtime_record_name_wins_over_child() {
         r.kernels,
         vec![KernelStats {
             name: "fromRuntime".into(),
+            symbol: "fromRuntime".into(),
             launches: 1,
             direct: 1,
             via_graph: 0,

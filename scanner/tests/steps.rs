@@ -11,6 +11,8 @@ const T0: u64 = 1_000_000; // keep times away from 0
 
 fn timeline() -> ProcessTimeline {
     ProcessTimeline {
+        ring: "h-42-1-0".into(),
+        symbols: Default::default(),
         pid: 42,
         ppid: 1,
         exe: "/usr/bin/train".into(),

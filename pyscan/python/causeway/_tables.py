@@ -7,6 +7,7 @@ schemas are these.
 # (column, Arrow type, nullable), per table, in export order.
 SCHEMAS = {
     "processes": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("ppid", "uint32", False),
         ("exe", "string", False),
@@ -15,6 +16,7 @@ SCHEMAS = {
         ("unplaced_device", "uint64", False),
     ],
     "calls": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("seq", "uint64", False),
         ("tid", "uint32", False),
@@ -27,11 +29,14 @@ SCHEMAS = {
         ("result", "int32", False),
         ("stream", "uint64", True),
         ("kernel", "string", True),
+        ("kernel_symbol", "string", True),
     ],
     "device_intervals": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("kind", "string", False),
         ("name", "string", False),
+        ("symbol", "string", False),
         ("begin_ns", "int64", False),
         ("end_ns", "int64", False),
         ("bound_ns", "int64", False),
@@ -41,6 +46,7 @@ SCHEMAS = {
         ("bytes", "uint64", False),
     ],
     "ranges": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("tid", "uint32", False),
         ("name", "string", False),
@@ -50,6 +56,7 @@ SCHEMAS = {
         ("level", "uint32", False),
     ],
     "marks": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("tid", "uint32", False),
         ("name", "string", False),
@@ -57,6 +64,7 @@ SCHEMAS = {
         ("ns", "int64", False),
     ],
     "steps": [
+        ("ring", "string", False),
         ("pid", "uint32", False),
         ("index", "uint64", False),
         ("tid", "uint32", False),

@@ -131,7 +131,7 @@ pub(crate) fn write_output<T>(
         ))
     };
     let result = (|| -> Result<(T, u64), ExportError> {
-        let file = std::fs::File::create(&tmp).map_err(|e| {
+        let file = causeway_ring::private::create_file(&tmp, false).map_err(|e| {
             ExportError(format!(
                 "{}: cannot create: {}",
                 output.display(),
@@ -144,11 +144,20 @@ pub(crate) fn write_output<T>(
         file.sync_all().map_err(cannot)?;
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         if !force {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(output)
+            causeway_ring::private::create_file(output, false)
                 .map_err(|e| exists_error(output, &e))?;
+        } else if std::fs::symlink_metadata(output).is_ok_and(|m| !m.is_file()) {
+            // --force replaces a file an earlier export wrote, not a directory, link or device.
+            return Err(ExportError(format!(
+                "{}: exists and is not a regular file; not replacing it",
+                output.display()
+            )));
+        }
+        if crate::guard::any_fault() {
+            return Err(ExportError(format!(
+                "{}: not written: a ring file was truncated while it was being read",
+                output.display()
+            )));
         }
         std::fs::rename(&tmp, output).map_err(cannot)?;
         Ok((v, bytes))

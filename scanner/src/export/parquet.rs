@@ -99,6 +99,7 @@ fn batch(cols: Vec<Col>) -> RecordBatch {
 pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
     let ps = &t.processes;
     let processes = batch(vec![
+        strs("ring", ps.iter().map(|p| p.ring.as_str()).collect()),
         u32s("pid", ps.iter().map(|p| p.pid).collect()),
         u32s("ppid", ps.iter().map(|p| p.ppid).collect()),
         strs("exe", ps.iter().map(|p| p.exe.as_str()).collect()),
@@ -112,9 +113,10 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
 
     let calls: Vec<_> = ps
         .iter()
-        .flat_map(|p| p.calls.iter().map(move |c| (p.pid, c)))
+        .flat_map(|p| p.calls.iter().map(move |c| (p.pid, c, p)))
         .collect();
     let calls = batch(vec![
+        strs("ring", calls.iter().map(|c| c.2.ring.as_str()).collect()),
         u32s("pid", calls.iter().map(|c| c.0).collect()),
         u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
@@ -140,17 +142,29 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             "kernel",
             calls.iter().map(|c| c.1.kernel.as_deref()).collect(),
         ),
+        opt_strs(
+            "kernel_symbol",
+            calls
+                .iter()
+                .map(|c| c.1.kernel.as_deref().map(|k| c.2.symbol_of(k)))
+                .collect(),
+        ),
     ]);
 
     let spans: Vec<_> = ps
         .iter()
-        .flat_map(|p| p.device.iter().map(move |d| (p.pid, d)))
+        .flat_map(|p| p.device.iter().map(move |d| (p.pid, d, p)))
         .collect();
     let labels: Vec<String> = spans.iter().map(|s| s.1.stream.label()).collect();
     let device = batch(vec![
+        strs("ring", spans.iter().map(|s| s.2.ring.as_str()).collect()),
         u32s("pid", spans.iter().map(|s| s.0).collect()),
         strs("kind", spans.iter().map(|s| s.1.kind).collect()),
         strs("name", spans.iter().map(|s| s.1.name.as_str()).collect()),
+        strs(
+            "symbol",
+            spans.iter().map(|s| s.2.symbol_of(&s.1.name)).collect(),
+        ),
         i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
         i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
         i64s("bound_ns", spans.iter().map(|s| ns(s.1.bound_ns)).collect()),
@@ -171,9 +185,10 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
 
     let rs: Vec<_> = ps
         .iter()
-        .flat_map(|p| p.ranges.iter().map(move |r| (p.pid, r)))
+        .flat_map(|p| p.ranges.iter().map(move |r| (p.pid, r, p.ring.as_str())))
         .collect();
     let ranges = batch(vec![
+        strs("ring", rs.iter().map(|r| r.2).collect()),
         u32s("pid", rs.iter().map(|r| r.0).collect()),
         u32s("tid", rs.iter().map(|r| r.1.tid).collect()),
         strs("name", rs.iter().map(|r| r.1.name.as_str()).collect()),
@@ -185,9 +200,10 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
 
     let ms: Vec<_> = ps
         .iter()
-        .flat_map(|p| p.marks.iter().map(move |m| (p.pid, m)))
+        .flat_map(|p| p.marks.iter().map(move |m| (p.pid, m, p.ring.as_str())))
         .collect();
     let marks = batch(vec![
+        strs("ring", ms.iter().map(|m| m.2).collect()),
         u32s("pid", ms.iter().map(|m| m.0).collect()),
         u32s("tid", ms.iter().map(|m| m.1.tid).collect()),
         strs("name", ms.iter().map(|m| m.1.name.as_str()).collect()),
@@ -197,13 +213,18 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
 
     let views: Vec<_> = ps
         .iter()
-        .map(|p| (p.pid, process_steps(p, &StepOptions::default())))
+        .map(|p| {
+            (
+                (p.pid, p.ring.as_str()),
+                process_steps(p, &StepOptions::default()),
+            )
+        })
         .collect();
     let st: Vec<_> = views
         .iter()
-        .flat_map(|(pid, v)| {
+        .flat_map(|((pid, ring), v)| {
             let sel = v.selection.as_ref();
-            v.steps.iter().map(move |s| (*pid, sel, s))
+            v.steps.iter().map(move |s| ((*pid, *ring), sel, s))
         })
         .collect();
     let dev = |f: fn(&crate::steps::StepDevice) -> u64| -> Vec<Option<i64>> {
@@ -212,7 +233,8 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             .collect()
     };
     let steps = batch(vec![
-        u32s("pid", st.iter().map(|s| s.0).collect()),
+        strs("ring", st.iter().map(|s| s.0 .1).collect()),
+        u32s("pid", st.iter().map(|s| s.0 .0).collect()),
         u64s("index", st.iter().map(|s| s.2.index as u64).collect()),
         u32s("tid", st.iter().map(|s| s.2.tid).collect()),
         strs(
@@ -275,7 +297,8 @@ pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
         let err = |e: &dyn std::fmt::Display| {
             ExportError(format!("{}: cannot write: {e}", path.display()))
         };
-        let file = std::fs::File::create(&path).map_err(|e| err(&io_problem(&e)))?;
+        let file =
+            causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
         let mut w =
             ArrowWriter::try_new(file, b.schema(), Some(props.clone())).map_err(|e| err(&e))?;
         w.write(&b).map_err(|e| err(&e))?;
@@ -307,6 +330,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     if exists && !force && not_empty() {
         return Err(not_empty_error(output));
     }
+
     let cap = Capture::open(capture)?;
     if exists {
         // Replacing a directory that holds the capture would destroy it.
@@ -327,12 +351,20 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
                 output.display()
             )));
         }
+        // --force replaces only what an earlier export wrote: a directory of our tables, nothing else.
+        if let Some(other) = foreign_entry(output).filter(|_| force) {
+            return Err(ExportError(format!(
+                "{}: holds {other}, which no parquet export wrote; not replacing it (choose another -o, \
+                 or remove it yourself)",
+                output.display()
+            )));
+        }
     }
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
 
     let tmp = sibling(output, "tmp");
-    std::fs::create_dir(&tmp).map_err(|e| {
+    causeway_ring::private::create_dir(&tmp).map_err(|e| {
         ExportError(format!(
             "{}: cannot create: {}",
             output.display(),
@@ -341,6 +373,12 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     })?;
     let result = (|| -> Result<Summary, ExportError> {
         let bytes = write_dir(&timeline, &tmp)?;
+        if crate::guard::any_fault() {
+            return Err(ExportError(format!(
+                "{}: not written: a ring file was truncated while it was being read",
+                output.display()
+            )));
+        }
         let mut old = None;
         if exists && force && not_empty() {
             let o = sibling(output, "old");
@@ -369,7 +407,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
             });
         }
         if let Some(o) = old {
-            let _ = std::fs::remove_dir_all(o);
+            remove_export(&o);
         }
         let t = &timeline.processes;
         Ok(Summary {
@@ -389,9 +427,54 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
         })
     })();
     if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        remove_export(&tmp);
     }
     result
+}
+
+/// The file names a parquet export writes.
+fn table_files() -> Vec<String> {
+    tables(&Timeline {
+        processes: Vec::new(),
+    })
+    .into_iter()
+    .map(|(name, _)| format!("{name}.parquet"))
+    .collect()
+}
+
+/// The first entry of `dir` that a parquet export does not write (a sub-directory, a link, any other
+/// file), as a quoted name; `None` when it holds only table files.
+fn foreign_entry(dir: &Path) -> Option<String> {
+    let ours = table_files();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(d) => d,
+        Err(e) => {
+            return Some(format!(
+                "entries that cannot be listed ({})",
+                io_problem(&e)
+            ))
+        }
+    };
+    for e in entries {
+        let Ok(e) = e else {
+            return Some("an entry that cannot be read".into());
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        let plain = e.file_type().is_ok_and(|t| t.is_file());
+        if !plain || !ours.contains(&name) {
+            return Some(format!("\"{}\"", crate::render::escape(&name)));
+        }
+    }
+    None
+}
+
+/// Removes an export directory: its table files, then the directory (left in place if anything else
+/// appeared in it).
+fn remove_export(dir: &Path) {
+    for name in table_files() {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 fn not_empty_error(output: &Path) -> ExportError {
