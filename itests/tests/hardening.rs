@@ -347,8 +347,17 @@ fn a_process_that_execs_has_two_rings_told_apart_by_their_key() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let cap = std::fs::read_dir(&out).unwrap().next().unwrap().unwrap().path();
-    assert_eq!(rings_in(&cap).len(), 2, "one ring before the exec, one after");
+    let cap = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        rings_in(&cap).len(),
+        2,
+        "one ring before the exec, one after"
+    );
     let pq = scratch("exec-pq").join("pq");
     let o = Command::new(cli())
         .args(["export", "--format", "parquet", "-o"])

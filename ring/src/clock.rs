@@ -102,6 +102,43 @@ fn rdtsc_is_cheaper() -> bool {
     batch(&|| rdtsc()) <= batch(&|| clock_ns(libc::CLOCK_MONOTONIC))
 }
 
+/// The environment variable through which a traced process hands its clock choice to its children
+/// (`tsc:<ticks per second>` or `monotonic`), so that each short process a program starts does not
+/// spend two milliseconds measuring the same TSC again (`causeway record` sets it for the first).
+pub const TICKS_ENV: &str = "CAUSEWAY_TICKS";
+
+/// `init`, taking a choice already made on this machine (`TICKS_ENV`'s value, as `describe` writes
+/// it) when there is one and it is usable here; `force_monotonic` wins over it.
+pub fn init_from(force_monotonic: bool, inherited: Option<&str>) -> (ClockKind, u64) {
+    match inherited.map(str::trim) {
+        Some("monotonic") if !force_monotonic => {
+            KIND.store(ClockKind::Monotonic as u32, Ordering::Relaxed);
+            return (ClockKind::Monotonic, 1_000_000_000);
+        }
+        #[cfg(target_arch = "x86_64")]
+        Some(v) if !force_monotonic => {
+            if let Some(hz) = v
+                .strip_prefix("tsc:")
+                .and_then(|n| n.parse::<u64>().ok())
+                .filter(|&hz| (1_000_000..=100_000_000_000).contains(&hz))
+            {
+                KIND.store(ClockKind::Tsc as u32, Ordering::Relaxed);
+                return (ClockKind::Tsc, hz);
+            }
+        }
+        _ => {}
+    }
+    init(force_monotonic)
+}
+
+/// `TICKS_ENV`'s value for a clock choice.
+pub fn describe(kind: ClockKind, hz: u64) -> String {
+    match kind {
+        ClockKind::Tsc => format!("tsc:{hz}"),
+        ClockKind::Monotonic => "monotonic".into(),
+    }
+}
+
 /// Chooses the tick clock once per process (`CAUSEWAY_CLOCK=monotonic` forces the portable one): the
 /// invariant TSC where the CPU has one and it is the cheaper read, else CLOCK_MONOTONIC. Returns it with
 /// its measured rate in ticks per second. Costs about two milliseconds with the TSC.

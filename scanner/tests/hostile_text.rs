@@ -110,12 +110,22 @@ fn kernel_names_are_demangled_with_the_symbol_kept() {
     b.instant(Kind::ProcessStart, TID, 1, 0, 0, 0);
     b.call(TID, 1, 0, 100, 200, 0, 0xd00).unwrap();
     b.write_to(&ring);
-    let o = causeway().args(["report", "--json"]).arg(&ring).output().unwrap();
+    let o = causeway()
+        .args(["report", "--json"])
+        .arg(&ring)
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["kernels"][0]["name"], "vecAdd(float*, float*, float*, int)");
+    assert_eq!(
+        v["kernels"][0]["name"],
+        "vecAdd(float*, float*, float*, int)"
+    );
     assert_eq!(v["kernels"][0]["symbol"], "_Z6vecAddPfS_S_i");
     let o = causeway().arg("report").arg(&ring).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("vecAdd(float*, float*, float*, int)"), "{text}");
+    assert!(
+        text.contains("vecAdd(float*, float*, float*, int)"),
+        "{text}"
+    );
     assert!(!text.contains("_Z6vecAdd"), "{text}");
 }

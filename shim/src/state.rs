@@ -4,7 +4,7 @@
 //! stderr and in the capture.
 
 use crate::{hooks, nvtx};
-use causeway_ring::writer::{create_file_lazy, reserve, FixedBuf};
+use causeway_ring::writer::{create_file_lazy, reserve, reserve_written, FixedBuf};
 use causeway_ring::{clock, flags, layout, Kind, Params, Policy, StrKind, Writer};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -321,7 +321,8 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     )
     .map_err(describe)?;
     // SAFETY: `f.base` maps the whole file `f.fd`.
-    unsafe { reserve(f.fd, f.base, entries, entries + RESERVED_AT_START) }.map_err(describe)?;
+    unsafe { reserve_written(f.fd, f.base, entries, entries + RESERVED_AT_START) }
+        .map_err(describe)?;
     let base = f.base;
     cfg.fd = f.fd;
     cfg.base = base;
@@ -419,7 +420,16 @@ extern "C" fn on_load() {
     }
     LEVEL.store(lvl, Ordering::Relaxed);
     CUPTI.store(device == Device::Cupti, Ordering::Relaxed);
-    let (clock_kind, hz) = clock::init(env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"));
+    let inherited = env(clock::TICKS_ENV);
+    let (clock_kind, hz) = clock::init_from(
+        env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"),
+        inherited.as_deref(),
+    );
+    if inherited.is_none() {
+        // The children this program starts take the measured rate instead of measuring it again
+        // (2 ms each). Constructors run before the program's threads exist.
+        std::env::set_var(clock::TICKS_ENV, clock::describe(clock_kind, hz));
+    }
     let mut exe = FixedBuf::default();
     if let Ok(p) = std::fs::read_link("/proc/self/exe") {
         exe.push(p.as_os_str().as_encoded_bytes());
