@@ -15,6 +15,8 @@ pub(crate) struct Names {
     /// The raw symbol of each kernel name that demangling changed (display → symbol).
     symbols: HashMap<String, String>,
     texts: HashMap<u64, String>,
+    /// Texts that are mangled symbols (CUPTI's kernel names come as texts), demangled.
+    kernel_texts: HashMap<u64, String>,
 }
 
 /// Symbols longer than this are shown as they are (a name this long is no longer read anyway, and
@@ -23,9 +25,20 @@ const DEMANGLE_MAX: usize = 16 << 10;
 
 /// A kernel symbol as people read it: an Itanium C++ mangled name (`_Z…`) demangled, anything else
 /// (a C name, Triton's, a name that does not parse) as it is.
+///
+/// The C++ runtime's `__cxa_demangle` (libstdc++, loaded at first use) does it where it can be
+/// loaded: its text is what `c++filt`, Nsight Systems and the pure-Python engine print (the
+/// `cpp_demangle` crate writes some template arguments differently: `(unsigned long)2` for `2ul`).
+/// Without libstdc++, the crate does it.
 pub fn demangle(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.starts_with("_Z") || s.len() > DEMANGLE_MAX {
         return std::borrow::Cow::Borrowed(s);
+    }
+    if let Some(cxa) = cxa_demangle() {
+        return match cxa.demangle(s) {
+            Some(d) => std::borrow::Cow::Owned(d),
+            None => std::borrow::Cow::Borrowed(s),
+        };
     }
     match cpp_demangle::Symbol::new(s) {
         Ok(sym) => match sym.demangle(&cpp_demangle::DemangleOptions::default()) {
@@ -36,6 +49,61 @@ pub fn demangle(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+type CxaDemangle = unsafe extern "C" fn(
+    *const libc::c_char,
+    *mut libc::c_char,
+    *mut libc::size_t,
+    *mut libc::c_int,
+) -> *mut libc::c_char;
+
+/// libstdc++'s demangler, kept loaded for the life of the process.
+struct Cxa {
+    _lib: libloading::Library,
+    f: CxaDemangle,
+}
+
+impl Cxa {
+    /// `None` for a symbol it rejects (status ≠ 0: invalid, or nested past its recursion limit).
+    fn demangle(&self, s: &str) -> Option<String> {
+        let c = std::ffi::CString::new(s).ok()?;
+        let mut status: libc::c_int = -1;
+        // SAFETY: `c` is a NUL-terminated string that outlives the call; a null buffer asks
+        // __cxa_demangle to malloc the result, which is freed below once copied.
+        let p = unsafe {
+            (self.f)(
+                c.as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut status,
+            )
+        };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: on success `p` is a NUL-terminated malloc'd string, read once and freed once.
+        let out = unsafe {
+            let text = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+            libc::free(p.cast());
+            text
+        };
+        (status == 0 && !out.is_empty()).then_some(out)
+    }
+}
+
+fn cxa_demangle() -> Option<&'static Cxa> {
+    static CXA: std::sync::OnceLock<Option<Cxa>> = std::sync::OnceLock::new();
+    CXA.get_or_init(|| {
+        // SAFETY: loading libstdc++ runs its initialisers, which only set up the C++ runtime; the
+        // symbol has the Itanium ABI's signature.
+        unsafe {
+            let lib = libloading::Library::new("libstdc++.so.6").ok()?;
+            let f: CxaDemangle = *lib.get::<CxaDemangle>(b"__cxa_demangle\0").ok()?;
+            Some(Cxa { _lib: lib, f })
+        }
+    })
+    .as_ref()
+}
+
 impl Names {
     pub(crate) fn of(ring: &Ring) -> Names {
         let mut n = Names {
@@ -44,6 +112,7 @@ impl Names {
             kernels: HashMap::default(),
             symbols: HashMap::default(),
             texts: HashMap::default(),
+            kernel_texts: HashMap::default(),
         };
         for r in &ring.view.strings {
             // First record wins: the writer interns each key once, so a repeat is corruption.
@@ -70,7 +139,16 @@ impl Names {
                     }
                 }
                 StrKind::Text => {
-                    n.texts.entry(r.key).or_insert_with(|| r.text.clone());
+                    if let std::collections::hash_map::Entry::Vacant(v) = n.texts.entry(r.key) {
+                        let shown = demangle(&r.text);
+                        if shown != r.text.as_str() {
+                            n.symbols
+                                .entry(shown.to_string())
+                                .or_insert_with(|| r.text.clone());
+                            n.kernel_texts.insert(r.key, shown.into_owned());
+                        }
+                        v.insert(r.text.clone());
+                    }
                 }
                 StrKind::Thread => {}
             }
@@ -106,6 +184,14 @@ impl Names {
         }
     }
 
+    /// A text that names a kernel (CUPTI's kernel records), demangled like `kernel`'s names.
+    pub(crate) fn kernel_text(&self, id: u64) -> String {
+        match self.kernel_texts.get(&id) {
+            Some(k) => k.clone(),
+            None => self.text(id),
+        }
+    }
+
     pub(crate) fn domain(&self, id: u64) -> Option<String> {
         (id != 0).then(|| self.text(id))
     }
@@ -129,6 +215,32 @@ mod tests {
             .starts_with("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>"));
         for plain in ["sleep_200us", "triton_poi_fused_add_0", "_Zgarbage", ""] {
             assert_eq!(demangle(plain), plain);
+        }
+    }
+
+    /// The C++ runtime's text, as c++filt and the Python engine print it (std::array<char*, 2ul>
+    /// where the cpp_demangle crate writes `(unsigned long)2`).
+    #[test]
+    fn the_cxx_runtime_demangles_where_present() {
+        let sym = "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13AUnaryFunctorIN3c104HalfES4_S4_NS0_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm2EEEEviT0_T1_";
+        let shown = demangle(sym);
+        assert!(super::cxa_demangle().is_some(), "libstdc++ loads on CI");
+        assert!(shown.contains("std::array<char*, 2ul>"), "{shown}");
+        let cpp = cpp_demangle::Symbol::new(sym)
+            .unwrap()
+            .demangle(&cpp_demangle::DemangleOptions::default())
+            .unwrap();
+        assert!(cpp.contains("(unsigned long)2"), "{cpp}");
+    }
+
+    /// A symbol nested past either demangler's recursion limit comes back as it is, not as a crash.
+    #[test]
+    fn deeply_nested_symbols_stay_as_they_are() {
+        for n in [1_000, 4_000] {
+            let sym = format!("_Z1fI{}iEvv", "PA1_".repeat(n));
+            assert_eq!(demangle(&sym), sym.as_str());
+            let nested = format!("_Z1f{}i{}", "N1aI".repeat(n), "EE".repeat(n));
+            assert_eq!(demangle(&nested), nested.as_str());
         }
     }
 }

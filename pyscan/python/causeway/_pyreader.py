@@ -421,8 +421,8 @@ _CHUNK = 1 << 16
 
 def _cxa_demangle():
     """The C++ runtime's demangler (``__cxa_demangle`` of libstdc++), or None where it cannot be
-    loaded: then kernel names are shown as the program named them. Its output is what the scanner's
-    demangler (the cpp_demangle crate) prints for the names CUDA programs use."""
+    loaded: then kernel names are shown as the program named them. The Rust scanner uses the same
+    function (``scanner/src/names.rs``), so both engines print the same names."""
     try:
         import ctypes
 
@@ -466,6 +466,7 @@ class _Names:
         self.kernels = {}
         self.symbols = {}
         self.texts = {}
+        self.kernel_texts = {}
         for kind, key, aux, text in strings:
             # First record wins: the writer interns each key once, so a repeat is corruption.
             if kind == 1:
@@ -481,13 +482,23 @@ class _Names:
                         self.symbols.setdefault(shown, text)
                     self.kernels[key] = shown
             elif kind == 3:
-                self.texts.setdefault(key, text)
+                if key not in self.texts:
+                    self.texts[key] = text
+                    shown = demangle(text)
+                    if shown != text:
+                        self.symbols.setdefault(shown, text)
+                        self.kernel_texts[key] = shown
 
     def text(self, i):
         if i == 0:
             return "<unnamed>"
         t = self.texts.get(i)
         return t if t is not None else f"<string {i}>"
+
+    def kernel_text(self, i):
+        """A text naming a kernel (CUPTI's records), demangled as kernel names are."""
+        k = self.kernel_texts.get(i)
+        return k if k is not None else self.text(i)
 
     def domain(self, i):
         return None if i == 0 else self.text(i)
@@ -701,7 +712,7 @@ def _device_spans(h, ns, entries, names):
                 k = kernels_get(call[A1]) if call is not None else None
                 name = k if k is not None else UNKNOWN_KERNEL_ROW
             else:
-                name = text(a1)
+                name = names.kernel_text(a1)
         elif kind == "memcpy":
             name = COPY_KINDS.get(depth) or f"kind {depth}"
             nbytes = a1
