@@ -334,13 +334,18 @@ fn range_and_domain_options_and_the_text_form() {
     let p = &r["steps"][0];
     assert_eq!(p["selection"]["rule"], "range-option");
     assert_eq!(u(&p["selection"]["count"]), N);
-    // A domain with no such range: no steps, and the reason.
-    let r = views_json(cap, &["--steps", "--range", "step", "--domain", "nope"]);
-    let p = &r["steps"][0];
-    assert!(p["selection"].is_null());
+    // A domain with no such range: a mistake (exit 2) naming the ranges the capture has.
+    let o = views(
+        cap,
+        &["--json", "--steps", "--range", "step", "--domain", "nope"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    let e = stderr(&o);
     assert!(
-        p["notes"][0].as_str().unwrap().contains("domain \"nope\""),
-        "{p}"
+        e.contains("no NVTX range \"step\" in domain \"nope\"; the capture's ranges: ")
+            && e.contains("\"step\" (8x)"),
+        "{e}"
     );
     // --range without --steps is a usage error.
     let o = views(cap, &["--range", "step"]);

@@ -470,11 +470,13 @@ impl Comparison {
         }
     }
 
-    /// Opens and summarizes both captures, then compares them.
+    /// Opens and summarizes both captures, then compares them. A `--range` that one side lacks is
+    /// a finding (that side has no steps); one that neither has is an error listing their ranges.
     pub fn from_paths(a: &Path, b: &Path, o: &CompareOptions) -> Result<Comparison, CaptureError> {
-        let load = |p: &Path| -> Result<(Report, Vec<ProcessSteps>), CaptureError> {
+        type Side = (Report, Vec<ProcessSteps>, Result<(), String>);
+        let load = |p: &Path| -> Result<Side, CaptureError> {
             let r = Report::from_path(p)?;
-            let v = Views::from_path(
+            let (v, range) = Views::from_path_any_range(
                 p,
                 &ViewOptions {
                     steps: Some(StepOptions {
@@ -484,10 +486,16 @@ impl Comparison {
                     gaps: false,
                 },
             )?;
-            Ok((r, v.steps.unwrap_or_default()))
+            Ok((r, v.steps.unwrap_or_default(), range))
         };
-        let (ra, sa) = load(a)?;
-        let (rb, sb) = load(b)?;
+        let (ra, sa, range_a) = load(a)?;
+        let (rb, sb, range_b) = load(b)?;
+        if let (Err(ea), Err(eb)) = (range_a, range_b) {
+            return Err(CaptureError::new(
+                a,
+                format!("{ea}; and {}: {eb}", b.display()),
+            ));
+        }
         Ok(Comparison::build((&ra, &sa), (&rb, &sb), o))
     }
 }

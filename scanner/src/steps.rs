@@ -935,13 +935,29 @@ impl Views {
     }
 
     /// Opens a capture, builds its timeline and the requested views; notes lost entries per process.
+    /// A `--range` naming no range of the capture is an error listing those it has.
     pub fn from_path(
         path: &std::path::Path,
         o: &ViewOptions,
     ) -> Result<Views, crate::CaptureError> {
+        let (v, range) = Self::from_path_any_range(path, o)?;
+        range.map_err(|e| crate::CaptureError::new(path, e))?;
+        Ok(v)
+    }
+
+    /// As `from_path`, with the `--range` check's result returned beside the views rather than as the
+    /// error (`compare` accepts a range missing from one side).
+    pub fn from_path_any_range(
+        path: &std::path::Path,
+        o: &ViewOptions,
+    ) -> Result<(Views, Result<(), String>), crate::CaptureError> {
         let capture = crate::Capture::open(path)?;
         let rings = capture.rings()?;
         let t = Timeline::build(&rings);
+        let range = match &o.steps {
+            Some(s) => named_range_exists(&t, s),
+            None => Ok(()),
+        };
         let mut v = Views::build(&path.display().to_string(), &t, o);
         for (ring, i) in rings.iter().zip(0..) {
             let h = &ring.view.header;
@@ -965,6 +981,55 @@ impl Views {
                 g[i].notes.extend(lost);
             }
         }
-        Ok(v)
+        Ok((v, range))
     }
+}
+
+/// With `--range NAME`: an error unless some process of the capture has a range of that name (in
+/// `--domain`, when given), listing the ranges it does have, most frequent first (a mistyped name
+/// must not read as "no steps").
+pub fn named_range_exists(t: &Timeline, o: &StepOptions) -> Result<(), String> {
+    let Some(name) = &o.range else {
+        return Ok(());
+    };
+    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain;
+    if t.processes
+        .iter()
+        .any(|p| p.ranges.iter().any(|r| &r.name == name && in_domain(r)))
+    {
+        return Ok(());
+    }
+    let mut seen: std::collections::BTreeMap<(String, Option<String>), u64> = Default::default();
+    for p in &t.processes {
+        for r in &p.ranges {
+            *seen.entry((r.name.clone(), r.domain.clone())).or_default() += 1;
+        }
+    }
+    let mut seen: Vec<_> = seen.into_iter().collect();
+    seen.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let what = match &o.domain {
+        Some(d) => format!("no NVTX range \"{name}\" in domain \"{d}\""),
+        None => format!("no NVTX range \"{name}\""),
+    };
+    if seen.is_empty() {
+        return Err(format!("{what}: the capture has no NVTX ranges at all"));
+    }
+    const SHOWN: usize = 12;
+    let list: Vec<String> = seen
+        .iter()
+        .take(SHOWN)
+        .map(|((n, d), c)| match d {
+            Some(d) => format!("\"{n}\" (domain \"{d}\", {c}x)"),
+            None => format!("\"{n}\" ({c}x)"),
+        })
+        .collect();
+    Err(format!(
+        "{what}; the capture's ranges: {}{}",
+        list.join(", "),
+        if seen.len() > SHOWN {
+            format!(", and {} more", seen.len() - SHOWN)
+        } else {
+            String::new()
+        }
+    ))
 }

@@ -21,6 +21,18 @@ const T_ONLY: u64 = 101;
 /// also launches `only` (kernel of 50 ns at begin+600). Level 3 uses the cupti backend; level 2 has
 /// no device intervals.
 fn side(level3: bool, walls: &[u64], launch_ns: u64, gemm_ns: u64, only: &str) -> RingBuilder {
+    side_named("step", level3, walls, launch_ns, gemm_ns, only)
+}
+
+/// As `side`, with steps named `step`.
+fn side_named(
+    step: &str,
+    level3: bool,
+    walls: &[u64],
+    launch_ns: u64,
+    gemm_ns: u64,
+    only: &str,
+) -> RingBuilder {
     let b = if level3 {
         RingBuilder::level3(256, Policy::Drop)
     } else {
@@ -30,7 +42,7 @@ fn side(level3: bool, walls: &[u64], launch_ns: u64, gemm_ns: u64, only: &str) -
         .api(NVTX_API, "nvtxRangePushA", Layer::Nvtx, Class::Other)
         .kernel(H_GEMM, "gemm")
         .kernel(H_ONLY, only)
-        .text(T_STEP, "step")
+        .text(T_STEP, step)
         .text(T_GEMM, "gemm")
         .text(T_ONLY, only);
     if level3 {
@@ -300,29 +312,55 @@ fn range_option_and_sides_without_steps() {
     assert_eq!(v["steps"]["rule"], "range-option");
     assert_eq!(figure(&v, "wall_ns")["median_diff"], 500);
 
-    let v = json(&a, &b, &["--range", "absent"]);
+    // A range that one side lacks: that side has no steps, and the comparison says so.
+    let iters = write(
+        &dir,
+        "iters",
+        &side_named("iter", true, &[1500, 1600, 1700], 70, 300, "softmax"),
+    );
+    let v = json(&a, &iters, &["--range", "step"]);
     let warnings = v["warnings"].as_array().unwrap();
-    assert!(warnings.iter().any(|w| w
-        .as_str()
-        .unwrap()
-        .starts_with("A has no steps: no NVTX range \"absent\"")));
-    assert!(warnings
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("B has no steps")),
+        "{warnings:?}"
+    );
+    assert!(!warnings
         .iter()
-        .any(|w| w.as_str().unwrap().starts_with("B has no steps")));
+        .any(|w| w.as_str().unwrap().starts_with("A has no steps")));
     let w = figure(&v, "wall_ns");
-    assert!(w["a"].is_null() && w["b"].is_null() && w["median_diff"].is_null());
+    assert!(w["b"].is_null() && w["median_diff"].is_null());
+    assert!(!w["a"].is_null());
     // Kernels and APIs do not depend on steps.
     assert_eq!(row(&v, "kernels", "gemm")["total_diff"], 600);
-
     let r = compare(&[
         "--range",
-        "absent",
+        "step",
         a.to_str().unwrap(),
-        b.to_str().unwrap(),
+        iters.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(r.stdout.contains("A has no steps"), "{}", r.stdout);
     assert!(r.stdout.contains("B has no steps"), "{}", r.stdout);
+
+    // A range neither side has is a mistake: exit 2, naming the ranges each side does have.
+    for args in [
+        vec!["--range", "absent"],
+        vec!["--json", "--range", "absent"],
+    ] {
+        let mut args = args;
+        args.extend([a.to_str().unwrap(), iters.to_str().unwrap()]);
+        let r = compare(&args);
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        assert!(
+            r.stderr
+                .contains("no NVTX range \"absent\"; the capture's ranges: \"step\" (3x)")
+                && r.stderr.contains("\"iter\" (3x)"),
+            "{}",
+            r.stderr
+        );
+    }
 }
 
 #[test]
@@ -340,7 +378,8 @@ fn no_verdict_words_in_text_or_json() {
             vec!["--json", "--range", "absent", a, b],
         ] {
             let r = compare(&args);
-            assert_eq!(r.code, Some(0), "{}", r.stderr);
+            let want = if args.contains(&"absent") { 2 } else { 0 };
+            assert_eq!(r.code, Some(want), "{}", r.stderr);
             no_verdicts(&r.stdout);
             no_verdicts(&r.stderr);
         }

@@ -286,17 +286,24 @@ fn range_picks_the_steps_and_a_capture_without_steps_shows_everything() {
         .unwrap()
         .contains("--range"));
 
-    let page = html_ok(&cap, &dir.join("none.html"), &["--range", "nope"]);
-    let d = data(&page);
-    assert!(d["steps"]["steps"].as_array().unwrap().is_empty());
-    assert!(d["steps"]["notes"][0]
-        .as_str()
-        .unwrap()
-        .starts_with("no steps: no NVTX range \"nope\""));
-    assert_eq!(
-        d["timeline"]["items"].as_array().unwrap().len(),
-        CALLS + RANGES + SPANS
+    // A range the capture does not have is a mistake: exit 2, the ranges it has, no page.
+    let none = dir.join("none.html");
+    let r = run(&[
+        "--range",
+        "nope",
+        "-o",
+        none.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no NVTX range \"nope\"; the capture's ranges: ")
+            && r.stderr.contains("\"step\" (4x)"),
+        "{}",
+        r.stderr
     );
+    assert!(!none.exists());
 
     let cap2 = written(dir.path(), "cap2", &capture_without_steps());
     let page = html_ok(&cap2, &dir.join("l2.html"), &[]);

@@ -661,6 +661,12 @@ pub fn write_file(
     let label = capture.display().to_string();
     let report = Report::build(&label, &rings);
     let timeline = Timeline::build(&rings);
+    let so = crate::steps::StepOptions {
+        range: o.range.clone(),
+        domain: None,
+    };
+    crate::steps::named_range_exists(&timeline, &so)
+        .map_err(|e| ExportError(format!("{}: {e}", capture.display())))?;
     let pg = page(&label, &report, &timeline, o);
     let text = render(&pg)
         .map_err(|e| ExportError(format!("{}: cannot serialize: {e}", capture.display())))?;
