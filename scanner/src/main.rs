@@ -27,8 +27,19 @@ const EXIT_ERROR: u8 = 2;
     about = "Trace what a GPU program asks of CUDA, and report it",
     long_about = "Trace what a GPU program asks of CUDA, and report it.\n\n\
         causeway record runs a program with the causeway shim (libcauseway.so) preloaded; the shim \
-        records CUDA runtime, driver and NVTX calls into one ring file per process. causeway report \
-        summarizes such a capture."
+        records CUDA runtime, driver and NVTX calls (and, at level 3, when the device ran the work) \
+        into one ring file per process. report summarizes a capture (--steps: per NVTX step, --gaps: \
+        gaps between device work), export writes it for Perfetto, chrome://tracing or as Parquet \
+        tables, html as one page, compare puts two captures side by side, and control checks what \
+        device timing changed.",
+    after_help = "EXAMPLES:\n  \
+        causeway record --level 3 --out /tmp/caps -- python train.py\n  \
+        causeway report /tmp/caps/cw-20261201-120000-4242\n  \
+        causeway report --steps --gaps /tmp/caps/cw-20261201-120000-4242\n  \
+        causeway html -o run.html /tmp/caps/cw-20261201-120000-4242\n  \
+        causeway export --format perfetto -o run.pftrace /tmp/caps/cw-20261201-120000-4242\n  \
+        causeway compare before/cw-… after/cw-…\n\n\
+        Docs: README.md, docs/views.md (what each figure means), docs/control.md, docs/parquet.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,10 +57,12 @@ enum Cmd {
         after_help = "LEVELS (what is recorded; each level includes the ones before it):\n  \
             1  phases: NVTX ranges and marks, process and thread lifecycle\n  \
             2  host:   + the calls that create or wait for device work (launches, copies, memsets,\n             \
-            syncs, events, stream waits, graph launches, allocations)\n  \
+            syncs, event records and waits, stream waits, graph launches and instantiation,\n             \
+            stream capture)\n  \
             3  full:   + device intervals: when each kernel, copy and memset ran on the device,\n             \
             tied to the call that issued it (the device-timing backend, --backend)\n  \
-            4  edge:   + every intercepted call (device intervals only with --backend)\n\n\
+            4  edge:   + every intercepted call: queries, handles, allocations, module loading,\n             \
+            entry-point lookups (device intervals only with --backend)\n\n\
             DEVICE TIMING (level 3, default cupti; level 4 with --backend; an error at levels 1 and 2):\n  \
             cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
             (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \
@@ -69,7 +82,15 @@ enum Cmd {
             LD_PRELOAD=/path/to/libcauseway.so CAUSEWAY_OUT=DIR CAUSEWAY_LEVEL=2 \\\n  \
             CAUSEWAY_RING_MB=64 CAUSEWAY_POLICY=drop CMD [ARGS...]\n\
             (level 3 adds CAUSEWAY_BACKEND=cupti|events and optionally CAUSEWAY_CUPTI=PATH)\n\
-            The shim is found as --shim PATH, else $CAUSEWAY_SHIM, else libcauseway.so beside causeway."
+            The shim is found as --shim PATH, else $CAUSEWAY_SHIM, else libcauseway.so beside causeway.\n\n\
+            EXIT: the program's exit code (128+S when signal S ended it; SIGTERM and SIGHUP sent to\n\
+            record are passed on to it); 125 when record itself fails, 126 when the command cannot be\n\
+            run, 127 when it is not found.\n\n\
+            EXAMPLES:\n  \
+            causeway record -- ./my_cuda_app --size 4096\n  \
+            causeway record --level 3 --out /tmp/caps -- python train.py\n  \
+            causeway record --level 3 --backend events -- python serve.py   # where CUPTI is taken\n  \
+            causeway record --level 4 --ring-mb 256 --policy overwrite -- ./long_job"
     )]
     Record(RecordArgs),
     /// Summarize a capture (a capture directory or one .cwring file)
@@ -92,7 +113,13 @@ enum Cmd {
             and per copy kind is shown with p50/p99; launch->start = device start - issuing call's begin\n\
             (for graph kernels, the graph launch's). The clock line says how device times were put on the\n\
             host clock; the causality line counts intervals that start before their call, which bounds\n\
-            the conversion error from below. Intervals not on the host clock give durations only."
+            the conversion error from below. Intervals not on the host clock give durations only.\n\n\
+            Definitions of every figure: docs/views.md.\n\n\
+            EXAMPLES:\n  \
+            causeway report CAPTURE\n  \
+            causeway report --json CAPTURE | jq '.kernels[:5]'\n  \
+            causeway report --steps --range train_step CAPTURE\n  \
+            causeway report --gaps CAPTURE"
     )]
     Report {
         /// Print one JSON object instead of tables
@@ -101,7 +128,7 @@ enum Cmd {
         /// Per-step view instead of the summary: steps are NVTX ranges (--range, else the outermost
         /// range that repeats most); per step host time in launches and syncs, NVTX sub-ranges, device
         /// busy/idle, copy, compute and their overlap, with min/median/p99/max, the slowest steps and a
-        /// histogram of step times (definitions: causeway_scanner::steps)
+        /// histogram of step times (definitions: docs/views.md)
         #[arg(long)]
         steps: bool,
         /// With --steps: the steps are the ranges with this name
@@ -112,17 +139,18 @@ enum Cmd {
         domain: Option<String>,
         /// Launch-gap view instead of the summary (with --steps: as well): gaps between consecutive
         /// device spans per stream and for all streams, p50/p99/p99.9/max, and the largest gaps with
-        /// the host calls and NVTX ranges in them (definitions: causeway_scanner::gaps)
+        /// the host calls and NVTX ranges in them (definitions: docs/views.md)
         #[arg(long)]
         gaps: bool,
         /// A capture directory (cw-…) or a single ring file
         capture: PathBuf,
     },
-    /// Write a capture as a trace file for a timeline viewer (Chrome JSON or Perfetto protobuf)
+    /// Write a capture as a timeline (Perfetto protobuf, Chrome JSON) or as Parquet tables
     #[command(
         long_about = "Write a capture (a capture directory or one .cwring file) as a trace file for a \
             timeline viewer: chrome (Trace Event Format JSON: chrome://tracing, ui.perfetto.dev) or \
-            perfetto (protobuf .pftrace: ui.perfetto.dev, trace_processor).",
+            perfetto (protobuf .pftrace: ui.perfetto.dev, trace_processor); or as a directory of Parquet \
+            tables (parquet: DuckDB, pandas, Spark; schema in docs/parquet.md).",
         after_help = "LAYOUT (both formats):\n  \
             one process per traced process; one track per host thread with its calls and NVTX ranges as\n  \
             slices and its marks as instants; one track per device stream (after the threads) with the\n  \
@@ -132,7 +160,14 @@ enum Cmd {
             Times are the capture's CLOCK_MONOTONIC nanoseconds. Each device span carries bound_ns, the\n\
             uncertainty of its conversion to host time; the file's metadata (chrome: the top-level\n\
             `metadata` object; perfetto: the `causeway capture` instant on each process) has the\n\
-            backend, the largest bound and how many device intervals had no host time (left out)."
+            backend, the largest bound and how many device intervals had no host time (left out).\n\n\
+            PARQUET: processes, calls, device_intervals, ranges, marks and steps, one file each; every\n\
+            table keyed by the ring (its `ring` column). --force replaces only an earlier export.\n\n\
+            EXAMPLES:\n  \
+            causeway export --format perfetto -o run.pftrace CAPTURE\n  \
+            causeway export --format chrome -o run.json CAPTURE\n  \
+            causeway export --format parquet -o run.pq CAPTURE\n  \
+            duckdb -c \"SELECT name, COUNT(*) FROM 'run.pq/device_intervals.parquet' GROUP BY name\""
     )]
     Export {
         /// Output format
@@ -156,7 +191,10 @@ enum Cmd {
             zoomable timeline of one step (default the slowest; the whole capture without steps).",
         after_help = "The page needs no network: CSS and JavaScript are inline and the data is embedded \
             as JSON.\nSteps are chosen as by `report --steps` (--range NAME, else the outermost repeating \
-            NVTX range).\nAn existing -o file is replaced only with --force."
+            NVTX range).\nAn existing -o file is replaced only with --force.\n\n\
+            EXAMPLES:\n  \
+            causeway html CAPTURE                      # writes report.html\n  \
+            causeway html --range decode -o decode.html CAPTURE"
     )]
     Html {
         /// The file to write
@@ -187,7 +225,10 @@ enum Cmd {
             --range NAME, else each process's outermost\nrepeating NVTX range (as `report --steps`). \
             Kernels: device time per name when both captures have device intervals\n(level 3), else \
             executions requested. A warning says when backends or levels differ: the figures are then not\n\
-            like for like. Definitions: causeway_scanner::compare."
+            like for like. Definitions: docs/views.md.\n\n\
+            EXAMPLES:\n  \
+            causeway compare before/cw-… after/cw-…\n  \
+            causeway compare --json --range train_step A B"
     )]
     Compare {
         /// Print one JSON object instead of tables
@@ -249,7 +290,11 @@ enum Cmd {
             times every call): the overlap claims come from the timed steps, the step time from all.\n\n\
             Captures: DIR/cw-control-<time>-<pid>/r01-instrumented, r01-control, ... (with stdout.txt and\n\
             stderr.txt of the program); `causeway report --steps` reads each. A run that exits non-zero\n\
-            stops the experiment."
+            stops the experiment.\n\n\
+            EXAMPLES:\n  \
+            causeway control -- python train.py                              # level 3, CUPTI\n  \
+            causeway control --backend events --bare --steps decode -- python serve.py\n  \
+            causeway control --runs 10 --json -- ./overlap a > control.json"
     )]
     Control(ControlArgs),
 }
