@@ -82,6 +82,7 @@ class Workload:
         self.triton_ok = triton is not None
         self.triton_note = TRITON_IMPORT_ERROR
         self.nvtx_ok = True
+        self.mark_warmup = False
 
     # -- pieces ---------------------------------------------------------
     def nvtx_push(self, name):
@@ -113,9 +114,9 @@ class Workload:
             return None
         return out
 
-    def step(self):
+    def step(self, name="step"):
         """One training-loop-like step: GEMMs, elementwise, Triton, H2D."""
-        self.nvtx_push("step")
+        self.nvtx_push(name)
         c16 = torch.matmul(self.a16, self.b16)            # cuBLAS fp16
         cbf = torch.matmul(self.abf, self.bbf)            # cuBLAS bf16
         e = torch.mul(torch.relu(torch.add(c16, self.a16)), 0.5)  # add, relu, mul
@@ -154,7 +155,7 @@ class Workload:
         self.acc = torch.zeros((), dtype=torch.float64, device=dev)
 
         for _ in range(self.warmup):
-            self.step()
+            self.step("warmup" if self.mark_warmup else "step")
         for _ in range(self.steps):
             self.step()
 
@@ -221,6 +222,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--replays", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--mark-warmup", action="store_true",
+                    help='name the warm-up steps\' NVTX ranges "warmup" (default: "step")')
     ap.add_argument("--profile", metavar="OUT.json",
                     help="run under torch.profiler and write {kernel name: count}")
     ap.add_argument("--profile-durations", metavar="DUR.json",
@@ -232,6 +235,7 @@ def main():
         return 1
 
     w = Workload(args.steps, args.replays, args.warmup)
+    w.mark_warmup = args.mark_warmup
     if args.profile or args.profile_durations:
         from torch.profiler import ProfilerActivity, profile
 

@@ -384,7 +384,7 @@ fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>
                     .unwrap_or_else(|| crate::device::UNKNOWN_KERNEL_ROW.into()),
                 0,
             ),
-            Some(DeviceKind::Kernel) => ("kernel", names.text(e.a1), 0),
+            Some(DeviceKind::Kernel) => ("kernel", names.kernel_text(e.a1), 0),
             Some(DeviceKind::Memcpy) => ("memcpy", crate::device::copy_kind_name(e.depth), e.a1),
             Some(DeviceKind::Memset) => ("memset", "memset".into(), e.a1),
             Some(DeviceKind::Graph) => ("graph", crate::device::GRAPH_ROW.into(), 0),

@@ -157,56 +157,81 @@ fn opt_ns(v: Option<i64>) -> String {
 }
 
 /// Shortened names for one table column, never merging two rows: each name clipped to `NAME_MAX`;
-/// names whose clipped forms collide keep their start and their end instead (kernel names differ most
-/// often in their template arguments, at the end), and, if those collide too, are shown whole.
-pub(crate) fn clip_distinct<'a>(names: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
-    let names: Vec<&str> = names.collect();
-    let count = |f: &dyn Fn(&str) -> String| {
-        let mut seen: std::collections::HashMap<String, std::collections::HashSet<&str>> =
-            std::collections::HashMap::new();
-        for &n in &names {
-            seen.entry(f(n)).or_default().insert(n);
-        }
-        seen.into_iter()
-            .filter(|(_, v)| v.len() > 1)
-            .flat_map(|(_, v)| v)
-            .map(str::to_string)
-            .collect::<std::collections::HashSet<String>>()
+/// names whose clipped forms collide show their start, then the part where they differ from the
+/// others of their group (two kernel templates that share 200 characters differ somewhere inside),
+/// and, if even those collide, are shown whole.
+pub(crate) fn clip_distinct<'a>(
+    names: impl Iterator<Item = &'a str>,
+) -> impl Fn(&str) -> String + 'a {
+    use std::collections::{HashMap, HashSet};
+    let names: Vec<&str> = {
+        let mut v: Vec<&str> = names.collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     };
-    let clash = count(&|n: &str| clip(n));
-    let ends = |n: &str| -> String {
-        let c: Vec<char> = n.chars().collect();
-        if c.len() <= NAME_MAX {
-            return n.to_string();
-        }
-        let half = (NAME_MAX - 1) / 2;
-        let mut out: String = c[..half].iter().collect();
-        out.push('…');
-        out.extend(&c[c.len() - (NAME_MAX - 1 - half)..]);
-        out
-    };
-    let still: std::collections::HashSet<String> = {
-        let clashing: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| clash.contains(*n))
-            .collect();
-        let mut seen: std::collections::HashMap<String, std::collections::HashSet<&str>> =
-            std::collections::HashMap::new();
-        for n in clashing {
-            seen.entry(ends(n)).or_default().insert(n);
+    // The names whose shortened form `f` gives to another name too.
+    let clashing = |f: &dyn Fn(&str) -> String, among: &[&'a str]| -> HashSet<&'a str> {
+        let mut seen: HashMap<String, Vec<&'a str>> = HashMap::new();
+        for &n in among {
+            seen.entry(f(n)).or_default().push(n);
         }
         seen.into_values()
             .filter(|v| v.len() > 1)
             .flatten()
-            .map(str::to_string)
             .collect()
     };
+    let clash = clashing(&|n: &str| clip(n), &names);
+    // For each clashing name: where its group (same clipped form) stops sharing a prefix.
+    let mut differs: HashMap<&'a str, usize> = HashMap::new();
+    let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
+    for &n in names.iter().filter(|n| clash.contains(*n)) {
+        groups.entry(clip(n)).or_default().push(n);
+    }
+    for g in groups.values() {
+        let chars: Vec<Vec<char>> = g.iter().map(|n| n.chars().collect()).collect();
+        let common = (0..)
+            .take_while(|&i| {
+                chars[0]
+                    .get(i)
+                    .is_some_and(|c| chars.iter().all(|x| x.get(i) == Some(c)))
+            })
+            .count();
+        for &n in g {
+            differs.insert(n, common);
+        }
+    }
+    const HEAD: usize = 24;
+    let window = move |n: &str, at: usize| -> String {
+        let c: Vec<char> = n.chars().collect();
+        if c.len() <= NAME_MAX {
+            return n.to_string();
+        }
+        let from = at.saturating_sub(8).max(HEAD);
+        let room = NAME_MAX - HEAD - 1;
+        let mut out: String = c[..HEAD].iter().collect();
+        out.push('…');
+        if c.len() - from <= room {
+            out.extend(&c[from..]);
+        } else {
+            out.extend(&c[from..from + room - 1]);
+            out.push('…');
+        }
+        out
+    };
+    let shown = |n: &str| window(n, differs.get(n).copied().unwrap_or(0));
+    let clashing_names: Vec<&'a str> = names
+        .iter()
+        .copied()
+        .filter(|n| clash.contains(n))
+        .collect();
+    let whole = clashing(&shown, &clashing_names);
+    let differs2 = differs.clone();
     move |n: &str| {
-        if still.contains(n) {
+        if whole.contains(n) {
             n.to_string()
         } else if clash.contains(n) {
-            ends(n)
+            window(n, differs2.get(n).copied().unwrap_or(0))
         } else {
             clip(n)
         }
@@ -221,6 +246,30 @@ fn clip(s: &str) -> String {
         c.push('…');
         c
     }
+}
+
+/// Executables by base name with their counts, most frequent first: `dash ×4, cc1 ×2, file`.
+pub(crate) fn exes_summary<'a>(exes: impl Iterator<Item = &'a str>) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for e in exes {
+        let base = e.rsplit('/').next().unwrap_or(e).to_string();
+        match counts.iter_mut().find(|c| c.0 == base) {
+            Some(c) => c.1 += 1,
+            None => counts.push((base, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counts
+        .iter()
+        .map(|(e, n)| {
+            if *n > 1 {
+                format!("{e} ×{n}")
+            } else {
+                e.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn domain(d: &Option<String>) -> String {
@@ -296,7 +345,19 @@ pub fn render(r: &Report) -> String {
     }
     heads.extend([("state", Left), ("exe", Left)]);
     let mut p = Table::new(&heads);
-    for pr in &r.processes {
+    // Processes that recorded nothing are folded into one line after the table (JSON has each).
+    let shown: Vec<&crate::report::Process> = if r.processes.len() > 1 {
+        r.processes.iter().filter(|p| !p.recorded_nothing).collect()
+    } else {
+        r.processes.iter().collect()
+    };
+    let folded: Vec<&str> = r
+        .processes
+        .iter()
+        .filter(|p| r.processes.len() > 1 && p.recorded_nothing)
+        .map(|p| p.exe.as_str())
+        .collect();
+    for pr in shown {
         let mut state = Vec::new();
         if pr.disabled {
             state.push("disabled");
@@ -339,6 +400,15 @@ pub fn render(r: &Report) -> String {
         p.row(cells);
     }
     p.write(&mut out);
+    if !folded.is_empty() {
+        let _ = writeln!(
+            out,
+            "+ {} process{} that recorded nothing (no call, range or device work): {}",
+            folded.len(),
+            if folded.len() == 1 { "" } else { "es" },
+            exes_summary(folded.iter().copied())
+        );
+    }
 
     if !r.apis.is_empty() {
         out.push_str("\nAPIS (by total host time)\n");
@@ -754,12 +824,9 @@ pub fn render_views(v: &crate::steps::Views) -> String {
     let gaps = v.gaps.as_deref().unwrap_or_default();
     let many = steps.len().max(gaps.len()) > 1;
     let mut quiet: Vec<(String, Vec<String>)> = Vec::new();
-    let mut hush = |why: String, pid: u32, exe: &str| {
-        let who = format!("{pid} ({})", exe.rsplit('/').next().unwrap_or(exe));
-        match quiet.iter_mut().find(|q| q.0 == why) {
-            Some(q) => q.1.push(who),
-            None => quiet.push((why, vec![who])),
-        }
+    let mut hush = |why: String, _pid: u32, exe: &str| match quiet.iter_mut().find(|q| q.0 == why) {
+        Some(q) => q.1.push(exe.to_string()),
+        None => quiet.push((why, vec![exe.to_string()])),
     };
     for p in steps {
         if many && p.selection.is_none() {
@@ -791,7 +858,7 @@ pub fn render_views(v: &crate::steps::Views) -> String {
             "{why}: {} process{}: {}",
             who.len(),
             if who.len() == 1 { "" } else { "es" },
-            who.join(", ")
+            exes_summary(who.iter().map(String::as_str))
         );
     }
     out
@@ -1360,8 +1427,17 @@ mod tests {
         let distinct: std::collections::HashSet<&String> = shown.iter().collect();
         assert_eq!(distinct.len(), names.len(), "{shown:#?}");
         assert_eq!(shown[4], "short");
-        // These differ in the middle: start and end collide, so they are shown whole.
-        assert_eq!(shown[0], names[0]);
+        // These differ in the middle: each shows its start and the part where it differs.
+        assert!(
+            shown[0].starts_with("void at::native::vector"),
+            "{}",
+            shown[0]
+        );
+        assert!(shown[0].contains("float>>"), "{}", shown[0]);
+        assert!(
+            shown.iter().all(|s| s.chars().count() <= NAME_MAX),
+            "{shown:#?}"
+        );
         // Names that differ at the end keep start and end within the width.
         let tails: Vec<String> = ["float", "double"]
             .iter()
@@ -1373,11 +1449,12 @@ mod tests {
             x != y && x.chars().count() <= NAME_MAX && x.ends_with("<float>"),
             "{x}"
         );
-        // Names that clip to the same start and end are shown whole.
+        // Names that differ where they are shown differ in what is shown.
         let a = format!("{}A{}", "x".repeat(80), "y".repeat(80));
         let b = format!("{}B{}", "x".repeat(80), "y".repeat(80));
         let f = clip_distinct([a.as_str(), b.as_str()].into_iter());
-        assert_eq!((f(&a), f(&b)), (a.clone(), b.clone()));
+        assert_ne!(f(&a), f(&b));
+        assert!(f(&a).chars().count() <= NAME_MAX);
     }
 
     #[test]

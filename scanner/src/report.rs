@@ -95,6 +95,9 @@ pub struct Process {
     pub step_sampled: bool,
     /// Committed entries found past the header's head word (a damaged header would hide them).
     pub head_behind: u64,
+    /// No call, NVTX range or mark, device interval, drop or torn slot: only the process's own
+    /// lifecycle (a shell, a compiler). The text report folds such processes into one line.
+    pub recorded_nothing: bool,
     /// Device intervals read (level 3).
     pub device_intervals: u64,
     /// Device intervals tied to the live call that issued them.
@@ -436,7 +439,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
             if let Some((walk, call_device)) = device_along {
                 let device = walk.finish(
                     &anchors,
-                    |id| names.text(id),
+                    |id| names.kernel_text(id),
                     |f| names.kernel(f).map(str::to_string),
                 );
                 (Some(device), call_device.finish())
@@ -474,7 +477,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
                     .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
             },
             kernel: &|h| names.kernel(h).map(str::to_string),
-            text: &|id| names.text(id),
+            text: &|id| names.kernel_text(id),
         };
         waits::analyze(h, entries, &nest, &call_device, &anchors, &look, rider)
     };
@@ -496,8 +499,16 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
         threads.add(tid);
     }
     threads.absorb(&others.threads);
+    let mut process = process(ring, d, &device, threads.len(), others.unknown_kind);
+    // Nothing but its own start and end (a shell, a compiler a framework ran).
+    process.recorded_nothing = totals.calls == 0
+        && others.ranges.is_empty()
+        && others.marks.is_empty()
+        && process.device_intervals == 0
+        && process.dropped == 0
+        && process.torn == 0;
     Partial {
-        process: process(ring, d, &device, threads.len(), others.unknown_kind),
+        process,
         decoded_totals: totals,
         apis: apis.named(names),
         kernels,
@@ -527,7 +538,7 @@ fn device_pass(
         d.intervals(),
         anchors,
         |e| names.class(e),
-        |id| names.text(id),
+        |id| names.kernel_text(id),
         |f| names.kernel(f).map(str::to_string),
         |call, i, _| {
             if let Some(t) = call_device.as_deref_mut() {
@@ -600,6 +611,7 @@ fn process(
         sample_every: h.sample_every.max(1),
         step_sampled: h.flags & flags::STEP_SAMPLED != 0,
         head_behind: h.head_behind,
+        recorded_nothing: false,
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
@@ -1240,6 +1252,20 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
 
 fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Vec<String> {
     let mut w = Vec::new();
+    // Levels 2 and up record every launch, copy and sync: none at all means CUDA never ran in a
+    // traced process, which a table of zeros would not say.
+    if totals.calls == 0 && processes.iter().any(|p| p.level >= 2) {
+        w.push(format!(
+            "no CUDA runtime or driver call was recorded in {}: the program did not use CUDA in a \
+             traced process (a launcher that runs the GPU work in a process started without the shim, \
+             or a CPU-only run?)",
+            if processes.len() == 1 {
+                "its one process".to_string()
+            } else {
+                format!("any of its {} processes", processes.len())
+            }
+        ));
+    }
     for p in processes {
         let who = format!("pid {} ({})", p.pid, p.file);
         if p.disabled {

@@ -84,6 +84,22 @@
     draw(svg, { left: left, top: top, w: plotW, h: plotH, bw: plotW / Math.max(1, n) });
     container.appendChild(svg);
   }
+  // The y-axis of a bar chart: the largest value, unless a few values dwarf the rest (a warm-up step
+  // of seconds among steps of milliseconds would leave every other bar one pixel high): then 1.5 x
+  // the 90th percentile, and bars above it are cut, marked and labelled with their value.
+  function axisFor(values) {
+    var v = values.filter(function (x) { return x > 0; }).sort(function (a, b) { return a - b; });
+    var max = v.length ? v[v.length - 1] : 1;
+    var p90 = v.length ? v[Math.max(0, Math.ceil(0.9 * v.length) - 1)] : 0;
+    if (v.length >= 5 && p90 > 0 && max > 4 * p90) return { ymax: 1.5 * p90, capped: true };
+    return { ymax: max || 1, capped: false };
+  }
+  // A bar that goes past the axis: a notch at the top and its value.
+  function offScale(svg, x, w, top, value) {
+    svg.appendChild(sv("path", { d: "M" + x + " " + (top + 6) + "l" + w / 2 + " -6l" + w / 2 + " 6", fill: "#fff",
+      stroke: "#333", "class": "cut" }));
+    svg.appendChild(sv("text", { x: x + w + 2, y: top + 9, "class": "cut-label" }, fmt(value)));
+  }
   function stepSection() {
     var c = $("step-chart");
     var cap = $("step-caption");
@@ -94,27 +110,30 @@
       return;
     }
     var walls = S.map(function (s) { return s.wall_ns; });
-    var ymax = maxOf(walls) || 1;
+    var axis = axisFor(walls), ymax = axis.ymax;
     barChart(c, S.length, 220, function (svg, g) {
-      var y = function (v) { return g.top + g.h - v / ymax * g.h; };
+      var y = function (v) { return g.top + g.h - Math.min(v, ymax) / ymax * g.h; };
       S.forEach(function (s, i) {
-        var r = sv("rect", { x: g.left + i * g.bw, y: y(s.wall_ns), width: Math.max(0.5, g.bw * 0.85),
+        var w = Math.max(0.5, g.bw * 0.85);
+        var r = sv("rect", { x: g.left + i * g.bw, y: y(s.wall_ns), width: w,
           height: g.top + g.h - y(s.wall_ns), fill: i === D.steps.slowest ? "#e15759" : "#4e79a7", "class": "step-bar" });
         tip(r, "step " + s.index + " (thread " + s.tid + "): " + fmt(s.wall_ns));
         r.addEventListener("click", function () { selectStep(i); });
         svg.appendChild(r);
+        if (s.wall_ns > ymax) offScale(svg, g.left + i * g.bw, w, g.top, s.wall_ns);
       });
       var labels = ["min", "median", "p99", "max"], colors = ["#59a14f", "#333", "#f28e2b", "#e15759"];
       // Labels from the top (max) down, at least 11 px apart.
       var ly = -1e9;
       [3, 2, 1, 0].forEach(function (k) {
         var v = D.steps.wall[k];
-        svg.appendChild(sv("line", { x1: g.left, x2: g.left + g.w, y1: y(v), y2: y(v), stroke: colors[k], "class": "ref" }));
+        if (v <= ymax) svg.appendChild(sv("line", { x1: g.left, x2: g.left + g.w, y1: y(v), y2: y(v), stroke: colors[k], "class": "ref" }));
         ly = Math.max(y(v) + 4, ly + 11);
-        svg.appendChild(sv("text", { x: g.left + g.w + 4, y: ly }, labels[k] + " " + fmt(v)));
+        svg.appendChild(sv("text", { x: g.left + g.w + 4, y: ly }, labels[k] + " " + fmt(v) + (v > ymax ? " (off scale)" : "")));
       });
       svg.appendChild(sv("text", { x: 2, y: g.top + 10 }, fmt(ymax)));
-      svg.appendChild(sv("text", { x: g.left, y: g.top + g.h + 16 }, "steps in order (" + S.length + "); click a bar to see it below"));
+      svg.appendChild(sv("text", { x: g.left, y: g.top + g.h + 16 }, "steps in order (" + S.length + "); click a bar to see it below" +
+        (axis.capped ? "; the axis stops at 1.5 \u00d7 the 90th percentile, taller bars are cut and labelled" : "")));
     });
     cap.textContent = "Wall time per step: " + D.steps.selection + ". Step windows are exact host clock readings. " +
       uncertainty() + D.steps.notes.join(" ");
@@ -123,19 +142,21 @@
   function stacked(container, parts, names, colors, title) {
     barChart(container, S.length, 180, function (svg, g) {
       var tot = S.map(function (s) { var t = 0; parts.forEach(function (p) { t += s[p] || 0; }); return t; });
-      var ymax = maxOf(tot) || 1;
+      var axis = axisFor(tot), ymax = axis.ymax;
       S.forEach(function (s, i) {
-        var y0 = g.top + g.h;
+        var y0 = g.top + g.h, w = Math.max(0.5, g.bw * 0.85);
         parts.forEach(function (p, k) {
-          var h = (s[p] || 0) / ymax * g.h;
+          var h = Math.min((s[p] || 0) / ymax * g.h, y0 - g.top);
           y0 -= h;
-          var r = sv("rect", { x: g.left + i * g.bw, y: y0, width: Math.max(0.5, g.bw * 0.85), height: h, fill: colors[k] });
+          var r = sv("rect", { x: g.left + i * g.bw, y: y0, width: w, height: h, fill: colors[k] });
           tip(r, "step " + s.index + " " + names[k] + ": " + fmt(s[p]));
           svg.appendChild(r);
         });
+        if (tot[i] > ymax) offScale(svg, g.left + i * g.bw, w, g.top, tot[i]);
       });
       svg.appendChild(sv("text", { x: 2, y: g.top + 10 }, fmt(ymax)));
-      svg.appendChild(sv("text", { x: g.left, y: g.top + g.h + 16 }, title));
+      svg.appendChild(sv("text", { x: g.left, y: g.top + g.h + 16 }, title +
+        (axis.capped ? " (the axis stops at 1.5 \u00d7 the 90th percentile; taller bars cut and labelled)" : "")));
     });
     var lg = el("div", null, "legend");
     names.forEach(function (n, k) {
