@@ -29,9 +29,14 @@ if [ ! -f "$deps/.pyscan-1" ]; then
   touch "$deps/.pyscan-1"
 fi
 if ! command -v chromium >/dev/null; then
-  # The HTML report's browser test renders pages in headless Chromium (Debian's package).
+  # The HTML report's browser test renders pages in headless Chromium (Debian's package). A failed
+  # install stops the tests here, with why (a held dpkg lock is waited for, up to 5 minutes).
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq chromium
+    apt="apt-get -o DPkg::Lock::Timeout=300 -qq"
+    if ! { $apt update && $apt install -y chromium; } || ! command -v chromium >/dev/null; then
+      echo "ci/test.sh: installing chromium with apt-get failed (see above); the HTML browser test needs it" >&2
+      exit 1
+    fi
   else
     echo "ci/test.sh: chromium is missing and cannot be installed here (needs apt-get as root)" >&2
     exit 1
@@ -85,6 +90,11 @@ CAUSEWAY_REQUIRE_CHROMIUM=1 python3 scanner/tests/html_browser.py "$root/target/
 # The main job on the shipped capture must keep working.
 bash demo/run.sh > "$root/ci/build/demo-report.txt"
 grep -q "KERNELS" "$root/ci/build/demo-report.txt"
+# The wheel users install (release, stripped; reuses the release build demo/run.sh made): it installs in
+# seconds, is small and reads the demo capture to the CLI's report.
+PYTHONPATH="$deps/py" bash ci/wheel.sh "$deps/py/bin/maturin"
+PYTHONPATH="$deps/py" python3 ci/check_wheel.py "$root"/target/wheels/causeway-*.whl "$root/target/release/causeway" \
+  "$(ls -d "$root"/target/demo/cw-*)"
 
 # One closing line for CI: the cargo test and pytest totals (the fuzz run's statistics come last otherwise).
 awk '/^test result:/ { p += $4; f += $6 }
