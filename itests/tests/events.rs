@@ -6,9 +6,9 @@
 
 use causeway_itests::*;
 use causeway_ring::StrKind;
-use causeway_scanner::anchors::{anchored, Anchors};
-use causeway_scanner::capture::Capture;
-use causeway_scanner::decode::decode;
+use causeway_scanner::facts::anchors::{anchored, Anchors};
+use causeway_scanner::read::capture::Capture;
+use causeway_scanner::read::decode::decode;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -321,7 +321,7 @@ fn sampling_times_a_random_share_of_the_calls_and_says_so() {
 
 #[test]
 fn the_timeline_places_each_interval_on_its_calls_stream() {
-    use causeway_scanner::model::{StreamId, Timeline};
+    use causeway_scanner::facts::model::{StreamId, Timeline};
     let (_, cap, r) = events("multistream", &["30"], &[]);
     let c = Capture::open(&cap).unwrap();
     let t = Timeline::build(&c.rings().unwrap());
@@ -382,7 +382,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
 /// one would leave almost no step with both its copy and its kernel timed).
 #[test]
 fn sampling_with_nvtx_steps_times_whole_steps() {
-    use causeway_scanner::model::Timeline;
+    use causeway_scanner::facts::model::Timeline;
     let steps = 64;
     let (_, cap, r) = events(
         "overlap_prog",

@@ -6,9 +6,9 @@
 mod export_check;
 
 use causeway_itests::*;
-use causeway_scanner::capture::Capture;
 use causeway_scanner::export::perfetto::proto::Value;
-use causeway_scanner::model::{ProcessTimeline, Timeline};
+use causeway_scanner::facts::model::{ProcessTimeline, Timeline};
+use causeway_scanner::read::capture::Capture;
 use export_check::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

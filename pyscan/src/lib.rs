@@ -18,7 +18,7 @@ use arrow_schema::DataType;
 use causeway_ring::layout::counter;
 use causeway_ring::{Policy, StrKind};
 use causeway_scanner::export::parquet;
-use causeway_scanner::model::Timeline;
+use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::{Capture, CaptureError, Report};
 use pyo3::exceptions::{PyKeyError, PyRuntimeError};
 use pyo3::prelude::*;

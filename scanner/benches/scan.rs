@@ -10,9 +10,9 @@
 mod synth;
 
 use causeway_ring::layout::ClockKind;
-use causeway_scanner::capture::Capture;
-use causeway_scanner::decode::decode;
-use causeway_scanner::pair::Nesting;
+use causeway_scanner::read::capture::Capture;
+use causeway_scanner::read::decode::decode;
+use causeway_scanner::read::pair::Nesting;
 use causeway_scanner::Report;
 use divan::counter::ItemsCount;
 use divan::Bencher;

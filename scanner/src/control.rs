@@ -6,10 +6,11 @@
 //! sets), per-step figures from `steps` and the timeline model, statistics and marks from the harness
 //! crate.
 
-use crate::model::Timeline;
+use crate::analysis::steps::{process_steps, SpanIndex, StepDevice, StepOptions};
+use crate::facts::model::Timeline;
 use crate::record::{self, BackendArg, PolicyArg, Prepared, RecordOptions};
-use crate::render::{fmt_ns, Align, Table};
-use crate::steps::{measure, process_steps, union, SpanIndex, StepDevice, StepOptions};
+use crate::render::text::{fmt_ns, Align, Table};
+use crate::util::intervals::{measure, union};
 use causeway_control::claims::{analyse, ArmRun, Inputs};
 use causeway_control::run::{run_plan, RunRecord};
 use causeway_control::{interleave, Analysis, Arm, ControlIs, DeviceMeasure, PlannedRun};
@@ -152,7 +153,7 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
 
 /// Host time of each call that issued an event-timed span, by sequence number: how much later than
 /// its start event the work can have been submitted (`DeviceMeasure::copy_lo_ns`).
-fn issue_times(p: &crate::model::ProcessTimeline) -> HashMap<u64, u64> {
+fn issue_times(p: &crate::facts::model::ProcessTimeline) -> HashMap<u64, u64> {
     let issuing: std::collections::HashSet<u64> = p.device.iter().filter_map(|s| s.call).collect();
     p.calls
         .iter()
@@ -171,8 +172,8 @@ fn device_measure(
     hi: u64,
     d: &StepDevice,
 ) -> DeviceMeasure {
-    let mut per: BTreeMap<crate::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
-    let mut per_lo: BTreeMap<crate::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut per: BTreeMap<crate::facts::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut per_lo: BTreeMap<crate::facts::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
     let (mut copy_lo, mut kern_lo) = (Vec::new(), Vec::new());
     let mut all = Vec::new();
     // A span mostly inside the window is the step's own work: how far it reaches out counts. A span

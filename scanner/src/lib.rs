@@ -1,38 +1,35 @@
 //! causeway-scanner: reads the captures that the causeway shim writes (one ring file per traced
-//! process) and summarizes them; also launches programs under the shim (`causeway record`).
+//! process) and turns them into what the `causeway` CLI and the Python module show. Its folders are
+//! the pipeline, each layer using only the layers before it (`tests/layers.rs` checks this):
 //!
-//! The pipeline is `capture` (find and map ring files) → `decode` (read slots into entries) → `pair`
-//! (nest calls per thread) → `device` (level 3 device intervals, tied to their calls; `anchors` converts
-//! the events backend's device times) → `waits` (the
-//! device work each host sync waited for) → `report` (the numbers) → `render` (the text form).
-//! `record` is the other
-//! half of the CLI; `control` runs a program in interleaved arms and checks the instrumented arm's claims
-//! against a control without device timing (logic in the `causeway-control` crate). The ring format itself lives in `causeway-ring` and is not redefined here.
+//! * [`util`] — containers and helpers that know nothing of captures (hash maps, huge-page vectors,
+//!   percentiles, interval arithmetic, progress, writing output files).
+//! * [`read`] — a capture as its rings: open and map them safely ([`read::capture`],
+//!   [`util::guard`]), decode the slots into entries ([`read::decode`]), nest each thread's calls
+//!   ([`read::pair`]), name what the entries refer to ([`read::names`]).
+//! * [`facts`] — what happened, each fact computed in one place: which stream a call is on and the
+//!   stream-capture state ([`facts::streams`]), when device work ran on the host clock
+//!   ([`facts::placement`], [`facts::anchors`]), which call issued it ([`facts::device`]), the NVTX
+//!   ranges ([`facts::ranges`]), what each host wait waited on ([`facts::waits`]), and the whole
+//!   timeline of a process ([`facts::model`]).
+//! * [`analysis`] — the views computed from the facts: the report ([`analysis::report`]), steps
+//!   and launch gaps ([`analysis::steps`], [`analysis::gaps`]), two captures compared
+//!   ([`analysis::compare`]).
+//! * [`render`] — the views as text ([`render::text`]) and as an HTML page ([`render::html`]); JSON
+//!   is the analyses' own serde form.
+//! * [`export`] — the timeline as files for other tools: Perfetto, Chrome trace JSON, Parquet.
+//!
+//! The ring format itself lives in `causeway-ring` and is not redefined here. The CLI (`causeway`)
+//! adds `record` (launch a program under the shim) and `control` (the control harness).
 
-pub mod anchors;
-pub(crate) mod bigvec;
-pub mod capture;
-pub mod compare;
+pub mod analysis;
 pub mod control;
-pub mod decode;
-pub mod device;
 pub mod export;
-pub(crate) mod fastmap;
-pub mod gaps;
-pub mod guard;
-pub mod html;
-#[cfg(target_os = "linux")]
-pub mod hugealloc;
-pub mod model;
-pub(crate) mod names;
-pub mod pair;
-pub mod progress;
-pub mod rank;
+pub mod facts;
+pub mod read;
 pub mod record;
 pub mod render;
-pub mod report;
-pub mod steps;
-pub mod waits;
+pub mod util;
 
-pub use capture::{Capture, CaptureError};
-pub use report::Report;
+pub use analysis::report::Report;
+pub use read::capture::{Capture, CaptureError};

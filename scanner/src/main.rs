@@ -3,9 +3,11 @@
 //! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
 //! through `record` unchanged.
 
+use causeway_scanner::analysis::steps::StepOptions;
+use causeway_scanner::analysis::views::{ViewOptions, Views};
 use causeway_scanner::record::{self, BackendArg, PolicyArg, RecordOptions};
-use causeway_scanner::steps::{StepOptions, ViewOptions, Views};
-use causeway_scanner::{render, Report};
+use causeway_scanner::render::text as render;
+use causeway_scanner::Report;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::io::Write;
@@ -15,7 +17,8 @@ use std::process::ExitCode;
 /// Large tables on huge pages (see `hugealloc`): a fifth of a large report's time was page faults.
 #[cfg(target_os = "linux")]
 #[global_allocator]
-static ALLOC: causeway_scanner::hugealloc::HugeAlloc = causeway_scanner::hugealloc::HugeAlloc;
+static ALLOC: causeway_scanner::util::hugealloc::HugeAlloc =
+    causeway_scanner::util::hugealloc::HugeAlloc;
 
 /// Exit code for every causeway failure (bad capture, bad option, missing shim or command).
 const EXIT_ERROR: u8 = 2;
@@ -411,7 +414,10 @@ enum Backend {
 /// One line on stderr, `causeway: ` first, escaped for the terminal (paths and names in it may come
 /// from the traced program).
 fn say(msg: &str) {
-    eprintln!("causeway: {}", causeway_scanner::render::escape_cell(msg));
+    eprintln!(
+        "causeway: {}",
+        causeway_scanner::render::text::escape_cell(msg)
+    );
 }
 
 fn error(msg: impl std::fmt::Display) -> ExitCode {
@@ -567,9 +573,9 @@ fn emit<T: serde::Serialize>(
     } else {
         // The text holds names and messages of the traced program: no control sequence of theirs
         // reaches the terminal (JSON escapes them itself).
-        causeway_scanner::render::escape(&render(value)).into_owned()
+        causeway_scanner::render::text::escape(&render(value)).into_owned()
     };
-    if causeway_scanner::guard::any_fault() {
+    if causeway_scanner::util::guard::any_fault() {
         return Err(error(
             "a ring file was truncated while it was being read (another process cut it short): \
              the figures would be incomplete; read a copy, or the capture once nothing writes to it",
@@ -680,7 +686,7 @@ fn compare(
     a: &std::path::Path,
     b: &std::path::Path,
 ) -> ExitCode {
-    use causeway_scanner::compare::{CompareOptions, Comparison};
+    use causeway_scanner::analysis::compare::{CompareOptions, Comparison};
     let c = match Comparison::from_paths(a, b, &CompareOptions { range }) {
         Ok(c) => c,
         Err(e) => return error(e),
@@ -698,7 +704,7 @@ fn html(
     range: Option<String>,
     capture: &std::path::Path,
 ) -> ExitCode {
-    use causeway_scanner::html::{write_file, HtmlOptions};
+    use causeway_scanner::render::html::{write_file, HtmlOptions};
     let s = match write_file(capture, output, force, &HtmlOptions { range }) {
         Ok(s) => s,
         Err(e) => return error(e),

@@ -4,7 +4,7 @@
 mod common;
 
 use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};
-use causeway_scanner::compare::{figure_row, pairwise_percentile};
+use causeway_scanner::analysis::compare::{figure_row, pairwise_percentile};
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

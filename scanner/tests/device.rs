@@ -5,11 +5,11 @@
 mod common;
 
 use causeway_ring::layout::{counter, Backend, Class, Kind, Layer, Policy};
-use causeway_scanner::device::{backend_name, copy_kind_name};
-use causeway_scanner::report::percentiles;
-use causeway_scanner::report::{
+use causeway_scanner::analysis::report::{
     DeviceCopyStats, DeviceKernelStats, KernelStats, Report, Unassociated,
 };
+use causeway_scanner::facts::device::{backend_name, copy_kind_name};
+use causeway_scanner::util::rank::percentiles;
 use common::*;
 use std::path::Path;
 

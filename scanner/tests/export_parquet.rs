@@ -8,8 +8,8 @@ mod common;
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::DataType;
 use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};
-use causeway_scanner::model::Timeline;
-use causeway_scanner::steps::{process_steps, StepOptions};
+use causeway_scanner::analysis::steps::{process_steps, StepOptions};
+use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::Capture;
 use common::*;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -185,7 +185,7 @@ fn every_table_decodes_with_the_model_s_rows_and_values() {
         ]
     );
     let table = |n: &str| Table::read(&out.join(format!("{n}.parquet")));
-    let sum = |f: fn(&causeway_scanner::model::ProcessTimeline) -> usize| -> usize {
+    let sum = |f: fn(&causeway_scanner::facts::model::ProcessTimeline) -> usize| -> usize {
         t.processes.iter().map(f).sum()
     };
 

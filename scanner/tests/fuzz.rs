@@ -5,8 +5,9 @@ mod common;
 
 use causeway_ring::layout::{self, ent, hdr};
 use causeway_ring::RingView;
-use causeway_scanner::capture::Ring;
-use causeway_scanner::{render, Report};
+use causeway_scanner::read::capture::Ring;
+use causeway_scanner::render::text as render;
+use causeway_scanner::Report;
 use common::*;
 use std::path::Path;
 

@@ -5,7 +5,7 @@ mod common;
 
 use causeway_ring::layout::{capture_phase, entry_flags, Class, Kind, Layer, Policy};
 use causeway_ring::Fields;
-use causeway_scanner::report::{KernelStats, Report, Totals};
+use causeway_scanner::analysis::report::{KernelStats, Report, Totals};
 use common::*;
 
 const CUDA_LAUNCH: u16 = 1;
@@ -418,7 +418,7 @@ fn a_graph_launch_of_an_unknown_exec_is_unresolved() {
     let r = p.report();
     assert!(r.kernels.is_empty(), "{:?}", r.kernels);
     assert_eq!(totals(&r.totals), (0, 0, 1, 1, 0));
-    let text = causeway_scanner::render::render(&r);
+    let text = causeway_scanner::render::text::render(&r);
     assert!(
         text.contains("(1 of them with unknown kernels, not counted)"),
         "{text}"
@@ -509,7 +509,7 @@ fn capture_then_graph_launch_counts_like_a_profiler() {
     assert_eq!(counts(&r, "kA"), (11, 1, 10, 1, 0, 0));
     assert_eq!(counts(&r, "kB"), (10, 0, 10, 1, 0, 0));
     assert_eq!(totals(&r.totals), (21, 0, 10, 0, 2));
-    let text = causeway_scanner::render::render(&r);
+    let text = causeway_scanner::render::text::render(&r);
     assert!(
         text.contains("launches are kernel executions: 1 direct + 20 as nodes of 10 graph launches; 2 launches captured into graphs ran nothing"),
         "{text}"

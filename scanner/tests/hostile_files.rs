@@ -5,7 +5,7 @@
 mod common;
 
 use causeway_ring::layout::{self, hdr, Policy};
-use causeway_scanner::capture::RingFile;
+use causeway_scanner::read::capture::RingFile;
 use common::*;
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
@@ -93,7 +93,7 @@ fn a_ring_truncated_while_it_is_read_does_not_kill_the_reader() {
     let tail: u64 = b[b.len() - 4096..].iter().map(|&x| x as u64).sum();
     assert_eq!(tail, 0);
     assert!(rf.changed());
-    assert!(causeway_scanner::guard::any_fault());
+    assert!(causeway_scanner::util::guard::any_fault());
 }
 
 /// The same through the CLI: a shrinking ring is reported as an error (exit 2, one line), never a

@@ -9,10 +9,10 @@
 mod common;
 
 use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};
-use causeway_scanner::gaps::process_gaps;
-use causeway_scanner::html::{self, HtmlOptions, MAX_ITEMS};
-use causeway_scanner::model::{Call, ProcessTimeline, Timeline};
-use causeway_scanner::steps::{process_steps, StepOptions};
+use causeway_scanner::analysis::gaps::process_gaps;
+use causeway_scanner::analysis::steps::{process_steps, StepOptions};
+use causeway_scanner::facts::model::{Call, ProcessTimeline, Timeline};
+use causeway_scanner::render::html::{self, HtmlOptions, MAX_ITEMS};
 use causeway_scanner::{Capture, Report};
 use common::*;
 use serde_json::Value;

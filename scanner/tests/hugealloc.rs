@@ -5,7 +5,7 @@
 
 #![cfg(target_os = "linux")]
 
-use causeway_scanner::hugealloc::{mapped, page, HugeAlloc, BIG, HUGE};
+use causeway_scanner::util::hugealloc::{mapped, page, HugeAlloc, BIG, HUGE};
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::OnceLock;
 

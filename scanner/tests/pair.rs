@@ -2,7 +2,7 @@
 //! cost linear time.
 
 use causeway_ring::{Class, Entry, Kind};
-use causeway_scanner::pair::{Nesting, Tag};
+use causeway_scanner::read::pair::{Nesting, Tag};
 
 fn parents(e: &[Entry]) -> Vec<Option<usize>> {
     let mut out = vec![None; e.len()];

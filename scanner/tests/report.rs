@@ -3,8 +3,9 @@
 mod common;
 
 use causeway_ring::layout::{counter, flags, hdr, Class, Kind, Layer, Policy};
-use causeway_scanner::capture::Capture;
-use causeway_scanner::report::{nearest_rank, ApiStats, KernelStats, RangeStats, Report};
+use causeway_scanner::analysis::report::{ApiStats, KernelStats, RangeStats, Report};
+use causeway_scanner::read::capture::Capture;
+use causeway_scanner::util::rank::nearest_rank;
 use common::*;
 
 fn report_of(b: &RingBuilder) -> Report {
@@ -424,7 +425,7 @@ fn untraced_driver_lookups_are_listed_by_name() {
     assert_eq!(got, vec![("cuMemcpyHtoD", 1), ("cuStreamDestroy", 2)]);
     // They are lookups, not calls.
     assert_eq!(r.totals.calls, 0);
-    let text = causeway_scanner::render::render(&r);
+    let text = causeway_scanner::render::text::render(&r);
     assert!(
         text.contains("UNTRACED DRIVER ENTRY POINTS") && text.contains("cuStreamDestroy"),
         "{text}"
@@ -535,7 +536,7 @@ fn a_wrapped_window_of_several_decode_chunks_reads_the_same_in_place_and_copied(
 fn a_ring_written_to_after_it_was_read_in_place_says_so() {
     // A closed ring is read in place; if a writer still reserves a slot (a process still exiting),
     // the head word moves and the reader knows to read it again from a copy.
-    use causeway_scanner::decode::{analysed, decode, decode_copy, Entries};
+    use causeway_scanner::read::decode::{analysed, decode, decode_copy, Entries};
     use std::os::unix::fs::FileExt;
     let b = RingBuilder::new(64, Policy::Drop);
     b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);

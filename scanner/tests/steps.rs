@@ -1,11 +1,12 @@
 //! The steps and gaps views on synthetic timelines built in code, with answers worked out by hand.
 
-use causeway_scanner::gaps::{self, permille};
-use causeway_scanner::model::{Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline};
-use causeway_scanner::steps::{
-    self, distribution, intersection, measure, modes, process_steps, union, StepOptions,
-    ViewOptions, Views,
+use causeway_scanner::analysis::gaps::{self, permille};
+use causeway_scanner::analysis::steps::{self, distribution, modes, process_steps, StepOptions};
+use causeway_scanner::analysis::views::{ViewOptions, Views};
+use causeway_scanner::facts::model::{
+    Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline,
 };
+use causeway_scanner::util::intervals::{intersection, measure, union};
 
 const T0: u64 = 1_000_000; // keep times away from 0
 
@@ -597,7 +598,7 @@ fn views_serialize_only_what_was_asked_for() {
     assert!(j.get("steps").is_none());
     assert_eq!(j["gaps"][0]["tracks"][0]["track"], "all streams");
     // The text form names the chosen range and the figures.
-    let text = causeway_scanner::render::render_views(&Views::build(
+    let text = causeway_scanner::render::text::render_views(&Views::build(
         "cap",
         &t,
         &ViewOptions {

@@ -5,7 +5,7 @@
 mod common;
 
 use causeway_ring::layout::{Backend, Class, Layer, Policy};
-use causeway_scanner::report::{Report, Wait, WaitStats};
+use causeway_scanner::analysis::report::{Report, Wait, WaitStats};
 use common::*;
 
 const LAUNCH: u16 = 1;
@@ -404,7 +404,7 @@ fn waits_appear_in_json_and_text() {
         v["longest_waits"][0]["kernels"],
         serde_json::json!(["gemm"])
     );
-    let text = causeway_scanner::render::render(&r);
+    let text = causeway_scanner::render::text::render(&r);
     assert!(text.contains("HOST WAITS"), "{text}");
     assert!(text.contains("LONGEST WAITS"), "{text}");
 }

@@ -29,12 +29,13 @@ pub mod chrome;
 pub mod parquet;
 pub mod perfetto;
 
-use crate::capture::{Capture, CaptureError};
-use crate::model::{ProcessTimeline, StreamId, Timeline};
+use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
+use crate::read::capture::Capture;
+use crate::util::output::io_problem;
+pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use std::collections::HashMap;
-use std::fmt;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::Path;
 
 /// The output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,24 +46,6 @@ pub enum Format {
     Perfetto,
     /// A directory of Parquet tables (`parquet::TABLES`), not a single file.
     Parquet,
-}
-
-/// Why an export failed: one line, naming the file concerned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExportError(pub String);
-
-impl fmt::Display for ExportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ExportError {}
-
-impl From<CaptureError> for ExportError {
-    fn from(e: CaptureError) -> Self {
-        ExportError(e.to_string())
-    }
 }
 
 /// What an export wrote.
@@ -99,7 +82,7 @@ pub fn export(
     }
     check_output(output, force)?;
     let cap = Capture::open(capture)?;
-    refuse_ring_target(&cap, output)?;
+    cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
     let label = capture.display().to_string();
@@ -109,63 +92,6 @@ pub fn export(
     })?;
     summary.bytes = bytes;
     Ok(summary)
-}
-
-/// Writes `output` the way every file `causeway` writes is written: into a temporary file beside it
-/// (through `body`), synced, then renamed over it, so it appears complete or not at all. Without `force`
-/// the name is claimed with `create_new` first, so a file that appeared meanwhile is not replaced
-/// either. Returns `body`'s value and the bytes written. `fallback` names the temporary file when
-/// `output` has no file name.
-pub(crate) fn write_output<T>(
-    output: &Path,
-    force: bool,
-    fallback: &str,
-    body: impl FnOnce(&mut BufWriter<std::fs::File>) -> Result<T, ExportError>,
-) -> Result<(T, u64), ExportError> {
-    let tmp = temp_path(output, fallback);
-    let cannot = |e: io::Error| {
-        ExportError(format!(
-            "{}: cannot write: {}",
-            output.display(),
-            io_problem(&e)
-        ))
-    };
-    let result = (|| -> Result<(T, u64), ExportError> {
-        let file = causeway_ring::private::create_file(&tmp, false).map_err(|e| {
-            ExportError(format!(
-                "{}: cannot create: {}",
-                output.display(),
-                io_problem(&e)
-            ))
-        })?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        let v = body(&mut w)?;
-        let file = w.into_inner().map_err(|e| cannot(e.into_error()))?;
-        file.sync_all().map_err(cannot)?;
-        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if !force {
-            causeway_ring::private::create_file(output, false)
-                .map_err(|e| exists_error(output, &e))?;
-        } else if std::fs::symlink_metadata(output).is_ok_and(|m| !m.is_file()) {
-            // --force replaces a file an earlier export wrote, not a directory, link or device.
-            return Err(ExportError(format!(
-                "{}: exists and is not a regular file; not replacing it",
-                output.display()
-            )));
-        }
-        if crate::guard::any_fault() {
-            return Err(ExportError(format!(
-                "{}: not written: a ring file was truncated while it was being read",
-                output.display()
-            )));
-        }
-        std::fs::rename(&tmp, output).map_err(cannot)?;
-        Ok((v, bytes))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Writes `timeline` in `format` (chrome or perfetto: one stream) to `w`. `capture` names the capture in the output's metadata.
@@ -189,81 +115,6 @@ pub fn write(
     }
     w.flush()?;
     Ok(s)
-}
-
-/// An `-o` that names a directory, or an existing file without `force`, is refused.
-pub(crate) fn check_output(output: &Path, force: bool) -> Result<(), ExportError> {
-    match std::fs::metadata(output) {
-        Ok(m) if m.is_dir() => Err(ExportError(format!(
-            "{}: is a directory (-o names the file to write)",
-            output.display()
-        ))),
-        Ok(_) if !force => Err(ExportError(format!(
-            "{}: already exists (pass --force to overwrite it)",
-            output.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn exists_error(output: &Path, e: &io::Error) -> ExportError {
-    if e.kind() == io::ErrorKind::AlreadyExists {
-        ExportError(format!(
-            "{}: already exists (pass --force to overwrite it)",
-            output.display()
-        ))
-    } else {
-        ExportError(format!(
-            "{}: cannot create: {}",
-            output.display(),
-            io_problem(e)
-        ))
-    }
-}
-
-/// Writing over one of the capture's own rings would destroy the capture.
-pub(crate) fn refuse_ring_target(cap: &Capture, output: &Path) -> Result<(), ExportError> {
-    let Some(target) = canonical_target(output) else {
-        return Ok(());
-    };
-    for f in &cap.files {
-        if std::fs::canonicalize(&f.path).ok().as_deref() == Some(target.as_path()) {
-            return Err(ExportError(format!(
-                "{}: is a ring of the capture being exported (choose another -o)",
-                output.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// `output` with its directory resolved (the file itself may not exist yet).
-fn canonical_target(output: &Path) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(output) {
-        return Some(p);
-    }
-    let name = output.file_name()?;
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(dir).ok()?.join(name))
-}
-
-fn temp_path(output: &Path, fallback: &str) -> PathBuf {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| fallback.into());
-    output.with_file_name(format!(".{name}.causeway-{}.tmp", std::process::id()))
-}
-
-fn io_problem(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 // ---- the layout both formats share ------------------------------------------------------------------

@@ -14,9 +14,9 @@
 //! is replaced only with `force`.
 
 use super::{io_problem, ExportError, Summary};
-use crate::capture::Capture;
-use crate::model::{StreamId, Timeline};
-use crate::steps::{process_steps, StepOptions};
+use crate::analysis::steps::{process_steps, StepOptions};
+use crate::facts::model::{StreamId, Timeline};
+use crate::read::capture::Capture;
 use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
     UInt64Array,
@@ -227,7 +227,7 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             v.steps.iter().map(move |s| ((*pid, *ring), sel, s))
         })
         .collect();
-    let dev = |f: fn(&crate::steps::StepDevice) -> u64| -> Vec<Option<i64>> {
+    let dev = |f: fn(&crate::analysis::steps::StepDevice) -> u64| -> Vec<Option<i64>> {
         st.iter()
             .map(|s| s.2.device.as_ref().map(|d| ns(f(d))))
             .collect()
@@ -373,7 +373,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     })?;
     let result = (|| -> Result<Summary, ExportError> {
         let bytes = write_dir(&timeline, &tmp)?;
-        if crate::guard::any_fault() {
+        if crate::util::guard::any_fault() {
             return Err(ExportError(format!(
                 "{}: not written: a ring file was truncated while it was being read",
                 output.display()
@@ -462,7 +462,7 @@ fn foreign_entry(dir: &Path) -> Option<String> {
         let name = e.file_name().to_string_lossy().into_owned();
         let plain = e.file_type().is_ok_and(|t| t.is_file());
         if !plain || !ours.contains(&name) {
-            return Some(format!("\"{}\"", crate::render::escape(&name)));
+            return Some(format!("\"{}\"", crate::util::escape::escape(&name)));
         }
     }
     None

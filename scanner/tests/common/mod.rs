@@ -423,7 +423,7 @@ impl RingBuilder {
     /// along the waits' walk; on two only the order-free passes ride along others; on four they run
     /// apart (`report::analyze`). Whatever a test builds, all must say the same, except the `closed`
     /// flag itself and the paths.
-    pub fn report(&self, tag: &str) -> causeway_scanner::report::Report {
+    pub fn report(&self, tag: &str) -> causeway_scanner::analysis::report::Report {
         let dir = TempDir::new(tag);
         let open = dir.join("open");
         let closed = dir.join("closed");
@@ -440,7 +440,7 @@ impl RingBuilder {
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| causeway_scanner::report::Report::from_path(path).unwrap())
+                .install(|| causeway_scanner::analysis::report::Report::from_path(path).unwrap())
         };
         let r = on(1, &open);
         let c = on(4, &closed);
@@ -452,7 +452,7 @@ impl RingBuilder {
         // Two threads fuse the order-free passes but count kernels beside the waits.
         let two = on(2, &open);
         // Paths (in `capture`, `file` and warnings) name the folder each copy is in.
-        let plain = |r: &causeway_scanner::report::Report| {
+        let plain = |r: &causeway_scanner::analysis::report::Report| {
             let text = serde_json::to_string(r)
                 .unwrap()
                 .replace(closed.to_str().unwrap(), open.to_str().unwrap());

@@ -57,9 +57,10 @@
 //! has is at most c/2 (a peak with no dip on either side, such as the highest, needs only the count);
 //! `p99_over_p50` = p99 / p50 of wall time (`null` when p50 is 0).
 
-use crate::fastmap::HashMap;
-use crate::model::{DeviceSpan, ProcessTimeline, Range, Timeline};
-use crate::report::nearest_rank;
+use crate::facts::model::{DeviceSpan, ProcessTimeline, Range};
+use crate::util::fastmap::HashMap;
+use crate::util::intervals::{clip, intersection, measure, overlap_ratio, union};
+use crate::util::rank::nearest_rank;
 use serde::Serialize;
 
 /// How many of the slowest steps are listed.
@@ -205,7 +206,7 @@ impl Stats {
             median: nearest_rank(&v, 50).unwrap_or(0),
             p99: nearest_rank(&v, 99).unwrap_or(0),
             max: v.last().copied().unwrap_or(0),
-            total: crate::rank::total(&v),
+            total: crate::util::rank::total(&v),
         }
     }
 }
@@ -288,55 +289,6 @@ pub struct Distribution {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub p99_over_p50: Option<f64>,
-}
-
-// ---- intervals -------------------------------------------------------------------------------------
-
-/// Sorts and merges half-open intervals (touching ones merge); empty ones are dropped.
-pub fn union(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    v.retain(|&(b, e)| e > b);
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (b, e) in v {
-        match out.last_mut() {
-            Some(last) if b <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((b, e)),
-        }
-    }
-    out
-}
-
-/// Total length of merged intervals.
-pub fn measure(u: &[(u64, u64)]) -> u64 {
-    u.iter().map(|&(b, e)| e - b).sum()
-}
-
-/// |a ∩ b| for two merged (sorted, disjoint) interval lists.
-pub fn intersection(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
-    let (mut i, mut j, mut total) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
-        if hi > lo {
-            total += hi - lo;
-        }
-        if a[i].1 < b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    total
-}
-
-fn clip(b: u64, e: u64, lo: u64, hi: u64) -> (u64, u64) {
-    (b.max(lo), e.min(hi))
-}
-
-/// The share of the smaller of two measures that overlaps the other; `None` when either is 0.
-pub fn overlap_ratio(overlap: u64, a: u64, b: u64) -> Option<f64> {
-    let m = a.min(b);
-    (m > 0).then(|| overlap as f64 / m as f64)
 }
 
 // ---- selection ---------------------------------------------------------------------------------------
@@ -898,138 +850,4 @@ pub fn modes(counts: &[u64], n: u64) -> Vec<usize> {
         i = j + 1;
     }
     out
-}
-
-// ---- the combined view ---------------------------------------------------------------------------------
-
-/// What `causeway report --steps/--gaps` computes: the requested views, per process.
-#[derive(Debug, Clone, Serialize)]
-pub struct Views {
-    pub capture: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steps: Option<Vec<ProcessSteps>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gaps: Option<Vec<crate::gaps::ProcessGaps>>,
-}
-
-/// Which views to compute.
-#[derive(Debug, Clone, Default)]
-pub struct ViewOptions {
-    /// `Some`: the steps view with these options.
-    pub steps: Option<StepOptions>,
-    pub gaps: bool,
-}
-
-impl Views {
-    pub fn build(capture: &str, t: &Timeline, o: &ViewOptions) -> Views {
-        Views {
-            capture: capture.to_string(),
-            steps: o
-                .steps
-                .as_ref()
-                .map(|so| t.processes.iter().map(|p| process_steps(p, so)).collect()),
-            gaps: o
-                .gaps
-                .then(|| t.processes.iter().map(crate::gaps::process_gaps).collect()),
-        }
-    }
-
-    /// Opens a capture, builds its timeline and the requested views; notes lost entries per process.
-    /// A `--range` naming no range of the capture is an error listing those it has.
-    pub fn from_path(
-        path: &std::path::Path,
-        o: &ViewOptions,
-    ) -> Result<Views, crate::CaptureError> {
-        let (v, range) = Self::from_path_any_range(path, o)?;
-        range.map_err(|e| crate::CaptureError::new(path, e))?;
-        Ok(v)
-    }
-
-    /// As `from_path`, with the `--range` check's result returned beside the views rather than as the
-    /// error (`compare` accepts a range missing from one side).
-    pub fn from_path_any_range(
-        path: &std::path::Path,
-        o: &ViewOptions,
-    ) -> Result<(Views, Result<(), String>), crate::CaptureError> {
-        let capture = crate::Capture::open(path)?;
-        let rings = capture.rings()?;
-        let t = Timeline::build(&rings);
-        let range = match &o.steps {
-            Some(s) => named_range_exists(&t, s),
-            None => Ok(()),
-        };
-        let mut v = Views::build(&path.display().to_string(), &t, o);
-        for (ring, i) in rings.iter().zip(0..) {
-            let h = &ring.view.header;
-            let mut lost = Vec::new();
-            if h.dropped > 0 {
-                lost.push(format!(
-                    "the ring was full and dropped {} entries: calls, ranges or device spans after that are missing",
-                    h.dropped
-                ));
-            }
-            if h.overwritten() > 0 {
-                lost.push(format!(
-                    "the ring overwrote its oldest {} entries: the start of the run is missing",
-                    h.overwritten()
-                ));
-            }
-            if let Some(s) = v.steps.as_mut() {
-                s[i].notes.extend(lost.iter().cloned());
-            }
-            if let Some(g) = v.gaps.as_mut() {
-                g[i].notes.extend(lost);
-            }
-        }
-        Ok((v, range))
-    }
-}
-
-/// With `--range NAME`: an error unless some process of the capture has a range of that name (in
-/// `--domain`, when given), listing the ranges it does have, most frequent first (a mistyped name
-/// must not read as "no steps").
-pub fn named_range_exists(t: &Timeline, o: &StepOptions) -> Result<(), String> {
-    let Some(name) = &o.range else {
-        return Ok(());
-    };
-    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain;
-    if t.processes
-        .iter()
-        .any(|p| p.ranges.iter().any(|r| &r.name == name && in_domain(r)))
-    {
-        return Ok(());
-    }
-    let mut seen: std::collections::BTreeMap<(String, Option<String>), u64> = Default::default();
-    for p in &t.processes {
-        for r in &p.ranges {
-            *seen.entry((r.name.clone(), r.domain.clone())).or_default() += 1;
-        }
-    }
-    let mut seen: Vec<_> = seen.into_iter().collect();
-    seen.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let what = match &o.domain {
-        Some(d) => format!("no NVTX range \"{name}\" in domain \"{d}\""),
-        None => format!("no NVTX range \"{name}\""),
-    };
-    if seen.is_empty() {
-        return Err(format!("{what}: the capture has no NVTX ranges at all"));
-    }
-    const SHOWN: usize = 12;
-    let list: Vec<String> = seen
-        .iter()
-        .take(SHOWN)
-        .map(|((n, d), c)| match d {
-            Some(d) => format!("\"{n}\" (domain \"{d}\", {c}x)"),
-            None => format!("\"{n}\" ({c}x)"),
-        })
-        .collect();
-    Err(format!(
-        "{what}; the capture's ranges: {}{}",
-        list.join(", "),
-        if seen.len() > SHOWN {
-            format!(", and {} more", seen.len() - SHOWN)
-        } else {
-            String::new()
-        }
-    ))
 }

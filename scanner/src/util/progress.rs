@@ -47,11 +47,6 @@ impl Drop for Progress {
     }
 }
 
-/// Total bytes of the rings' files.
-pub fn bytes_of(rings: &[crate::capture::Ring]) -> u64 {
-    rings.iter().map(|r| r.view.size() as u64).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@
 use causeway_ring::layout::entry_flags;
 use causeway_ring::{Class, Entry, Kind};
 
-use crate::decode::Entries;
-use crate::fastmap::{ByThread, HashMap};
+use crate::read::decode::Entries;
+use crate::util::fastmap::{ByThread, HashMap};
 
 /// How the calls of one ring nest, computed once per ring (kernel counting and the wait pass both
 /// need it): per entry its tag and its same-class child. An entry whose index does not fit in 32 bits
@@ -139,9 +139,9 @@ impl Nester {
     /// For a window of `len` entries.
     pub fn new(len: usize) -> Nester {
         Nester {
-            child: crate::bigvec::filled(len, 0u8),
+            child: crate::util::bigvec::filled(len, 0u8),
             far: HashMap::default(),
-            tags: crate::bigvec::filled(len, TAG_SKIP),
+            tags: crate::util::bigvec::filled(len, TAG_SKIP),
             slot: ByThread::default(),
             stacks: Vec::new(),
         }

@@ -383,7 +383,7 @@ fn copy(view: &RingView, first: u64, n: usize) -> Vec<Entry> {
         })
         .collect();
     let total: usize = counts.iter().sum();
-    let mut entries: Vec<Entry> = crate::bigvec::with_capacity(total);
+    let mut entries: Vec<Entry> = crate::util::bigvec::with_capacity(total);
     // Each chunk's place: the counts before it.
     let mut outs = Vec::with_capacity(chunks);
     let mut rest = &mut entries.spare_capacity_mut()[..total];

@@ -44,7 +44,7 @@ pub struct RingFile {
 
 enum Bytes {
     // Field order: the mapping is unmapped before its watch is given up.
-    Mapped(Mmap, crate::guard::Watch),
+    Mapped(Mmap, crate::util::guard::Watch),
     Read(Vec<u8>),
 }
 
@@ -78,7 +78,7 @@ impl RingFile {
         // answered by the SIGBUS guard (zero pages, and the command reports the change).
         let map = unsafe { Mmap::map(&file) }
             .map_err(|e| CaptureError::new(path, format!("cannot map: {e}")))?;
-        let watch = crate::guard::watch(map.as_ptr(), map.len());
+        let watch = crate::util::guard::watch(map.as_ptr(), map.len());
         let bytes = if watch.active() {
             Bytes::Mapped(map, watch)
         } else {
@@ -243,4 +243,34 @@ fn io_problem(e: &std::io::Error) -> String {
             }
         }
     }
+}
+
+impl From<CaptureError> for crate::util::output::OutputError {
+    fn from(e: CaptureError) -> Self {
+        crate::util::output::OutputError(e.to_string())
+    }
+}
+
+impl Capture {
+    /// An output path that is one of the capture's own rings is refused: writing over it would
+    /// destroy the capture.
+    pub fn refuse_as_output(&self, output: &Path) -> Result<(), crate::util::output::OutputError> {
+        let Some(target) = crate::util::output::canonical_target(output) else {
+            return Ok(());
+        };
+        for f in &self.files {
+            if std::fs::canonicalize(&f.path).ok().as_deref() == Some(target.as_path()) {
+                return Err(crate::util::output::OutputError(format!(
+                    "{}: is a ring of the capture being exported (choose another -o)",
+                    output.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Total bytes of the rings' files (what a progress bar counts).
+pub fn bytes_of(rings: &[Ring]) -> u64 {
+    rings.iter().map(|r| r.view.size() as u64).sum()
 }

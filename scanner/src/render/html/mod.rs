@@ -22,12 +22,12 @@
 //! block, with `<`, `>` and `&` written as `\u003c`, `\u003e`, `\u0026`, so no name can close the script
 //! element; the script sets text with `textContent` only.
 
-use crate::capture::Capture;
-use crate::export::{check_output, refuse_ring_target, write_output, ExportError};
-use crate::gaps::permille;
-use crate::model::{ProcessTimeline, StreamId, Timeline};
-use crate::report::Report;
-use crate::steps::{process_steps, ProcessSteps, StepOptions};
+use crate::analysis::gaps::permille;
+use crate::analysis::report::Report;
+use crate::analysis::steps::{process_steps, ProcessSteps, StepOptions};
+use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
+use crate::read::capture::Capture;
+use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -656,16 +656,16 @@ pub fn write_file(
 ) -> Result<HtmlSummary, ExportError> {
     check_output(output, force)?;
     let cap = Capture::open(capture)?;
-    refuse_ring_target(&cap, output)?;
+    cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let label = capture.display().to_string();
     let report = Report::build(&label, &rings);
     let timeline = Timeline::build(&rings);
-    let so = crate::steps::StepOptions {
+    let so = crate::analysis::steps::StepOptions {
         range: o.range.clone(),
         domain: None,
     };
-    crate::steps::named_range_exists(&timeline, &so)
+    crate::analysis::views::named_range_exists(&timeline, &so)
         .map_err(|e| ExportError(format!("{}: {e}", capture.display())))?;
     let pg = page(&label, &report, &timeline, o);
     let text = render(&pg)

@@ -4,7 +4,7 @@
 //! first read and then written faults twice and flushes every core's TLB on the second fault. Page
 //! faults were 40 % of a 10 M-entry report before this.
 
-use crate::hugealloc::{advise, HUGE};
+use crate::util::hugealloc::{advise, HUGE};
 
 /// An empty vector with room for `n` elements, its buffer advised to use huge pages.
 pub fn with_capacity<T>(n: usize) -> Vec<T> {

@@ -29,12 +29,14 @@
 //! largest first, then by name.
 //!
 //! **Header** (`a`, `b`): per side the capture, its processes' backends and levels, the device clock
-//! conversion and its bound (`crate::device::DeviceClock`), and which ranges are the steps.
+//! conversion and its bound (`crate::facts::device::DeviceClock`), and which ranges are the steps.
 //! `warnings`: when backends or levels differ (the figures are then not like for like), when the step
 //! ranges differ, when a side has no steps.
 
-use crate::report::{nearest_rank, Report};
-use crate::steps::{ProcessSteps, StepOptions, ViewOptions, Views};
+use crate::analysis::report::Report;
+use crate::analysis::steps::{ProcessSteps, StepOptions};
+use crate::analysis::views::{ViewOptions, Views};
+use crate::util::rank::nearest_rank;
 use crate::CaptureError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -247,7 +249,7 @@ fn present(a: bool, b: bool) -> &'static str {
     }
 }
 
-type Extract = fn(&crate::steps::Step) -> Option<i64>;
+type Extract = fn(&crate::analysis::steps::Step) -> Option<i64>;
 
 /// The step figures compared, in output order.
 const FIGURES: [(&str, &str, Extract); 10] = [

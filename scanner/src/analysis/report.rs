@@ -9,22 +9,22 @@
 //! At level 3 the `device` section adds what the device observed (`crate::device`): when each kernel,
 //! copy and memset ran, tied by sequence number to the call that issued it.
 
-use crate::capture::{Capture, CaptureError, Ring};
-use crate::decode::{Decoded, Entries};
-use crate::device::{self, DevicePartial};
-pub use crate::device::{
+use crate::facts::device::{self, DevicePartial};
+pub use crate::facts::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
-use crate::fastmap::{ByThread, HashMap, Rows};
-use crate::names::Names;
-use crate::pair::{args_of, Nester, Nesting, Tag};
-use crate::rank::Samples;
-pub use crate::rank::{nearest_rank, percentiles};
-use crate::waits::{self, Rider, WaitsPartial};
-pub use crate::waits::{Wait, WaitStats};
+use crate::facts::streams::Captures;
+use crate::facts::waits::{self, Rider, WaitsPartial};
+pub use crate::facts::waits::{Wait, WaitStats};
+use crate::read::capture::{Capture, CaptureError, Ring};
+use crate::read::decode::{Decoded, Entries};
+use crate::read::names::{layer_name, Names};
+use crate::read::pair::{args_of, Nester, Nesting, Tag};
+use crate::util::fastmap::{ByThread, HashMap, Rows};
+use crate::util::rank::Samples;
 use causeway_ring::clock::Converter;
-use causeway_ring::layout::{capture_phase, counter, entry_flags, flags};
-use causeway_ring::{Class, Entry, Header, Kind, Layer};
+use causeway_ring::layout::{counter, flags};
+use causeway_ring::{Class, Entry, Header, Kind};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -223,10 +223,10 @@ impl Report {
 
     /// Summarizes already validated rings (one per process).
     pub fn build(capture: &str, rings: &[Ring]) -> Report {
-        let progress = crate::progress::Progress::rings(
+        let progress = crate::util::progress::Progress::rings(
             "causeway report",
             rings.len(),
-            crate::progress::bytes_of(rings),
+            crate::read::capture::bytes_of(rings),
         );
         let partials: Vec<Partial> = rings
             .par_iter()
@@ -320,7 +320,7 @@ fn analyze(ring: &Ring) -> Partial {
         ticks: ring.view.header.converter(),
         header: &ring.view.header,
     });
-    crate::decode::analysed_along(&ring.view, along.as_ref(), |d, walked| {
+    crate::read::decode::analysed_along(&ring.view, along.as_ref(), |d, walked| {
         analyze_decoded(ring, d, &names, walked)
     })
 }
@@ -344,7 +344,7 @@ struct Walked {
     device_ok: bool,
 }
 
-impl crate::decode::Along for WalkAlong<'_> {
+impl crate::read::decode::Along for WalkAlong<'_> {
     type State = Walked;
 
     fn start(&self, len: usize) -> Walked {
@@ -434,7 +434,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
     };
     let non_calls = || {
         // The events backend's clock model, read once for the device pass and the wait pass.
-        let anchors = crate::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
+        let anchors = crate::facts::anchors::Anchors::of(h, d.rest().map(|(_, e)| e));
         let table = || {
             if let Some((walk, call_device)) = device_along {
                 let device = walk.finish(
@@ -529,7 +529,7 @@ fn device_pass(
     h: &Header,
     d: &Decoded,
     names: &Names,
-    anchors: &crate::anchors::Anchors,
+    anchors: &crate::facts::anchors::Anchors,
     mut call_device: Option<&mut waits::CallDevice>,
 ) -> DevicePartial {
     device::analyze(
@@ -585,7 +585,7 @@ fn process(
         .collect();
     Process {
         file: ring.path.display().to_string(),
-        ring: crate::model::ring_key(ring.path),
+        ring: crate::facts::model::ring_key(ring.path),
         pid: h.pid,
         ppid: h.ppid,
         exe: h.exe.clone(),
@@ -618,15 +618,6 @@ fn process(
         device_dropped: h.counters[counter::DEVICE_DROPPED],
         device_untimed: h.counters[counter::DEVICE_UNTIMED],
         unconverted: dev.unconverted,
-    }
-}
-
-pub fn layer_name(l: Layer) -> &'static str {
-    match l {
-        Layer::Runtime => "runtime",
-        Layer::Driver => "driver",
-        Layer::Nvtx => "nvtx",
-        Layer::Loader => "loader",
     }
 }
 
@@ -685,87 +676,6 @@ impl ApiTable {
             m.absorb(acc);
         }
         out
-    }
-}
-
-/// CUDA's per-thread default stream handle (`cudaStreamPerThread`, `CU_STREAM_PER_THREAD`).
-pub(crate) const PER_THREAD_STREAM: u64 = 2;
-/// `cudaErrorStreamCaptureInvalidated` / `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`: an end-capture call
-/// that returns it still ends the capture (with no graph).
-const CAPTURE_INVALIDATED: i32 = 901;
-
-/// A stream as capture tracking sees it: the handle, and for the per-thread default stream (which
-/// each thread has its own of) the thread.
-pub(crate) type StreamKey = (u64, u32);
-
-pub(crate) fn stream_key(e: &Entry) -> StreamKey {
-    if e.a0 == PER_THREAD_STREAM || (e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0) {
-        (PER_THREAD_STREAM, e.tid)
-    } else {
-        (e.a0, 0)
-    }
-}
-
-/// Which streams of one process are being captured, followed in sequence order.
-#[derive(Default)]
-pub(crate) struct Captures {
-    /// Capturing streams → their capture (the sequence number of the call that began it).
-    streams: HashMap<StreamKey, u64>,
-    /// Events last recorded into a capturing stream → that capture. A stream that waits on one joins
-    /// the capture (CUDA's fork/join pattern for capturing several streams into one graph).
-    events: HashMap<u64, u64>,
-}
-
-impl Captures {
-    /// Whether calls of `class` change capture state (`apply` ignores every other class).
-    #[inline]
-    pub(crate) fn tracks(class: Class) -> bool {
-        matches!(
-            class,
-            Class::Capture | Class::EventRecord | Class::StreamWait
-        )
-    }
-
-    #[inline]
-    pub(crate) fn capturing(&self, e: &Entry) -> bool {
-        // Most programs never capture: no hashing per launch then.
-        !self.streams.is_empty() && self.streams.contains_key(&stream_key(e))
-    }
-
-    /// Applies a completed call of class `class`. A runtime call and the driver call inside it both
-    /// arrive here; each step is idempotent, so the pair acts once.
-    pub(crate) fn apply(&mut self, class: Class, e: &Entry) {
-        let ok = e.done && e.result == 0;
-        match class {
-            Class::Capture if ok && e.a2 == capture_phase::BEGIN => {
-                self.streams.entry(stream_key(e)).or_insert(e.seq);
-            }
-            Class::Capture
-                if e.done
-                    && e.a2 == capture_phase::END
-                    && (e.result == 0 || e.result == CAPTURE_INVALIDATED) =>
-            {
-                // Ending the capture on its origin stream ends it for every stream that joined it.
-                if let Some(c) = self.streams.get(&stream_key(e)).copied() {
-                    self.streams.retain(|_, v| *v != c);
-                    self.events.retain(|_, v| *v != c);
-                }
-            }
-            Class::EventRecord if ok => match self.streams.get(&stream_key(e)) {
-                Some(&c) => {
-                    self.events.insert(e.a1, c);
-                }
-                None => {
-                    self.events.remove(&e.a1);
-                }
-            },
-            Class::StreamWait if ok => {
-                if let Some(&c) = self.events.get(&e.a1) {
-                    self.streams.entry(stream_key(e)).or_insert(c);
-                }
-            }
-            _ => {}
-        }
     }
 }
 

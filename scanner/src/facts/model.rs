@@ -5,12 +5,13 @@
 //! What cannot be placed on the host clock is kept out of the time lines and counted
 //! (`ProcessTimeline::unplaced_device`): a view never guesses a time.
 
-use crate::anchors::{anchored, Anchors};
-use crate::capture::Ring;
-use crate::decode::{Decoded, Entries};
-use crate::fastmap::HashMap;
-use crate::names::Names;
-use crate::report::{layer_name, stream_key, PER_THREAD_STREAM};
+use crate::facts::anchors::{anchored, Anchors};
+use crate::facts::streams::{stream_key, PER_THREAD_STREAM};
+use crate::read::capture::Ring;
+use crate::read::decode::{Decoded, Entries};
+use crate::read::names::layer_name;
+use crate::read::names::Names;
+use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
@@ -189,10 +190,10 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn build(rings: &[Ring]) -> Timeline {
-        let progress = crate::progress::Progress::rings(
+        let progress = crate::util::progress::Progress::rings(
             "causeway: building the timeline",
             rings.len(),
-            crate::progress::bytes_of(rings),
+            crate::read::capture::bytes_of(rings),
         );
         Timeline {
             processes: rings
@@ -211,24 +212,6 @@ fn class_name(c: Class) -> &'static str {
     c.name()
 }
 
-/// Whether a class takes a stream in a0.
-fn streamed(c: Option<Class>) -> bool {
-    matches!(
-        c,
-        Some(
-            Class::Launch
-                | Class::Copy
-                | Class::Memset
-                | Class::Sync
-                | Class::EventRecord
-                | Class::StreamWait
-                | Class::GraphLaunch
-                | Class::Capture
-                | Class::HostFunc
-        )
-    )
-}
-
 /// The stream of a stream-ordered call, by the report's rule (`report::stream_key`).
 fn stream_of(e: &Entry) -> StreamId {
     match stream_key(e) {
@@ -238,7 +221,7 @@ fn stream_of(e: &Entry) -> StreamId {
 }
 
 fn process(ring: &Ring) -> ProcessTimeline {
-    crate::decode::analysed(&ring.view, |d| process_decoded(ring, d))
+    crate::read::decode::analysed(&ring.view, |d| process_decoded(ring, d))
 }
 
 fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
@@ -279,7 +262,7 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
                     end_ns: e.done.then(|| ns(e.t_end)),
                     depth: e.depth,
                     result: e.result,
-                    stream: streamed(class).then_some(e.a0),
+                    stream: crate::facts::streams::takes_stream(class).then_some(e.a0),
                     kernel: (class == Some(Class::Launch))
                         .then(|| names.kernel(e.a1).map(str::to_string))
                         .flatten(),
@@ -340,7 +323,7 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
         marks,
         device,
         unplaced_device,
-        backend: crate::device::backend_name(h.backend),
+        backend: crate::facts::device::backend_name(h.backend),
     }
 }
 
@@ -381,13 +364,17 @@ fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>
             Some(DeviceKind::Kernel) if anchored_kernel => (
                 "kernel",
                 call.and_then(|c| names.kernel(c.a1).map(str::to_string))
-                    .unwrap_or_else(|| crate::device::UNKNOWN_KERNEL_ROW.into()),
+                    .unwrap_or_else(|| crate::facts::device::UNKNOWN_KERNEL_ROW.into()),
                 0,
             ),
             Some(DeviceKind::Kernel) => ("kernel", names.kernel_text(e.a1), 0),
-            Some(DeviceKind::Memcpy) => ("memcpy", crate::device::copy_kind_name(e.depth), e.a1),
+            Some(DeviceKind::Memcpy) => (
+                "memcpy",
+                crate::facts::device::copy_kind_name(e.depth),
+                e.a1,
+            ),
             Some(DeviceKind::Memset) => ("memset", "memset".into(), e.a1),
-            Some(DeviceKind::Graph) => ("graph", crate::device::GRAPH_ROW.into(), 0),
+            Some(DeviceKind::Graph) => ("graph", crate::facts::device::GRAPH_ROW.into(), 0),
             None => {
                 unplaced += 1;
                 continue;

@@ -44,12 +44,12 @@
 //! max(last device end, sync begin), so waited + tail = the time blocked. Without them both are unknown
 //! (null), never guessed.
 
-use crate::anchors::{anchored, Anchors};
-use crate::decode::Entries;
-use crate::fastmap::HashMap;
-use crate::pair::{args_of, Nesting, Tag};
-use crate::rank::{append, total};
-use crate::report::{percentiles, stream_key, Captures, StreamKey};
+use crate::facts::anchors::{anchored, Anchors};
+use crate::facts::streams::{issues_work, stream_key, Captures, StreamKey, PER_THREAD_STREAM};
+use crate::read::decode::Entries;
+use crate::read::pair::{args_of, Nesting, Tag};
+use crate::util::fastmap::HashMap;
+use crate::util::rank::{append, percentiles, total};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header};
@@ -63,8 +63,6 @@ pub const LONGEST: usize = 10;
 pub const KERNELS_MAX: usize = 5;
 /// How many streams a listed wait shows.
 pub const STREAMS_MAX: usize = 8;
-/// `cudaStreamPerThread`: the handle `report::stream_key` keys per thread.
-const PER_THREAD_STREAM: u64 = 2;
 
 /// The waits of one API (by name), over all processes.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -288,13 +286,6 @@ impl<F: EndOf> Ends<'_, F> {
     }
 }
 
-fn work_class(c: Option<Class>) -> bool {
-    matches!(
-        c,
-        Some(Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch)
-    )
-}
-
 /// Launches onto the stream of the launch before them, gathered without hashing until another
 /// stream's launch or a call that reads the queues: a hash map entry per launch was 70 instructions,
 /// and consecutive launches nearly always share a stream.
@@ -398,7 +389,7 @@ impl CallDevice {
         intervals: impl Iterator<Item = (usize, Entry)>,
     ) -> CallDevice {
         let mut device = CallDevice::default();
-        for (i, e) in intervals.filter(|(_, e)| crate::device::completed_interval(e)) {
+        for (i, e) in intervals.filter(|(_, e)| crate::facts::device::completed_interval(e)) {
             device.add(entries.index_of_seq(e.a0), i);
         }
         device.finish()
@@ -581,7 +572,7 @@ pub(crate) fn analyze(
         entries.prefetch(i + READ_AHEAD);
         let e = args_of(i);
         let ok = e.done && e.result == 0;
-        if !work_class(Some(class)) {
+        if !issues_work(Some(class)) {
             captures.apply(class, &e);
         } else if outermost && matches!(class, Class::Launch | Class::GraphLaunch) {
             rider.launch(i, class, &e, &captures);
@@ -589,7 +580,7 @@ pub(crate) fn analyze(
         if !outermost || !ok {
             continue;
         }
-        if !work_class(Some(class)) {
+        if !issues_work(Some(class)) {
             // What follows may read the queues: the staged launches join theirs first.
             staged.flush(&mut pending, &mut spare);
         }
@@ -882,7 +873,7 @@ mod tests {
     //! Cross-stream waits on synthetic entry lists, read by `analyze` directly.
 
     use super::*;
-    use crate::pair::Nesting;
+    use crate::read::pair::Nesting;
     use causeway_ring::clock::Anchor;
     use causeway_ring::layout::{capture_phase, ClockKind, Policy};
     use causeway_ring::Kind;

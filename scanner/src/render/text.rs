@@ -1,8 +1,10 @@
 //! The human form of a report: a few aligned plain-text tables. Kept apart from `report` so the model
 //! stays free of presentation choices (widths, units, truncation).
 
-use crate::device::{CONVERSION_ANCHORS, CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE};
-use crate::report::Report;
+use crate::analysis::report::Report;
+use crate::facts::device::{
+    CONVERSION_ANCHORS, CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE,
+};
 use std::fmt::Write;
 
 /// Longest name shown in a table cell; kernel names are often long mangled C++ symbols.
@@ -78,41 +80,7 @@ impl Table {
     }
 }
 
-/// `s` safe to print on a terminal: control characters (C0 but the line feed, DEL, C1) and the
-/// Unicode controls that reorder or hide text (bidirectional overrides and isolates, zero-width
-/// joiners) written out as `\x1b` / `\u{202e}`. Names and messages come from the traced program (NVTX
-/// texts, kernel names, paths): they are data, and an escape sequence in one must not drive the
-/// reader's terminal. A backslash stays as it is (the output is for reading, not for parsing back).
-pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    escape_with(s, false)
-}
-
-/// `escape`, the line feed too: for a table cell or a name printed within a line, where a line feed
-/// from the program would forge lines of the report.
-pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
-    escape_with(s, true)
-}
-
-fn escape_with(s: &str, newline: bool) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| {
-        (c.is_control() && (newline || c != '\n'))
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !s.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if !bad(c) {
-            out.push(c);
-        } else if (c as u32) < 0x100 {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        } else {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::util::escape::{escape, escape_cell};
 
 /// A duration for people: ns, us, ms or s with three significant-ish digits.
 pub fn fmt_ns(ns: u64) -> String {
@@ -346,7 +314,7 @@ pub fn render(r: &Report) -> String {
     heads.extend([("state", Left), ("exe", Left)]);
     let mut p = Table::new(&heads);
     // Processes that recorded nothing are folded into one line after the table (JSON has each).
-    let shown: Vec<&crate::report::Process> = if r.processes.len() > 1 {
+    let shown: Vec<&crate::analysis::report::Process> = if r.processes.len() > 1 {
         r.processes.iter().filter(|p| !p.recorded_nothing).collect()
     } else {
         r.processes.iter().collect()
@@ -683,7 +651,7 @@ pub fn clock_line(r: &Report) -> String {
 
 /// The stated error of anchored conversions: "bound ±p50 (max ±max)", the anchors' half-widths and
 /// the device clock's drift.
-fn bound_text(c: &crate::device::DeviceClock) -> String {
+fn bound_text(c: &crate::facts::device::DeviceClock) -> String {
     let (Some(p50), Some(max)) = (c.bound_ns_p50, c.bound_ns_max) else {
         return "no bound (no interval converted)".into();
     };
@@ -816,7 +784,7 @@ fn waits(r: &Report, out: &mut String) {
 // ---- steps and gaps (`causeway report --steps`, `--gaps`) ------------------------------------------
 
 /// The `--steps` / `--gaps` views as text.
-pub fn render_views(v: &crate::steps::Views) -> String {
+pub fn render_views(v: &crate::analysis::views::Views) -> String {
     let mut out = format!("capture {}\n", v.capture);
     // Processes with nothing to show (a shell, a compiler) are named on one line per reason; the JSON
     // form has each of them in full.
@@ -877,8 +845,8 @@ fn range_name(name: &str, d: &Option<String>) -> String {
 
 /// One process's steps: the selection, the figures across steps, regions, the slowest steps and the
 /// shape of the step-time distribution.
-pub fn render_steps(p: &crate::steps::ProcessSteps) -> String {
-    use crate::steps::Stats;
+pub fn render_steps(p: &crate::analysis::steps::ProcessSteps) -> String {
+    use crate::analysis::steps::Stats;
     use Align::*;
     let mut out = String::new();
     let _ = writeln!(out, "STEPS  process {} ({})", p.pid, p.exe);
@@ -1102,7 +1070,7 @@ pub fn render_steps(p: &crate::steps::ProcessSteps) -> String {
 }
 
 /// One process's launch gaps: per track, then the largest gaps with the host activity in them.
-pub fn render_gaps(p: &crate::gaps::ProcessGaps) -> String {
+pub fn render_gaps(p: &crate::analysis::gaps::ProcessGaps) -> String {
     use Align::*;
     let mut out = String::new();
     let _ = writeln!(
@@ -1231,7 +1199,7 @@ fn opt_diff(v: Option<i64>) -> String {
     v.map_or_else(|| "-".into(), |d| signed_diff(d, "ns"))
 }
 
-fn side_line(tag: &str, s: &crate::compare::SideInfo) -> String {
+fn side_line(tag: &str, s: &crate::analysis::compare::SideInfo) -> String {
     let levels: Vec<String> = s.levels.iter().map(u32::to_string).collect();
     let bound = match (s.clock_bound_ns_p50, s.clock_bound_ns_max) {
         (Some(p), Some(m)) => format!(", bound ±{} median, ±{} max", fmt_ns(p), fmt_ns(m)),
@@ -1254,8 +1222,8 @@ fn side_line(tag: &str, s: &crate::compare::SideInfo) -> String {
 }
 
 /// `causeway compare` as text: both sides, warnings, then steps, kernels and APIs tables.
-pub fn render_compare(c: &crate::compare::Comparison) -> String {
-    use crate::compare::{SPREAD_HI, SPREAD_LO};
+pub fn render_compare(c: &crate::analysis::compare::Comparison) -> String {
+    use crate::analysis::compare::{SPREAD_HI, SPREAD_LO};
     use Align::*;
     let mut out = String::new();
     out.push_str(&side_line("A", &c.a));
@@ -1294,7 +1262,7 @@ pub fn render_compare(c: &crate::compare::Comparison) -> String {
         if f.a.is_none() && f.b.is_none() {
             continue;
         }
-        let side = |s: &Option<crate::compare::SideStats>| -> [String; 4] {
+        let side = |s: &Option<crate::analysis::compare::SideStats>| -> [String; 4] {
             match s {
                 Some(s) => [
                     s.n.to_string(),

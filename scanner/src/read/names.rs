@@ -1,8 +1,8 @@
 //! Names a ring's string area gives its entries: API names and classes, kernel names by function
 //! handle, NVTX texts and domains.
 
-use crate::capture::Ring;
-use crate::fastmap::HashMap;
+use crate::read::capture::Ring;
+use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{ApiInfo, Class};
 use causeway_ring::{Entry, StrKind};
 
@@ -102,6 +102,17 @@ fn cxa_demangle() -> Option<&'static Cxa> {
         }
     })
     .as_ref()
+}
+
+/// The name of an API layer, as reports and exports print it.
+pub fn layer_name(l: causeway_ring::Layer) -> &'static str {
+    use causeway_ring::Layer;
+    match l {
+        Layer::Runtime => "runtime",
+        Layer::Driver => "driver",
+        Layer::Nvtx => "nvtx",
+        Layer::Loader => "loader",
+    }
 }
 
 impl Names {

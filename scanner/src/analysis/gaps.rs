@@ -27,8 +27,8 @@
 //! ranges overlapping the gap (`RANGES_SHOWN` listed, most time inside the gap first, innermost first on
 //! ties).
 
-use crate::model::{DeviceSpan, ProcessTimeline, StreamId};
-use crate::steps::{measure, union};
+use crate::facts::model::{DeviceSpan, ProcessTimeline, StreamId};
+use crate::util::intervals::{measure, union};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -11,10 +11,10 @@
 //! start before the call that issued it began, so a negative launch→start latency means the conversion
 //! is off by at least that much.
 
-use crate::anchors::{anchored, Anchors};
-use crate::decode::Entries;
-use crate::fastmap::{HashMap, Rows};
-use crate::rank::{append, percentiles, Samples};
+use crate::facts::anchors::{anchored, Anchors};
+use crate::read::decode::Entries;
+use crate::util::fastmap::{HashMap, Rows};
+use crate::util::rank::{append, percentiles, Samples};
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind, NO_CALL};
 use causeway_ring::{Class, Entry, Header, Kind};
@@ -269,14 +269,6 @@ pub(crate) fn completed_interval(e: &Entry) -> bool {
     e.kind == Some(Kind::DeviceInterval) && e.done
 }
 
-/// Whether a call of this class issues device work a device interval can belong to.
-fn issues_work(c: Option<Class>) -> bool {
-    matches!(
-        c,
-        Some(Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch)
-    )
-}
-
 /// What names a kernel row: the interval's own name record (CUPTI), the issuing call's function
 /// handle (events backend, which sees the launch, not the kernel), or a whole graph launch.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -374,7 +366,9 @@ impl Walk {
                 }
                 Some(i) => {
                     let c = entries.get(i);
-                    if c.kind == Some(Kind::Call) && issues_work(class_of(&c)) {
+                    if c.kind == Some(Kind::Call)
+                        && crate::facts::streams::issues_work(class_of(&c))
+                    {
                         self.p.associated += 1;
                         Some(c)
                     } else {

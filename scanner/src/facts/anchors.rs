@@ -20,8 +20,8 @@
 //! taken while the backend was descheduled (a wide bracket) must not spoil it. Such an anchor is itself
 //! placed from the chain's narrowest anchor when that is more certain.
 
-use crate::decode::Entries;
-use crate::fastmap::HashMap;
+use crate::read::decode::Entries;
+use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{entry_flags, NO_ELAPSED};
 use causeway_ring::{Entry, Header, Kind};
 

@@ -1,0 +1,9 @@
+//! The views computed from the facts: the report ([`report`]: APIs, kernels, device time, waits,
+//! ranges), steps ([`steps`]) and launch gaps ([`gaps`]), and two captures side by side
+//! ([`compare`]).
+
+pub mod compare;
+pub mod gaps;
+pub mod report;
+pub mod steps;
+pub mod views;

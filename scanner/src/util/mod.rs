@@ -1,0 +1,13 @@
+//! Helpers that know nothing of captures: fast hash maps keyed by small integers, vectors that grow
+//! in huge pages without copying, percentiles, and the progress bar long scans show.
+
+pub(crate) mod bigvec;
+pub mod escape;
+pub(crate) mod fastmap;
+pub mod guard;
+#[cfg(target_os = "linux")]
+pub mod hugealloc;
+pub mod intervals;
+pub mod output;
+pub mod progress;
+pub mod rank;
