@@ -5,9 +5,18 @@
 use std::path::Path;
 
 const VIEWS: [(&str, &str); 3] = [
-    ("Steps: `causeway report --steps`, `html`", "src/steps.rs"),
-    ("Launch gaps: `causeway report --gaps`", "src/gaps.rs"),
-    ("Two captures: `causeway compare`", "src/compare.rs"),
+    (
+        "Steps: `causeway report --steps`, `html`",
+        "src/analysis/steps.rs",
+    ),
+    (
+        "Launch gaps: `causeway report --gaps`",
+        "src/analysis/gaps.rs",
+    ),
+    (
+        "Two captures: `causeway compare`",
+        "src/analysis/compare.rs",
+    ),
 ];
 
 fn module_doc(path: &Path) -> String {

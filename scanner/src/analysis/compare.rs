@@ -29,7 +29,7 @@
 //! largest first, then by name.
 //!
 //! **Header** (`a`, `b`): per side the capture, its processes' backends and levels, the device clock
-//! conversion and its bound (`crate::facts::device::DeviceClock`), and which ranges are the steps.
+//! conversion and its bound (the report's `device.clock`), and which ranges are the steps.
 //! `warnings`: when backends or levels differ (the figures are then not like for like), when the step
 //! ranges differ, when a side has no steps.
 

@@ -13,6 +13,7 @@ use crate::facts::device::{self, DevicePartial};
 pub use crate::facts::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
+use crate::facts::ranges::Pairer;
 use crate::facts::streams::Captures;
 use crate::facts::waits::{self, Rider, WaitsPartial};
 pub use crate::facts::waits::{Wait, WaitStats};
@@ -927,34 +928,20 @@ struct Others {
 /// id (a2) across threads of the process.
 fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
     let mut out = Others::default();
-    let mut pushed: HashMap<(u32, u64), Vec<Entry>> = HashMap::default();
-    let mut started: HashMap<u64, Entry> = HashMap::default();
-    let ranges = &mut out.ranges;
-    let mut close = |open: &Entry, t_end: u64| {
-        let key = (names.text(open.a0), names.domain(open.a1));
-        let acc = ranges.entry(key).or_default();
-        let ns = h.span_ns(open.t_begin, t_end);
-        acc.count += 1;
-        acc.total_ns = acc.total_ns.saturating_add(ns);
-        acc.max_ns = acc.max_ns.max(ns);
-    };
+    let mut pairer = Pairer::default();
     for (_, e) in d.rest() {
         if e.kind != Some(Kind::DeviceAnchor) {
             out.threads.add(e.tid);
         }
+        if let Some(r) = pairer.step(&e) {
+            let key = (names.text(r.open.a0), names.domain(r.open.a1));
+            let acc = out.ranges.entry(key).or_default();
+            let ns = h.span_ns(r.open.t_begin, r.t_end);
+            acc.count += 1;
+            acc.total_ns = acc.total_ns.saturating_add(ns);
+            acc.max_ns = acc.max_ns.max(ns);
+        }
         match e.kind {
-            Some(Kind::RangePush) => pushed.entry((e.tid, e.a1)).or_default().push(e),
-            Some(Kind::RangePop) => match pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
-                Some(open) => close(&open, e.t_begin),
-                None => out.unmatched_range_ends += 1,
-            },
-            Some(Kind::RangeStart) => {
-                started.insert(e.a2, e);
-            }
-            Some(Kind::RangeEnd) => match started.remove(&e.a2) {
-                Some(open) => close(&open, e.t_begin),
-                None => out.unmatched_range_ends += 1,
-            },
             Some(Kind::Mark) => {
                 *out.marks
                     .entry((names.text(e.a0), names.domain(e.a1)))
@@ -965,10 +952,11 @@ fn others_stats(h: &Header, d: &Decoded, names: &Names) -> Others {
             _ => {}
         }
     }
-    for open in pushed.values().flatten().chain(started.values()) {
+    for (open, _) in pairer.still_open() {
         let key = (names.text(open.a0), names.domain(open.a1));
         out.ranges.entry(key).or_default().open += 1;
     }
+    out.unmatched_range_ends = pairer.unmatched_ends;
     out
 }
 

@@ -12,6 +12,7 @@
 //! is off by at least that much.
 
 use crate::facts::anchors::{anchored, Anchors};
+use crate::facts::placement::{timing, Timing};
 use crate::read::decode::Entries;
 use crate::util::fastmap::{HashMap, Rows};
 use crate::util::rank::{append, percentiles, Samples};
@@ -378,66 +379,61 @@ impl Walk {
                 }
             }
         };
-        let on_host_clock = e.flags & entry_flags::HOST_CLOCK != 0;
-        let anchor = anchored(e)
-            .and_then(|(id, o0, o1)| anchors.and_then(|a| a.get(id)).map(|c| (c, o0, o1)));
-        // A time of 0 is the backend saying it could not time the work (CUPTI out of device memory);
-        // anchored offsets are signed and may be 0.
-        let timed = if e.flags & entry_flags::ANCHORED != 0 {
-            (e.t_end as i64) >= (e.t_begin as i64)
-        } else {
-            e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin
-        };
-        let (duration, latency) = if !timed {
-            self.p.untimed += 1;
-            if on_host_clock || anchor.is_some() {
+        let (duration, latency) = match timing(e, anchors) {
+            Timing::Untimed { convertible } => {
+                self.p.untimed += 1;
+                if convertible {
+                    self.p.converted += 1;
+                } else {
+                    self.p.unconverted += 1;
+                }
+                (None, None)
+            }
+            Timing::Anchored {
+                begin: s,
+                end: t,
+                measured,
+            } => {
                 self.p.converted += 1;
-            } else {
+                self.p.anchored += 1;
+                if !measured {
+                    self.p.drift_assumed += 1;
+                }
+                self.p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
+                let latency = call.map(|c| (s.ns - self.ticks.ns(c.t_begin) as f64).round() as i64);
+                if let Some(c) = call.filter(|c| c.done) {
+                    let gap = (t.ns - self.ticks.ns(c.t_end) as f64).round() as i64;
+                    self.p.end_checked += 1;
+                    if gap < 0 {
+                        self.p.end_before += 1;
+                    }
+                    self.p.min_end_gap = Some(self.p.min_end_gap.map_or(gap, |m| m.min(gap)));
+                }
+                ((Some((t.ns - s.ns).max(0.0).round() as u64)), latency)
+            }
+            Timing::HostClock { t_begin, t_end } => {
+                self.p.converted += 1;
+                // Converted once for the latency and the duration (`span_ns` would again).
+                let begin = self.ticks.ns(t_begin);
+                let latency = call.map(|c| {
+                    let d = begin as i128 - self.ticks.ns(c.t_begin) as i128;
+                    d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+                });
+                if let Some(l) = latency {
+                    self.p.checked += 1;
+                    if l < 0 {
+                        self.p.before_call += 1;
+                    }
+                    self.p.min_latency = Some(self.p.min_latency.map_or(l, |m| m.min(l)));
+                }
+                (Some(self.ticks.ns(t_end).saturating_sub(begin)), latency)
+            }
+            // The backend's own clock: the difference is a duration in its units (CUPTI, events:
+            // ns), but the times themselves mean nothing on ours.
+            Timing::OwnClock { duration_ns } => {
                 self.p.unconverted += 1;
+                (Some(duration_ns), None)
             }
-            (None, None)
-        } else if let Some((c, o0, o1)) = anchor {
-            self.p.converted += 1;
-            self.p.anchored += 1;
-            if !c.measured {
-                self.p.drift_assumed += 1;
-            }
-            let (s, t) = (c.convert(o0), c.convert(o1));
-            self.p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
-            let latency = call.map(|c| (s.ns - self.ticks.ns(c.t_begin) as f64).round() as i64);
-            if let Some(c) = call.filter(|c| c.done) {
-                let gap = (t.ns - self.ticks.ns(c.t_end) as f64).round() as i64;
-                self.p.end_checked += 1;
-                if gap < 0 {
-                    self.p.end_before += 1;
-                }
-                self.p.min_end_gap = Some(self.p.min_end_gap.map_or(gap, |m| m.min(gap)));
-            }
-            ((Some((t.ns - s.ns).max(0.0).round() as u64)), latency)
-        } else if on_host_clock {
-            self.p.converted += 1;
-            // Converted once for the latency and the duration (`span_ns` would again).
-            let begin = self.ticks.ns(e.t_begin);
-            let latency = call.map(|c| {
-                let d = begin as i128 - self.ticks.ns(c.t_begin) as i128;
-                d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
-            });
-            if let Some(l) = latency {
-                self.p.checked += 1;
-                if l < 0 {
-                    self.p.before_call += 1;
-                }
-                self.p.min_latency = Some(self.p.min_latency.map_or(l, |m| m.min(l)));
-            }
-            (Some(self.ticks.ns(e.t_end).saturating_sub(begin)), latency)
-        } else {
-            // The backend's own clock: the difference is a duration in its units (CUPTI, events: ns),
-            // but the times themselves mean nothing on ours.
-            self.p.unconverted += 1;
-            (
-                Some((e.t_end as i64).wrapping_sub(e.t_begin as i64).max(0) as u64),
-                None,
-            )
         };
         match DeviceKind::from_u16(e.api) {
             Some(kind @ (DeviceKind::Kernel | DeviceKind::Graph)) => {

@@ -5,13 +5,12 @@
 //! What cannot be placed on the host clock is kept out of the time lines and counted
 //! (`ProcessTimeline::unplaced_device`): a view never guesses a time.
 
-use crate::facts::anchors::{anchored, Anchors};
+use crate::facts::anchors::Anchors;
 use crate::facts::streams::{stream_key, PER_THREAD_STREAM};
 use crate::read::capture::Ring;
 use crate::read::decode::{Decoded, Entries};
 use crate::read::names::layer_name;
 use crate::read::names::Names;
-use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
@@ -232,8 +231,7 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
     let mut ranges = Vec::new();
     let mut marks = Vec::new();
     let mut threads: Vec<u32> = Vec::new();
-    let mut pushed: HashMap<(u32, u64), Vec<(Entry, u32)>> = HashMap::default();
-    let mut started: HashMap<u64, Entry> = HashMap::default();
+    let mut pairer = crate::facts::ranges::Pairer::default();
     let range = |open: &Entry, end: Option<u64>, level: u32| Range {
         tid: open.tid,
         name: names.text(open.a0),
@@ -268,23 +266,12 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
                         .flatten(),
                 });
             }
-            Some(Kind::RangePush) => {
-                threads.push(e.tid);
-                let stack = pushed.entry((e.tid, e.a1)).or_default();
-                let level = stack.len() as u32;
-                stack.push((*e, level));
-            }
-            Some(Kind::RangePop) => {
-                if let Some((open, level)) = pushed.get_mut(&(e.tid, e.a1)).and_then(Vec::pop) {
-                    ranges.push(range(&open, Some(e.t_begin), level));
+            Some(Kind::RangePush | Kind::RangePop | Kind::RangeStart | Kind::RangeEnd) => {
+                if e.kind == Some(Kind::RangePush) {
+                    threads.push(e.tid);
                 }
-            }
-            Some(Kind::RangeStart) => {
-                started.insert(e.a2, *e);
-            }
-            Some(Kind::RangeEnd) => {
-                if let Some(open) = started.remove(&e.a2) {
-                    ranges.push(range(&open, Some(e.t_begin), 0));
+                if let Some(r) = pairer.step(e) {
+                    ranges.push(range(&r.open, Some(r.t_end), r.level));
                 }
             }
             Some(Kind::Mark) => marks.push(Mark {
@@ -296,11 +283,8 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
             _ => {}
         }
     }
-    for (open, level) in pushed.into_values().flatten() {
-        ranges.push(range(&open, None, level));
-    }
-    for open in started.into_values() {
-        ranges.push(range(&open, None, 0));
+    for (open, level) in pairer.still_open() {
+        ranges.push(range(open, None, level));
     }
     ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
     threads.sort_unstable();
@@ -329,6 +313,7 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
 
 fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>, u64) {
     let anchors = Anchors::from_entries(h, entries);
+    let ticks = h.converter();
     let mut out = Vec::new();
     let mut unplaced = 0u64;
     for e in entries
@@ -341,19 +326,8 @@ fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>
             .flatten()
             .map(|i| entries.get(i))
             .filter(|c| c.kind == Some(Kind::Call));
-        let times = if let Some((id, o0, o1)) = anchored(e) {
-            anchors.span(id, o0, o1).map(|(s, t)| {
-                (
-                    s.ns.max(0.0).round() as u64,
-                    t.ns.max(0.0).round() as u64,
-                    s.bound_ns.max(t.bound_ns).ceil() as u64,
-                )
-            })
-        } else if e.flags & entry_flags::HOST_CLOCK != 0 && e.t_begin != 0 && e.t_end >= e.t_begin {
-            Some((h.ticks_to_ns(e.t_begin), h.ticks_to_ns(e.t_end), 0))
-        } else {
-            None
-        };
+        let times = crate::facts::placement::place(e, &anchors, &ticks)
+            .map(|p| (p.begin_ns, p.end_ns, p.bound_ns));
         let Some((begin_ns, end_ns, bound_ns)) = times else {
             unplaced += 1;
             continue;

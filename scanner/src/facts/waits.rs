@@ -432,15 +432,7 @@ impl Device<'_> {
     /// or of one converted through the events backend's anchors.
     #[inline(always)]
     fn end(&self, ticks: &Converter, k: usize) -> Option<u64> {
-        let e = self.entries.get(k);
-        if let Some((id, o0, o1)) = anchored(&e) {
-            self.anchors
-                .span(id, o0, o1)
-                .map(|(_, t)| t.ns.max(0.0).round() as u64)
-        } else {
-            let timed = e.t_begin != 0 && e.t_end != 0 && e.t_end >= e.t_begin;
-            (timed && e.flags & entry_flags::HOST_CLOCK != 0).then(|| ticks.ns(e.t_end))
-        }
+        crate::facts::placement::place(&self.entries.get(k), self.anchors, ticks).map(|p| p.end_ns)
     }
 
     /// A cursor over the calls' latest device ends, for the wait pass.
