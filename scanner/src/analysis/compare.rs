@@ -476,10 +476,16 @@ impl Comparison {
     /// a finding (that side has no steps); one that neither has is an error listing their ranges.
     pub fn from_paths(a: &Path, b: &Path, o: &CompareOptions) -> Result<Comparison, CaptureError> {
         type Side = (Report, Vec<ProcessSteps>, Result<(), String>);
+        // Each capture opened and decoded once, for its report and its timeline both.
         let load = |p: &Path| -> Result<Side, CaptureError> {
-            let r = Report::from_path(p)?;
-            let (v, range) = Views::from_path_any_range(
-                p,
+            let capture = crate::Capture::open(p)?;
+            let rings = capture.rings()?;
+            let label = p.display().to_string();
+            let (r, t) = Report::build_with_timeline(&label, &rings);
+            let (v, range) = Views::of_rings(
+                &label,
+                &rings,
+                &t,
                 &ViewOptions {
                     steps: Some(StepOptions {
                         range: o.range.clone(),
@@ -487,7 +493,7 @@ impl Comparison {
                     }),
                     gaps: false,
                 },
-            )?;
+            );
             Ok((r, v.steps.unwrap_or_default(), range))
         };
         let (ra, sa, range_a) = load(a)?;

@@ -13,6 +13,7 @@ use crate::facts::device::{self, DevicePartial};
 pub use crate::facts::device::{
     DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
 };
+use crate::facts::model::{ProcessTimeline, Timeline};
 use crate::facts::ranges::Pairer;
 use crate::facts::streams::Captures;
 use crate::facts::waits::{self, Rider, WaitsPartial};
@@ -224,21 +225,41 @@ impl Report {
 
     /// Summarizes already validated rings (one per process).
     pub fn build(capture: &str, rings: &[Ring]) -> Report {
+        Self::build_and(capture, rings, false).0
+    }
+
+    /// The report and the timeline of the rings, each ring decoded once for both (`html` and
+    /// `compare` show both).
+    pub fn build_with_timeline(capture: &str, rings: &[Ring]) -> (Report, Timeline) {
+        let (r, t) = Self::build_and(capture, rings, true);
+        (
+            r,
+            Timeline {
+                processes: t.into_iter().flatten().collect(),
+            },
+        )
+    }
+
+    fn build_and(
+        capture: &str,
+        rings: &[Ring],
+        timeline: bool,
+    ) -> (Report, Vec<Option<ProcessTimeline>>) {
         let progress = crate::util::progress::Progress::rings(
             "causeway report",
             rings.len(),
             crate::read::capture::bytes_of(rings),
         );
-        let partials: Vec<Partial> = rings
+        let (partials, timelines): (Vec<Partial>, Vec<Option<ProcessTimeline>>) = rings
             .par_iter()
             .map(|r| {
-                let p = analyze(r);
+                let p = analyze(r, timeline);
                 progress.ring_done();
                 p
             })
-            .collect();
+            .unzip();
         drop(progress);
-        merge(capture, partials)
+        (merge(capture, partials), timelines)
     }
 }
 
@@ -312,7 +333,7 @@ struct Partial {
 /// ride along the decoder's check of every slot ([`WalkAlong`]; the device pass is made apart when
 /// an interval needs the anchors, read later), and kernel counting rides along the waits' walk.
 /// Every way the report is the same (tested).
-fn analyze(ring: &Ring) -> Partial {
+fn analyze(ring: &Ring, timeline: bool) -> (Partial, Option<ProcessTimeline>) {
     let names = Names::of(ring);
     // On one thread the nesting, the per-API table and the device intervals ride along the
     // decoder's check of every slot: one walk over the ring, not three.
@@ -322,7 +343,15 @@ fn analyze(ring: &Ring) -> Partial {
         header: &ring.view.header,
     });
     crate::read::decode::analysed_along(&ring.view, along.as_ref(), |d, walked| {
-        analyze_decoded(ring, d, &names, walked)
+        if timeline {
+            let (p, t) = rayon::join(
+                || analyze_decoded(ring, d, &names, walked),
+                || crate::facts::model::process_decoded(ring, d, &names),
+            );
+            (p, Some(t))
+        } else {
+            (analyze_decoded(ring, d, &names, walked), None)
+        }
     })
 }
 

@@ -46,25 +46,27 @@ impl Views {
         path: &std::path::Path,
         o: &ViewOptions,
     ) -> Result<Views, crate::CaptureError> {
-        let (v, range) = Self::from_path_any_range(path, o)?;
+        let capture = crate::Capture::open(path)?;
+        let rings = capture.rings()?;
+        let t = Timeline::build(&rings);
+        let (v, range) = Views::of_rings(&path.display().to_string(), &rings, &t, o);
         range.map_err(|e| crate::CaptureError::new(path, e))?;
         Ok(v)
     }
 
-    /// As `from_path`, with the `--range` check's result returned beside the views rather than as the
-    /// error (`compare` accepts a range missing from one side).
-    pub fn from_path_any_range(
-        path: &std::path::Path,
+    /// The views of `t`, the timeline of `rings`, each process's lost entries noted; and the
+    /// `--range` check's result (`compare` accepts a range missing from one side).
+    pub fn of_rings(
+        label: &str,
+        rings: &[crate::read::capture::Ring],
+        t: &Timeline,
         o: &ViewOptions,
-    ) -> Result<(Views, Result<(), String>), crate::CaptureError> {
-        let capture = crate::Capture::open(path)?;
-        let rings = capture.rings()?;
-        let t = Timeline::build(&rings);
+    ) -> (Views, Result<(), String>) {
         let range = match &o.steps {
-            Some(s) => named_range_exists(&t, s),
+            Some(s) => named_range_exists(t, s),
             None => Ok(()),
         };
-        let mut v = Views::build(&path.display().to_string(), &t, o);
+        let mut v = Views::build(label, t, o);
         for (ring, i) in rings.iter().zip(0..) {
             let h = &ring.view.header;
             let mut lost = Vec::new();
@@ -87,7 +89,7 @@ impl Views {
                 g[i].notes.extend(lost);
             }
         }
-        Ok((v, range))
+        (v, range)
     }
 }
 

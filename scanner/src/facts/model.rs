@@ -220,12 +220,14 @@ fn stream_of(e: &Entry) -> StreamId {
 }
 
 fn process(ring: &Ring) -> ProcessTimeline {
-    crate::read::decode::analysed(&ring.view, |d| process_decoded(ring, d))
+    let names = Names::of(ring);
+    crate::read::decode::analysed(&ring.view, |d| process_decoded(ring, d, &names))
 }
 
-fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
+/// One ring's timeline from its decoded entries (an analysis that decodes the ring anyway builds
+/// it on the same decode: `Report::build_with_timeline`).
+pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> ProcessTimeline {
     let h: &Header = &ring.view.header;
-    let names = Names::of(ring);
     let ns = |t: u64| h.ticks_to_ns(t);
     let mut calls = Vec::new();
     let mut ranges = Vec::new();
@@ -290,7 +292,7 @@ fn process_decoded(ring: &Ring, d: &Decoded) -> ProcessTimeline {
     threads.sort_unstable();
     threads.dedup();
 
-    let (device, unplaced_device) = device_spans(h, d.entries(), &names);
+    let (device, unplaced_device) = device_spans(h, d.entries(), names);
     ProcessTimeline {
         ring: ring_key(ring.path),
         symbols: names

@@ -659,8 +659,7 @@ pub fn write_file(
     cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let label = capture.display().to_string();
-    let report = Report::build(&label, &rings);
-    let timeline = Timeline::build(&rings);
+    let (report, timeline) = Report::build_with_timeline(&label, &rings);
     let so = crate::analysis::steps::StepOptions {
         range: o.range.clone(),
         domain: None,
