@@ -323,11 +323,13 @@ fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>
         .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
     {
         let e = &e;
-        let call = (e.a0 != NO_CALL)
+        let index = (e.a0 != NO_CALL)
             .then(|| entries.index_of_seq(e.a0))
-            .flatten()
-            .map(|i| entries.get(i))
-            .filter(|c| c.kind == Some(Kind::Call));
+            .flatten();
+        let call = match crate::facts::device::issuer(entries, e, index, |c| names.class(c)) {
+            crate::facts::device::Issuer::Call(i) => Some(entries.get(i)),
+            _ => None,
+        };
         let times = crate::facts::placement::place(e, &anchors, &ticks)
             .map(|p| (p.begin_ns, p.end_ns, p.bound_ns));
         let Some((begin_ns, end_ns, bound_ns)) = times else {

@@ -2,7 +2,7 @@
 //! stays free of presentation choices (widths, units, truncation).
 
 use crate::analysis::report::Report;
-use crate::facts::device::{
+use crate::analysis::report::{
     CONVERSION_ANCHORS, CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE,
 };
 use std::fmt::Write;
@@ -651,7 +651,7 @@ pub fn clock_line(r: &Report) -> String {
 
 /// The stated error of anchored conversions: "bound ±p50 (max ±max)", the anchors' half-widths and
 /// the device clock's drift.
-fn bound_text(c: &crate::facts::device::DeviceClock) -> String {
+fn bound_text(c: &crate::analysis::report::DeviceClock) -> String {
     let (Some(p50), Some(max)) = (c.bound_ns_p50, c.bound_ns_max) else {
         return "no bound (no interval converted)".into();
     };

@@ -9,10 +9,8 @@
 //! At level 3 the `device` section adds what the device observed (`crate::device`): when each kernel,
 //! copy and memset ran, tied by sequence number to the call that issued it.
 
-use crate::facts::device::{self, DevicePartial};
-pub use crate::facts::device::{
-    DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
-};
+mod device;
+
 use crate::facts::model::{ProcessTimeline, Timeline};
 use crate::facts::ranges::Pairer;
 use crate::facts::streams::Captures;
@@ -27,6 +25,11 @@ use crate::util::rank::Samples;
 use causeway_ring::clock::Converter;
 use causeway_ring::layout::{counter, flags};
 use causeway_ring::{Class, Entry, Header, Kind};
+use device::DevicePartial;
+pub use device::{
+    DeviceClock, DeviceCopyStats, DeviceKernelStats, DeviceReport, Unassociated,
+    CONVERSION_ANCHORS, CONVERSION_CALLBACK, CONVERSION_MIXED, CONVERSION_NONE,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -637,7 +640,7 @@ fn process(
         disabled: h.flags & flags::DISABLED != 0,
         closed: h.flags & flags::CLOSED != 0,
         forked: h.flags & flags::FORKED != 0,
-        backend: device::backend_name(h.backend),
+        backend: crate::facts::device::backend_name(h.backend),
         sample_every: h.sample_every.max(1),
         step_sampled: h.flags & flags::STEP_SAMPLED != 0,
         head_behind: h.head_behind,
