@@ -456,22 +456,27 @@ fn the_perfetto_wire_bytes_use_perfettos_field_numbers() {
             flow_ids: vec![7, 8],
             debug_annotations: vec![
                 proto::DebugAnnotation {
+                    name_iid: None,
                     name: Some("n".into()),
                     value: Some(Value::Pointer(9)),
                 },
                 proto::DebugAnnotation {
+                    name_iid: None,
                     name: Some("i".into()),
                     value: Some(Value::Int(-1)),
                 },
                 proto::DebugAnnotation {
+                    name_iid: None,
                     name: Some("u".into()),
                     value: Some(Value::Uint(1)),
                 },
                 proto::DebugAnnotation {
+                    name_iid: None,
                     name: Some("s".into()),
                     value: Some(Value::String("v".into())),
                 },
                 proto::DebugAnnotation {
+                    name_iid: None,
                     name: Some("b".into()),
                     value: Some(Value::Bool(true)),
                 },
@@ -549,6 +554,8 @@ fn the_perfetto_wire_bytes_use_perfettos_field_numbers() {
             clocks: vec![proto::Clock {
                 clock_id: Some(3),
                 timestamp: Some(6),
+                is_incremental: None,
+                unit_multiplier_ns: None,
             }],
             primary_trace_clock: Some(3),
         })),
@@ -565,6 +572,75 @@ fn the_perfetto_wire_bytes_use_perfettos_field_numbers() {
         ),
     ];
     wire_eq(&c.encode_to_vec(), &want, "clock");
+
+    // A track's first packet: incremental clock, sequence defaults, interned strings; protos:
+    // clock_snapshot.proto (is_incremental = 3, unit_multiplier_ns = 4), trace_packet.proto
+    // (interned_data = 12, trace_packet_defaults = 59), trace_packet_defaults.proto
+    // (timestamp_clock_id = 58, track_event_defaults = 11), track_event.proto (TrackEventDefaults
+    // track_uuid = 11; TrackEvent name_iid = 10, category_iids = 3), interned_data.proto
+    // (event_categories = 1, event_names = 2, debug_annotation_names = 3,
+    // debug_annotation_string_values = 29; entries iid = 1, name/str = 2), debug_annotation.proto
+    // (name_iid = 1, string_value_iid = 17).
+    let s = |iid: u64, n: &str| proto::Interned {
+        iid: Some(iid),
+        name: Some(n.into()),
+    };
+    let f = proto::TracePacket {
+        interned_data: Some(proto::InternedData {
+            event_categories: vec![s(1, "c")],
+            event_names: vec![s(2, "n")],
+            debug_annotation_names: vec![s(3, "a")],
+            debug_annotation_string_values: vec![s(4, "v")],
+        }),
+        trace_packet_defaults: Some(proto::TracePacketDefaults {
+            timestamp_clock_id: Some(64),
+            track_event_defaults: Some(proto::TrackEventDefaults {
+                track_uuid: Some(7),
+            }),
+        }),
+        data: Some(proto::Data::ClockSnapshot(proto::ClockSnapshot {
+            clocks: vec![proto::Clock {
+                clock_id: Some(64),
+                timestamp: Some(6),
+                is_incremental: Some(true),
+                unit_multiplier_ns: Some(1),
+            }],
+            primary_trace_clock: None,
+        })),
+        ..Default::default()
+    };
+    let want = [
+        (
+            12,
+            M(vec![
+                (1, M(vec![(1, V(1)), (2, B("c"))])),
+                (2, M(vec![(1, V(2)), (2, B("n"))])),
+                (3, M(vec![(1, V(3)), (2, B("a"))])),
+                (29, M(vec![(1, V(4)), (2, B("v"))])),
+            ]),
+        ),
+        (59, M(vec![(58, V(64)), (11, M(vec![(11, V(7))]))])),
+        (
+            6,
+            M(vec![(
+                1,
+                M(vec![(1, V(64)), (2, V(6)), (3, V(1)), (4, V(1))]),
+            )]),
+        ),
+    ];
+    wire_eq(&f.encode_to_vec(), &want, "sequence setup");
+    let e = proto::TrackEvent {
+        name_iid: Some(2),
+        category_iids: vec![1],
+        debug_annotations: vec![proto::DebugAnnotation {
+            name_iid: Some(3),
+            name: None,
+            value: Some(Value::StringIid(4)),
+        }],
+        ..Default::default()
+    };
+    let want = [(4, M(vec![(1, V(3)), (17, V(4))])), (3, V(1)), (10, V(2))];
+    wire_eq(&e.encode_to_vec(), &want, "interned event");
 }
 
 #[test]

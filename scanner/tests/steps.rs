@@ -58,7 +58,7 @@ fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
 fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
     DeviceSpan {
         kind,
-        name: format!("{kind}@{b}"),
+        name: format!("{kind}@{b}").into(),
         begin_ns: T0 + b,
         end_ns: T0 + e,
         bound_ns: 0,

@@ -197,7 +197,7 @@ fn track(label: String, stream: Option<StreamId>, spans: &[&DeviceSpan]) -> (Tra
 fn span_ref(s: &DeviceSpan) -> SpanRef {
     SpanRef {
         kind: s.kind,
-        name: s.name.clone(),
+        name: s.name.to_string(),
         stream: s.stream.label(),
         begin_ns: s.begin_ns,
         end_ns: s.end_ns,
@@ -214,7 +214,7 @@ fn host_activity(p: &ProcessTimeline, lo: u64, hi: u64) -> (u64, u64, Vec<HostCa
             let end = c.end_ns.unwrap_or(u64::MAX);
             let (b, e) = (c.begin_ns.max(lo), end.min(hi));
             (c.begin_ns < hi && end > lo && e > b).then(|| HostCall {
-                api: c.api.clone(),
+                api: c.api.to_string(),
                 class: c.class,
                 tid: c.tid,
                 begin_ns: c.begin_ns,
@@ -249,8 +249,8 @@ fn ranges_in(p: &ProcessTimeline, lo: u64, hi: u64) -> (u64, Vec<HostRange>) {
             let end = r.end_ns.unwrap_or(u64::MAX);
             let (b, e) = (r.begin_ns.max(lo), end.min(hi));
             (r.begin_ns < hi && end > lo && e > b).then(|| HostRange {
-                name: r.name.clone(),
-                domain: r.domain.clone(),
+                name: r.name.to_string(),
+                domain: r.domain.as_deref().map(str::to_string),
                 tid: r.tid,
                 level: r.level,
                 begin_ns: r.begin_ns,

@@ -294,7 +294,7 @@ pub struct Distribution {
 // ---- selection ---------------------------------------------------------------------------------------
 
 /// A range's (name, domain).
-type Key<'a> = (&'a str, &'a Option<String>);
+type Key<'a> = (&'a str, Option<&'a str>);
 
 fn closed(r: &Range) -> Option<u64> {
     r.end_ns.filter(|&e| e >= r.begin_ns)
@@ -305,8 +305,8 @@ pub fn select(
     p: &ProcessTimeline,
     o: &StepOptions,
 ) -> Result<(Selection, Vec<usize>, u64), String> {
-    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain;
-    let dom = |d: &Option<String>| match d {
+    let in_domain = |r: &Range| o.domain.is_none() || r.domain.as_deref() == o.domain.as_deref();
+    let dom = |d: Option<&str>| match d {
         Some(d) => format!("domain \"{d}\""),
         None => "the default domain".to_string(),
     };
@@ -314,7 +314,7 @@ pub fn select(
         let found: Vec<&Range> = p
             .ranges
             .iter()
-            .filter(|r| &r.name == name && in_domain(r))
+            .filter(|r| *r.name == **name && in_domain(r))
             .collect();
         let Some(first) = found.first() else {
             return Err(match &o.domain {
@@ -324,9 +324,13 @@ pub fn select(
         };
         // Without --domain, a name used in several domains takes them all (`domain` is then `None`).
         let one = o.domain.is_some() || found.iter().all(|r| r.domain == first.domain);
-        let domain = if one { first.domain.clone() } else { None };
+        let domain = if one {
+            first.domain.as_deref().map(str::to_string)
+        } else {
+            None
+        };
         let where_ = if one {
-            dom(&domain)
+            dom(domain.as_deref())
         } else {
             "every domain".to_string()
         };
@@ -346,7 +350,7 @@ pub fn select(
             .filter(|r| r.level == 0 && closed(r).is_some() && in_domain(r))
         {
             let c = counts
-                .entry((r.name.as_str(), &r.domain))
+                .entry((&*r.name, r.domain.as_deref()))
                 .or_insert((0, r.begin_ns));
             c.0 += 1;
             c.1 = c.1.min(r.begin_ns);
@@ -367,14 +371,14 @@ pub fn select(
         };
         let runner_up = ranked.get(1).map(|&((n, d), (c, _))| Candidate {
             name: n.to_string(),
-            domain: d.clone(),
+            domain: d.map(str::to_string),
             count: c,
         });
         let next = match &runner_up {
             Some(c) => format!(
                 "; next: \"{}\" in {}, {} time{}",
                 c.name,
-                dom(&c.domain),
+                dom(c.domain.as_deref()),
                 c.count,
                 if c.count == 1 { "" } else { "s" }
             ),
@@ -386,7 +390,7 @@ pub fn select(
         };
         (
             name.to_string(),
-            domain.clone(),
+            domain.map(str::to_string),
             "most-repeated-level-0",
             runner_up,
             format!(
@@ -396,10 +400,10 @@ pub fn select(
         )
     };
     let matches = |r: &Range| {
-        r.name == name
+        *r.name == *name
             && match rule {
                 "range-option" => in_domain(r),
-                _ => r.domain == domain && r.level == 0,
+                _ => r.domain.as_deref() == domain.as_deref() && r.level == 0,
             }
     };
     let mut chosen = Vec::new();
@@ -540,7 +544,7 @@ fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, 
         stack.push((b, e));
         let r = &p.ranges[i];
         let acc = by_key
-            .entry((r.name.as_str(), &r.domain))
+            .entry((&*r.name, r.domain.as_deref()))
             .or_insert((depth, 0, Vec::new()));
         acc.0 = acc.0.min(depth);
         acc.1 += 1;
@@ -551,7 +555,7 @@ fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, 
         .into_iter()
         .map(|((name, domain), (depth, count, iv))| Region {
             name: name.to_string(),
-            domain: domain.clone(),
+            domain: domain.map(str::to_string),
             depth,
             count,
             ns: measure(&union(iv)),

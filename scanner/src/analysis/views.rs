@@ -100,17 +100,19 @@ pub fn named_range_exists(t: &Timeline, o: &StepOptions) -> Result<(), String> {
     let Some(name) = &o.range else {
         return Ok(());
     };
-    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain;
+    let in_domain = |r: &Range| o.domain.is_none() || r.domain.as_deref() == o.domain.as_deref();
     if t.processes
         .iter()
-        .any(|p| p.ranges.iter().any(|r| &r.name == name && in_domain(r)))
+        .any(|p| p.ranges.iter().any(|r| *r.name == **name && in_domain(r)))
     {
         return Ok(());
     }
     let mut seen: std::collections::BTreeMap<(String, Option<String>), u64> = Default::default();
     for p in &t.processes {
         for r in &p.ranges {
-            *seen.entry((r.name.clone(), r.domain.clone())).or_default() += 1;
+            *seen
+                .entry((r.name.to_string(), r.domain.as_deref().map(str::to_string)))
+                .or_default() += 1;
         }
     }
     let mut seen: Vec<_> = seen.into_iter().collect();

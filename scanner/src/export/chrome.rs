@@ -19,6 +19,7 @@
 //! device intervals were left out for want of a host time.
 
 use super::{Item, Layout, ProcLayout, What};
+use rayon::prelude::*;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -30,61 +31,130 @@ pub const SYNTHETIC_TID_BASE: u32 = 1 << 30;
 pub const FLOW_NAME: &str = "device work";
 pub const FLOW_CAT: &str = "flow";
 
+/// Slices per unit of parallel work: each unit is formatted into its own buffer, and the units are
+/// written in order. A window of units at a time bounds the memory to a few buffers per thread.
+const UNIT: usize = 16 << 10;
+
+/// One unit of output, in file order: metadata events already formatted, or slices and marks of one
+/// track, formatted in parallel with the units around them.
+enum Unit<'l, 't> {
+    Text(Vec<u8>),
+    Slices {
+        pl: &'l ProcLayout<'t>,
+        tid: u32,
+        items: &'l [Item],
+    },
+    Marks {
+        pl: &'l ProcLayout<'t>,
+        tid: u32,
+        marks: &'l [usize],
+    },
+}
+
 pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
-    let mut out = Events {
-        w,
-        first: true,
-        buf: String::with_capacity(512),
-    };
-    out.w.write_all(b"{\"traceEvents\":[\n")?;
+    w.write_all(b"{\"traceEvents\":[\n")?;
     let mut next_synthetic = SYNTHETIC_TID_BASE;
     let mut synthetic = || {
         let t = next_synthetic;
         next_synthetic += 1;
         t
     };
+    // The first event of the file has no separating comma; metadata events always come first.
+    let mut first = true;
+    let mut meta = |units: &mut Vec<Unit>, f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = Vec::with_capacity(128);
+        if !first {
+            b.extend_from_slice(b",\n");
+        }
+        first = false;
+        f(&mut b);
+        units.push(Unit::Text(b));
+    };
+    let mut units: Vec<Unit> = Vec::new();
     let mut device_tids: Vec<Vec<serde_json::Value>> = Vec::new();
     for (pi, pl) in layout.drawn().enumerate() {
         let pid = pl.p.pid;
-        out.meta(
-            pid,
-            0,
-            "process_name",
-            "name",
-            &format!("{} (pid {pid})", pl.exe_name()),
-        )?;
-        out.meta_num(pid, 0, "process_sort_index", pi as u64)?;
+        let pname = format!("{} (pid {pid})", pl.exe_name());
+        meta(&mut units, &|b| {
+            meta_str(b, pid, 0, "process_name", "name", &pname)
+        });
+        meta(&mut units, &|b| {
+            meta_num(b, pid, 0, "process_sort_index", pi as u64)
+        });
         let mut sort = 0u64;
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
                 let tid = if li == 0 { t.tid } else { synthetic() };
-                out.meta(pid, tid, "thread_name", "name", &pl.thread_name(t.tid, li))?;
-                out.meta_num(pid, tid, "thread_sort_index", sort)?;
+                let tname = pl.thread_name(t.tid, li);
+                meta(&mut units, &|b| {
+                    meta_str(b, pid, tid, "thread_name", "name", &tname)
+                });
+                meta(&mut units, &|b| {
+                    meta_num(b, pid, tid, "thread_sort_index", sort)
+                });
                 sort += 1;
-                out.lane(pl, tid, lane)?;
-                if li == 0 {
-                    for &m in &t.marks {
-                        out.mark(pl, tid, m)?;
-                    }
+                units.extend(
+                    lane.chunks(UNIT)
+                        .map(|items| Unit::Slices { pl, tid, items }),
+                );
+                if li == 0 && !t.marks.is_empty() {
+                    units.extend(
+                        t.marks
+                            .chunks(UNIT)
+                            .map(|marks| Unit::Marks { pl, tid, marks }),
+                    );
                 }
             }
         }
         let mut tracks = Vec::new();
-        for s in &pl.streams {
-            for (li, lane) in s.lanes.iter().enumerate() {
+        for st in &pl.streams {
+            for (li, lane) in st.lanes.iter().enumerate() {
                 let tid = synthetic();
-                let name = ProcLayout::stream_name(&s.stream, li);
-                out.meta(pid, tid, "thread_name", "name", &name)?;
-                out.meta_num(pid, tid, "thread_sort_index", sort)?;
+                let name = ProcLayout::stream_name(&st.stream, li);
+                meta(&mut units, &|b| {
+                    meta_str(b, pid, tid, "thread_name", "name", &name)
+                });
+                meta(&mut units, &|b| {
+                    meta_num(b, pid, tid, "thread_sort_index", sort)
+                });
                 sort += 1;
-                out.lane(pl, tid, lane)?;
+                units.extend(
+                    lane.chunks(UNIT)
+                        .map(|items| Unit::Slices { pl, tid, items }),
+                );
                 tracks.push(json!({"tid": tid, "name": name}));
             }
         }
         device_tids.push(tracks);
     }
-    out.w
-        .write_all(b"\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":")?;
+    // A window of units at a time: formatted on every thread, written in order.
+    let window = 4 * rayon::current_num_threads().max(1);
+    for win in units.chunks(window) {
+        let bufs: Vec<std::borrow::Cow<[u8]>> = win
+            .par_iter()
+            .map(|u| match u {
+                Unit::Text(b) => std::borrow::Cow::Borrowed(b.as_slice()),
+                Unit::Slices { pl, tid, items } => {
+                    let mut b = Vec::with_capacity(items.len() * 200);
+                    for it in *items {
+                        slice(&mut b, pl, *tid, it);
+                    }
+                    std::borrow::Cow::Owned(b)
+                }
+                Unit::Marks { pl, tid, marks } => {
+                    let mut b = Vec::with_capacity(marks.len() * 120);
+                    for &m in *marks {
+                        mark(&mut b, pl, *tid, m);
+                    }
+                    std::borrow::Cow::Owned(b)
+                }
+            })
+            .collect();
+        for b in bufs {
+            w.write_all(&b)?;
+        }
+    }
+    w.write_all(b"\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":")?;
     let processes: Vec<serde_json::Value> = layout
         .drawn()
         .zip(device_tids)
@@ -118,193 +188,218 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
     // '<', '>', '&', U+2028 and U+2029 occur in JSON text only inside strings, so escaping them over the
     // whole serialized text changes no value.
     let text = harden(&serde_json::to_string(&meta).map_err(io::Error::other)?);
-    out.w.write_all(text.as_bytes())?;
-    out.w.write_all(b"}\n")
+    w.write_all(text.as_bytes())?;
+    w.write_all(b"}\n")
 }
 
-struct Events<'w, W: Write> {
-    w: &'w mut W,
-    first: bool,
-    buf: String,
+// ---- events, written straight into a byte buffer ----------------------------------------------------
+
+/// `{"ph":PH,"pid":PID,"tid":TID` (after the separating `,\n` when `sep`).
+fn start(b: &mut Vec<u8>, sep: bool, ph: &str, pid: u32, tid: u32) {
+    if sep {
+        b.extend_from_slice(b",\n");
+    }
+    b.extend_from_slice(b"{\"ph\":\"");
+    b.extend_from_slice(ph.as_bytes());
+    b.extend_from_slice(b"\",\"pid\":");
+    int(b, pid);
+    b.extend_from_slice(b",\"tid\":");
+    int(b, tid);
 }
 
-impl<W: Write> Events<'_, W> {
-    /// Starts an event object in `buf`: `{"ph":..,"pid":..,"tid":..`.
-    fn start(&mut self, ph: &str, pid: u32, tid: u32) {
-        self.buf.clear();
-        if !self.first {
-            self.buf.push_str(",\n");
-        }
-        self.first = false;
-        let _ = write!(self.buf, "{{\"ph\":\"{ph}\",\"pid\":{pid},\"tid\":{tid}");
-    }
-
-    fn key_str(&mut self, k: &str, v: &str) {
-        let _ = write!(self.buf, ",\"{k}\":");
-        escape(v, &mut self.buf);
-    }
-
-    fn key_raw(&mut self, k: &str, v: impl std::fmt::Display) {
-        let _ = write!(self.buf, ",\"{k}\":{v}");
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.buf.push('}');
-        self.w.write_all(self.buf.as_bytes())
-    }
-
-    fn meta(&mut self, pid: u32, tid: u32, name: &str, key: &str, value: &str) -> io::Result<()> {
-        self.start("M", pid, tid);
-        self.key_str("name", name);
-        let _ = write!(self.buf, ",\"args\":{{\"{key}\":");
-        escape(value, &mut self.buf);
-        self.buf.push('}');
-        self.finish()
-    }
-
-    fn meta_num(&mut self, pid: u32, tid: u32, name: &str, v: u64) -> io::Result<()> {
-        self.start("M", pid, tid);
-        self.key_str("name", name);
-        let _ = write!(self.buf, ",\"args\":{{\"sort_index\":{v}}}");
-        self.finish()
-    }
-
-    fn lane(&mut self, pl: &ProcLayout, tid: u32, lane: &[Item]) -> io::Result<()> {
-        // Lanes are in begin order, enclosing slice first: the order viewers with a stable sort need.
-        for it in lane {
-            self.slice(pl, tid, it)?;
-        }
-        Ok(())
-    }
-
-    fn slice(&mut self, pl: &ProcLayout, tid: u32, it: &Item) -> io::Result<()> {
-        let pid = pl.p.pid;
-        self.start("X", pid, tid);
-        self.key_raw("ts", Us(it.begin));
-        self.key_raw("dur", Us(it.end - it.begin));
-        let mut args = Args::default();
-        let flows: &[u64] = match it.what {
-            What::Call(i) => {
-                let c = &pl.p.calls[i];
-                self.key_str("name", &c.api);
-                self.key_str("cat", c.class.unwrap_or("call"));
-                args.num("seq", c.seq);
-                args.num("result", c.result);
-                args.str("layer", c.layer);
-                if let Some(k) = &c.kernel {
-                    args.str("kernel", k);
-                }
-                if let Some(s) = c.stream {
-                    args.str("stream", &format!("{s:#x}"));
-                }
-                pl.call_flows.get(&i).map(Vec::as_slice).unwrap_or(&[])
-            }
-            What::Range(i) => {
-                let r = &pl.p.ranges[i];
-                self.key_str("name", &r.name);
-                self.key_str("cat", "nvtx");
-                if let Some(d) = &r.domain {
-                    args.str("domain", d);
-                }
-                args.num("level", r.level);
-                &[]
-            }
-            What::Span(i) => {
-                let d = &pl.p.device[i];
-                self.key_str("name", &d.name);
-                self.key_str("cat", d.kind);
-                if matches!(d.kind, "memcpy" | "memset") {
-                    args.num("bytes", d.bytes);
-                }
-                args.num("bound_ns", d.bound_ns);
-                if let Some(seq) = d.call {
-                    args.num("call_seq", seq);
-                }
-                args.str("stream", &d.stream.label());
-                &[]
-            }
-        };
-        if it.open {
-            args.raw("open", "true");
-        }
-        let _ = write!(self.buf, ",\"args\":{}", args.finish());
-        self.finish()?;
-        for &id in flows {
-            self.flow("s", pid, tid, it.begin, id)?;
-        }
-        if let What::Span(i) = it.what {
-            if let Some(id) = pl.span_flow[i] {
-                self.flow("f", pid, tid, it.begin, id)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flow(&mut self, ph: &str, pid: u32, tid: u32, ns: u64, id: u64) -> io::Result<()> {
-        self.start(ph, pid, tid);
-        self.key_raw("ts", Us(ns));
-        self.key_raw("id", id);
-        self.key_str("name", FLOW_NAME);
-        self.key_str("cat", FLOW_CAT);
-        if ph == "f" {
-            self.key_str("bp", "e");
-        }
-        self.finish()
-    }
-
-    fn mark(&mut self, pl: &ProcLayout, tid: u32, m: usize) -> io::Result<()> {
-        let m = &pl.p.marks[m];
-        self.start("i", pl.p.pid, tid);
-        self.key_str("s", "t");
-        self.key_raw("ts", Us(m.ns));
-        self.key_str("name", &m.name);
-        self.key_str("cat", "nvtx");
-        let mut args = Args::default();
-        if let Some(d) = &m.domain {
-            args.str("domain", d);
-        }
-        let _ = write!(self.buf, ",\"args\":{}", args.finish());
-        self.finish()
-    }
+fn int(b: &mut Vec<u8>, v: impl itoa::Integer) {
+    b.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Nanoseconds written as microseconds with three decimals.
-struct Us(u64);
-
-impl std::fmt::Display for Us {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
-    }
+/// `,"K":` then a JSON string.
+fn key_str(b: &mut Vec<u8>, k: &str, v: &str) {
+    b.extend_from_slice(b",\"");
+    b.extend_from_slice(k.as_bytes());
+    b.extend_from_slice(b"\":");
+    escape_into(v, b);
 }
 
-#[derive(Default)]
-struct Args(String);
+/// `,"K":` then microseconds with three decimals.
+fn key_us(b: &mut Vec<u8>, k: &str, ns: u64) {
+    b.extend_from_slice(b",\"");
+    b.extend_from_slice(k.as_bytes());
+    b.extend_from_slice(b"\":");
+    int(b, ns / 1000);
+    let r = ns % 1000;
+    let digit = |d: u64| b'0' + d as u8;
+    b.extend_from_slice(&[b'.', digit(r / 100), digit(r / 10 % 10), digit(r % 10)]);
+}
 
-impl Args {
-    fn sep(&mut self) {
-        self.0.push(if self.0.is_empty() { '{' } else { ',' });
+fn meta_str(b: &mut Vec<u8>, pid: u32, tid: u32, name: &str, key: &str, value: &str) {
+    start(b, false, "M", pid, tid);
+    key_str(b, "name", name);
+    b.extend_from_slice(b",\"args\":{\"");
+    b.extend_from_slice(key.as_bytes());
+    b.extend_from_slice(b"\":");
+    escape_into(value, b);
+    b.extend_from_slice(b"}}");
+}
+
+fn meta_num(b: &mut Vec<u8>, pid: u32, tid: u32, name: &str, v: u64) {
+    start(b, false, "M", pid, tid);
+    key_str(b, "name", name);
+    b.extend_from_slice(b",\"args\":{\"sort_index\":");
+    int(b, v);
+    b.extend_from_slice(b"}}");
+}
+
+/// The `args` object, built in place: `,"args":{` … `}`.
+struct Args<'b> {
+    b: &'b mut Vec<u8>,
+    any: bool,
+}
+
+impl<'b> Args<'b> {
+    fn open(b: &'b mut Vec<u8>) -> Args<'b> {
+        b.extend_from_slice(b",\"args\":");
+        Args { b, any: false }
+    }
+    fn key(&mut self, k: &str) {
+        self.b.push(if self.any { b',' } else { b'{' });
+        self.any = true;
+        escape_into(k, self.b);
+        self.b.push(b':');
     }
     fn str(&mut self, k: &str, v: &str) {
-        self.sep();
-        escape(k, &mut self.0);
-        self.0.push(':');
-        escape(v, &mut self.0);
+        self.key(k);
+        escape_into(v, self.b);
     }
-    fn num(&mut self, k: &str, v: impl std::fmt::Display) {
-        self.raw(k, &v.to_string());
+    fn num(&mut self, k: &str, v: impl itoa::Integer) {
+        self.key(k);
+        int(self.b, v);
     }
     fn raw(&mut self, k: &str, v: &str) {
-        self.sep();
-        escape(k, &mut self.0);
-        self.0.push(':');
-        self.0.push_str(v);
+        self.key(k);
+        self.b.extend_from_slice(v.as_bytes());
     }
-    fn finish(mut self) -> String {
-        if self.0.is_empty() {
-            self.0.push('{');
+    fn close(self) {
+        if !self.any {
+            self.b.push(b'{');
         }
-        self.0.push('}');
-        self.0
+        self.b.push(b'}');
+    }
+}
+
+fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
+    let pid = pl.p.pid;
+    start(b, true, "X", pid, tid);
+    key_us(b, "ts", it.begin);
+    key_us(b, "dur", it.end - it.begin);
+    let mut call = None;
+    match it.what {
+        What::Call(i) => {
+            let c = &pl.p.calls[i];
+            key_str(b, "name", &c.api);
+            key_str(b, "cat", c.class.unwrap_or("call"));
+            let mut a = Args::open(b);
+            a.num("seq", c.seq);
+            a.num("result", c.result);
+            a.str("layer", c.layer);
+            if let Some(k) = &c.kernel {
+                a.str("kernel", k);
+            }
+            if let Some(s) = c.stream {
+                a.str("stream", &format!("{s:#x}"));
+            }
+            if it.open {
+                a.raw("open", "true");
+            }
+            a.close();
+            call = Some(i);
+        }
+        What::Range(i) => {
+            let r = &pl.p.ranges[i];
+            key_str(b, "name", &r.name);
+            key_str(b, "cat", "nvtx");
+            let mut a = Args::open(b);
+            if let Some(d) = &r.domain {
+                a.str("domain", d);
+            }
+            a.num("level", r.level);
+            if it.open {
+                a.raw("open", "true");
+            }
+            a.close();
+        }
+        What::Span(i) => {
+            let d = &pl.p.device[i];
+            key_str(b, "name", &d.name);
+            key_str(b, "cat", d.kind);
+            let mut a = Args::open(b);
+            if matches!(d.kind, "memcpy" | "memset") {
+                a.num("bytes", d.bytes);
+            }
+            a.num("bound_ns", d.bound_ns);
+            if let Some(seq) = d.call {
+                a.num("call_seq", seq);
+            }
+            a.str("stream", &d.stream.label());
+            if it.open {
+                a.raw("open", "true");
+            }
+            a.close();
+        }
+    }
+    b.push(b'}');
+    if let Some(i) = call {
+        for id in pl.flows_of(i) {
+            flow(b, "s", pid, tid, it.begin, id);
+        }
+    }
+    if let What::Span(i) = it.what {
+        if let Some(id) = pl.span_flow[i] {
+            flow(b, "f", pid, tid, it.begin, id);
+        }
+    }
+}
+
+fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64) {
+    start(b, true, ph, pid, tid);
+    key_us(b, "ts", ns);
+    b.extend_from_slice(b",\"id\":");
+    int(b, id);
+    key_str(b, "name", FLOW_NAME);
+    key_str(b, "cat", FLOW_CAT);
+    if ph == "f" {
+        key_str(b, "bp", "e");
+    }
+    b.push(b'}');
+}
+
+fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
+    let m = &pl.p.marks[m];
+    start(b, true, "i", pl.p.pid, tid);
+    key_str(b, "s", "t");
+    key_us(b, "ts", m.ns);
+    key_str(b, "name", &m.name);
+    key_str(b, "cat", "nvtx");
+    let mut a = Args::open(b);
+    if let Some(d) = &m.domain {
+        a.str("domain", d);
+    }
+    a.close();
+    b.push(b'}');
+}
+
+/// Appends `s` as a JSON string literal (`escape`), straight into bytes: text with nothing to escape
+/// (nearly every name) is copied as it is.
+fn escape_into(s: &str, b: &mut Vec<u8>) {
+    let plain = s
+        .bytes()
+        .all(|c| c >= 0x20 && !matches!(c, b'"' | b'\\' | b'<' | b'>' | b'&' | 0x7f | 0xe2));
+    if plain {
+        b.push(b'"');
+        b.extend_from_slice(s.as_bytes());
+        b.push(b'"');
+    } else {
+        let mut out = String::with_capacity(s.len() + 8);
+        escape(s, &mut out);
+        b.extend_from_slice(out.as_bytes());
     }
 }
 
@@ -349,15 +444,42 @@ fn harden(json: &str) -> String {
 mod tests {
     use super::*;
 
+    fn us(ns: u64) -> String {
+        let mut b = Vec::new();
+        key_us(&mut b, "t", ns);
+        String::from_utf8(b).unwrap()[",\"t\":".len()..].to_string()
+    }
+
     #[test]
     fn microseconds_keep_every_nanosecond() {
-        assert_eq!(Us(0).to_string(), "0.000");
-        assert_eq!(Us(7).to_string(), "0.007");
-        assert_eq!(Us(1_234_567).to_string(), "1234.567");
+        assert_eq!(us(0), "0.000");
+        assert_eq!(us(7), "0.007");
+        assert_eq!(us(1_234_567), "1234.567");
+        assert_eq!(us(999), "0.999");
         assert_eq!(
-            Us(u64::MAX).to_string(),
+            us(u64::MAX),
             format!("{}.{:03}", u64::MAX / 1000, u64::MAX % 1000)
         );
+    }
+
+    #[test]
+    fn the_fast_path_escapes_like_the_slow_one() {
+        for s in [
+            "plain",
+            "a\"b",
+            "<x>",
+            "tab\t",
+            "caf\u{e9}",
+            "\u{2028}",
+            "\u{2026}",
+            "\u{7f}",
+        ] {
+            let mut fast = Vec::new();
+            escape_into(s, &mut fast);
+            let mut slow = String::new();
+            escape(s, &mut slow);
+            assert_eq!(String::from_utf8(fast).unwrap(), slow, "{s:?}");
+        }
     }
 
     #[test]

@@ -163,8 +163,8 @@ pub(crate) struct ProcLayout<'t> {
     pub streams: Vec<StreamLanes>,
     /// Largest conversion bound of the process's device spans.
     pub bound_max_ns: u64,
-    /// The flows each call starts (call index → flow ids).
-    pub call_flows: HashMap<usize, Vec<u64>>,
+    /// The flows the calls start: (call index, flow id), sorted by call index (`flows_of`).
+    pub call_flows: Vec<(usize, u64)>,
     /// The flow ending at each device span.
     pub span_flow: Vec<Option<u64>>,
 }
@@ -307,25 +307,23 @@ impl<'t> ProcLayout<'t> {
             })
             .collect();
 
-        // Flows: one per device span tied to a call of this process.
-        let call_index: HashMap<u64, usize> = p
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.seq, i))
-            .collect();
-        let mut call_flows: HashMap<usize, Vec<u64>> = HashMap::new();
+        // Flows: one per device span tied to a call of this process. Calls are in sequence order,
+        // so a span's call is found by binary search.
+        let mut call_flows: Vec<(usize, u64)> = Vec::new();
         let span_flow = p
             .device
             .iter()
             .map(|d| {
-                let ci = *call_index.get(&d.call?)?;
+                let seq = d.call?;
+                let ci = p.calls.binary_search_by_key(&seq, |c| c.seq).ok()?;
                 let id = *next_flow;
                 *next_flow += 1;
-                call_flows.entry(ci).or_default().push(id);
+                call_flows.push((ci, id));
                 Some(id)
             })
             .collect();
+        // Stable: a call's flows keep their span order.
+        call_flows.sort_by_key(|&(ci, _)| ci);
 
         ProcLayout {
             p,
@@ -364,6 +362,15 @@ impl<'t> ProcLayout<'t> {
         } else {
             format!("{} (overlap {lane})", stream.label())
         }
+    }
+
+    /// The ids of the flows call `i` starts, in span order.
+    pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
+        let lo = self.call_flows.partition_point(|&(c, _)| c < i);
+        self.call_flows[lo..]
+            .iter()
+            .take_while(move |&&(c, _)| c == i)
+            .map(|&(_, id)| id)
     }
 
     pub fn exe_name(&self) -> &str {

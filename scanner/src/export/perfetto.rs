@@ -28,7 +28,9 @@
 //! `open` on a call or range drawn to the process's end because it never ended.
 
 use super::{edges, Edge, Item, Layout, ProcLayout, What};
+use crate::util::fastmap::HashMap;
 use prost::Message;
+use rayon::prelude::*;
 use std::io::{self, Write};
 
 /// The subset of Perfetto's trace protos this exporter writes, as hand-written prost messages.
@@ -83,8 +85,48 @@ pub mod proto {
         pub trusted_packet_sequence_id: Option<u32>,
         #[prost(uint32, optional, tag = "13")]
         pub sequence_flags: Option<u32>,
+        #[prost(message, optional, tag = "12")]
+        pub interned_data: Option<InternedData>,
+        #[prost(message, optional, tag = "59")]
+        pub trace_packet_defaults: Option<TracePacketDefaults>,
         #[prost(oneof = "Data", tags = "6, 11, 60")]
         pub data: Option<Data>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TracePacketDefaults {
+        #[prost(uint32, optional, tag = "58")]
+        pub timestamp_clock_id: Option<u32>,
+        #[prost(message, optional, tag = "11")]
+        pub track_event_defaults: Option<TrackEventDefaults>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TrackEventDefaults {
+        #[prost(uint64, optional, tag = "11")]
+        pub track_uuid: Option<u64>,
+    }
+
+    /// Interned strings of one packet sequence; every entry is `{iid = 1, name/str = 2}`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct InternedData {
+        #[prost(message, repeated, tag = "1")]
+        pub event_categories: Vec<Interned>,
+        #[prost(message, repeated, tag = "2")]
+        pub event_names: Vec<Interned>,
+        #[prost(message, repeated, tag = "3")]
+        pub debug_annotation_names: Vec<Interned>,
+        /// `InternedString { iid = 1; bytes str = 2; }`.
+        #[prost(message, repeated, tag = "29")]
+        pub debug_annotation_string_values: Vec<Interned>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Interned {
+        #[prost(uint64, optional, tag = "1")]
+        pub iid: Option<u64>,
+        #[prost(string, optional, tag = "2")]
+        pub name: Option<String>,
     }
 
     #[derive(Clone, PartialEq, prost::Oneof)]
@@ -115,11 +157,18 @@ pub mod proto {
         pub clock_id: Option<u32>,
         #[prost(uint64, optional, tag = "2")]
         pub timestamp: Option<u64>,
+        /// Each later packet's timestamp on this clock is a delta from the sequence's previous one.
+        #[prost(bool, optional, tag = "3")]
+        pub is_incremental: Option<bool>,
+        #[prost(uint64, optional, tag = "4")]
+        pub unit_multiplier_ns: Option<u64>,
     }
 
     /// BuiltinClock values.
     pub const BUILTIN_CLOCK_MONOTONIC: u32 = 3;
     pub const BUILTIN_CLOCK_BOOTTIME: u32 = 6;
+    /// The first sequence-scoped clock id (64–127: valid only on the sequence that defined it).
+    pub const SEQUENCE_CLOCK: u32 = 64;
 
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct TrackDescriptor {
@@ -170,8 +219,12 @@ pub mod proto {
         pub r#type: Option<i32>,
         #[prost(uint64, optional, tag = "11")]
         pub track_uuid: Option<u64>,
+        #[prost(uint64, repeated, packed = "false", tag = "3")]
+        pub category_iids: Vec<u64>,
         #[prost(string, repeated, tag = "22")]
         pub categories: Vec<String>,
+        #[prost(uint64, optional, tag = "10")]
+        pub name_iid: Option<u64>,
         #[prost(string, optional, tag = "23")]
         pub name: Option<String>,
         #[prost(fixed64, repeated, packed = "false", tag = "47")]
@@ -182,9 +235,11 @@ pub mod proto {
 
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct DebugAnnotation {
+        #[prost(uint64, optional, tag = "1")]
+        pub name_iid: Option<u64>,
         #[prost(string, optional, tag = "10")]
         pub name: Option<String>,
-        #[prost(oneof = "Value", tags = "2, 3, 4, 6, 7")]
+        #[prost(oneof = "Value", tags = "2, 3, 4, 6, 7, 17")]
         pub value: Option<Value>,
     }
 
@@ -200,6 +255,9 @@ pub mod proto {
         String(String),
         #[prost(uint64, tag = "7")]
         Pointer(u64),
+        /// An interned string (`InternedData.debug_annotation_string_values`).
+        #[prost(uint64, tag = "17")]
+        StringIid(u64),
     }
 }
 
@@ -213,285 +271,700 @@ pub fn decode(bytes: &[u8]) -> Result<Trace, prost::DecodeError> {
     Trace::decode(bytes)
 }
 
-/// The packet sequence every packet is on.
+/// A decoded trace as a viewer reads it, every packet stand-alone: timestamps absolute on the clock
+/// they were read in (the sequences' incremental clocks resolved), each event's track and clock
+/// from its sequence's defaults, interned names, categories, annotation names and string values
+/// written out. The packets that only set a sequence up (its clock, defaults and interned strings)
+/// are left out; the others keep their order, events after the rest, stably by time.
+pub fn resolve(trace: Trace) -> Result<Vec<TracePacket>, String> {
+    #[derive(Default)]
+    struct Seq {
+        names: HashMap<u64, String>,
+        categories: HashMap<u64, String>,
+        annotations: HashMap<u64, String>,
+        values: HashMap<u64, String>,
+        defaults: Option<proto::TracePacketDefaults>,
+        /// Incremental clocks: id → (last timestamp on it, the clock its snapshot read beside it,
+        /// that clock's reading minus its own).
+        incremental: HashMap<u32, (u64, u32, i128)>,
+    }
+    let look = |t: &HashMap<u64, String>, iid: u64, what: &str| {
+        t.get(&iid)
+            .cloned()
+            .ok_or_else(|| format!("{what} iid {iid} was never interned"))
+    };
+    let mut seqs: HashMap<u32, Seq> = HashMap::default();
+    let (mut rest, mut events) = (Vec::new(), Vec::new());
+    for mut p in trace.packet {
+        let id = p.trusted_packet_sequence_id.unwrap_or(0);
+        if p.sequence_flags.unwrap_or(0) & proto::SEQ_INCREMENTAL_STATE_CLEARED != 0 {
+            seqs.insert(id, Seq::default());
+        }
+        let seq = seqs.entry(id).or_default();
+        let setup = p.trace_packet_defaults.is_some() || p.interned_data.is_some();
+        if let Some(d) = p.trace_packet_defaults.take() {
+            seq.defaults = Some(d);
+        }
+        if let Some(i) = p.interned_data.take() {
+            let fill = |t: &mut HashMap<u64, String>, v: Vec<proto::Interned>| {
+                for e in v {
+                    t.insert(e.iid.unwrap_or(0), e.name.unwrap_or_default());
+                }
+            };
+            fill(&mut seq.categories, i.event_categories);
+            fill(&mut seq.names, i.event_names);
+            fill(&mut seq.annotations, i.debug_annotation_names);
+            fill(&mut seq.values, i.debug_annotation_string_values);
+        }
+        if let Some(Data::ClockSnapshot(c)) = &p.data {
+            let base = c.clocks.iter().find(|c| c.is_incremental != Some(true));
+            for clock in &c.clocks {
+                if clock.is_incremental == Some(true) {
+                    let id = clock.clock_id.unwrap_or(0);
+                    if clock.unit_multiplier_ns.unwrap_or(1) != 1 {
+                        return Err(format!("clock {id}: a unit other than ns"));
+                    }
+                    let Some(base) = base else {
+                        return Err(format!("clock {id}: incremental, with no clock beside it"));
+                    };
+                    let at = clock.timestamp.unwrap_or(0);
+                    let offset = i128::from(base.timestamp.unwrap_or(0)) - i128::from(at);
+                    seq.incremental
+                        .insert(id, (at, base.clock_id.unwrap_or(0), offset));
+                }
+            }
+            if setup {
+                continue;
+            }
+        }
+        // The packet's clock: its own, else the sequence's default; an incremental clock's
+        // timestamp is a delta, and the clock it was defined against is the real one.
+        let clock = p
+            .timestamp_clock_id
+            .or_else(|| seq.defaults.as_ref().and_then(|d| d.timestamp_clock_id));
+        if let (Some(ts), Some(c)) = (p.timestamp, clock) {
+            if let Some((last, base, offset)) = seq.incremental.get_mut(&c) {
+                *last += ts;
+                p.timestamp = Some((i128::from(*last) + *offset) as u64);
+                p.timestamp_clock_id = Some(*base);
+            } else {
+                p.timestamp_clock_id = Some(c);
+            }
+        }
+        if let Some(Data::TrackEvent(e)) = &mut p.data {
+            if e.track_uuid.is_none() {
+                e.track_uuid = seq
+                    .defaults
+                    .as_ref()
+                    .and_then(|d| d.track_event_defaults.as_ref())
+                    .and_then(|d| d.track_uuid);
+            }
+            if let Some(iid) = e.name_iid.take() {
+                e.name = Some(look(&seq.names, iid, "event name")?);
+            }
+            for iid in std::mem::take(&mut e.category_iids) {
+                e.categories.push(look(&seq.categories, iid, "category")?);
+            }
+            for a in &mut e.debug_annotations {
+                if let Some(iid) = a.name_iid.take() {
+                    a.name = Some(look(&seq.annotations, iid, "annotation name")?);
+                }
+                if let Some(Value::StringIid(iid)) = a.value {
+                    a.value = Some(Value::String(look(&seq.values, iid, "string value")?));
+                }
+            }
+            events.push(p);
+        } else {
+            rest.push(p);
+        }
+    }
+    events.sort_by_key(|p| p.timestamp.unwrap_or(0));
+    rest.extend(events);
+    Ok(rest)
+}
+
+/// The packet sequence of the clock snapshot and the track descriptors.
 pub const SEQUENCE_ID: u32 = 1;
 
 /// Name of the per-process instant that carries the capture's metadata.
 pub const CAPTURE_EVENT: &str = "causeway capture";
 
-/// One event to write: what, where and when.
-#[derive(Clone, Copy)]
-struct Ev {
-    ts: u64,
-    track: u64,
-    proc: u32,
-    kind: EvKind,
+/// The first packet sequence of the tracks' events: track k's events are on sequence
+/// `FIRST_TRACK_SEQUENCE + k`, so each carries its own defaults (its track, the incremental clock).
+pub const FIRST_TRACK_SEQUENCE: u32 = 2;
+
+/// Annotation names, interned once: iid = position + 1.
+const ANNOTATIONS: [&str; 11] = [
+    "seq", "result", "layer", "kernel", "stream", "domain", "level", "bound_ns", "bytes",
+    "call_seq", "open",
+];
+
+fn ann_iid(name: &str) -> u64 {
+    ANNOTATIONS
+        .iter()
+        .position(|a| *a == name)
+        .expect("a known annotation") as u64
+        + 1
 }
 
+/// One interning table (event names, categories or annotation string values): an iid means one
+/// string in the whole file. Strings are looked up by address first (the timeline shares each name
+/// among all its uses), then by text.
+#[derive(Default)]
+struct Table {
+    by_ptr: HashMap<(usize, usize), u64>,
+    by_text: HashMap<Box<str>, u64>,
+    texts: Vec<Box<str>>,
+}
+
+impl Table {
+    /// `s` must live as long as the table (its address is a key).
+    fn iid(&mut self, s: &str) -> u64 {
+        let key = (s.as_ptr() as usize, s.len());
+        if let Some(&i) = self.by_ptr.get(&key) {
+            return i;
+        }
+        let i = match self.by_text.get(s) {
+            Some(&i) => i,
+            None => {
+                self.texts.push(s.into());
+                let i = self.texts.len() as u64;
+                self.by_text.insert(s.into(), i);
+                i
+            }
+        };
+        self.by_ptr.insert(key, i);
+        i
+    }
+
+    /// The iid of a string `iid` has seen.
+    fn get(&self, s: &str) -> u64 {
+        self.by_ptr
+            .get(&(s.as_ptr() as usize, s.len()))
+            .or_else(|| self.by_text.get(s))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn entries(&self, iids: &[u64]) -> Vec<proto::Interned> {
+        iids.iter()
+            .map(|&i| proto::Interned {
+                iid: Some(i),
+                name: Some(self.texts[i as usize - 1].to_string()),
+            })
+            .collect()
+    }
+}
+
+/// The interning tables of the file.
+#[derive(Default)]
+struct Strings {
+    names: Table,
+    categories: Table,
+    values: Table,
+}
+
+/// One event of a track, in the order its packets are written.
 #[derive(Clone, Copy)]
-enum EvKind {
+enum Ev {
     Begin(Item),
     End,
     Mark(usize),
     Capture,
 }
 
-pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
-    let mut out = Packets {
-        w,
-        buf: Vec::with_capacity(256),
-    };
-    let first_ns = layout.drawn().map(|p| p.first_ns).min().unwrap_or(0);
-    out.put(TracePacket {
-        trusted_packet_sequence_id: Some(SEQUENCE_ID),
-        sequence_flags: Some(proto::SEQ_INCREMENTAL_STATE_CLEARED),
-        data: Some(Data::ClockSnapshot(ClockSnapshot {
-            clocks: vec![Clock {
-                clock_id: Some(proto::BUILTIN_CLOCK_MONOTONIC),
-                timestamp: Some(first_ns),
-            }],
-            primary_trace_clock: Some(proto::BUILTIN_CLOCK_MONOTONIC as i32),
-        })),
-        ..Default::default()
-    })?;
+/// A track with events: its uuid, sequence, process, events (timestamp order) and the label its
+/// device spans' `stream` annotation carries.
+struct Track<'l, 't> {
+    uuid: u64,
+    sequence: u32,
+    pl: &'l ProcLayout<'t>,
+    events: Vec<(u64, Ev)>,
+    stream_label: Option<String>,
+    /// Iids this track's events use, per table (each listed once).
+    used: [Vec<u64>; 3],
+}
 
-    let mut next_uuid = 1u64;
-    let mut uuid = || {
-        let u = next_uuid;
-        next_uuid += 1;
-        u
-    };
-    let mut events: Vec<Ev> = Vec::new();
-    for (pi, pl) in layout.procs.iter().enumerate() {
-        if pl.is_empty() {
-            continue;
-        }
-        let proc = pi as u32;
-        let pid = pl.p.pid as i32;
-        let process_track = uuid();
-        out.descriptor(TrackDescriptor {
-            uuid: Some(process_track),
-            process: Some(ProcessDescriptor {
-                pid: Some(pid),
-                process_name: Some(pl.exe_name().to_string()),
-            }),
+/// Events per unit of parallel encoding.
+const UNIT: usize = 32 << 10;
+
+pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
+    let first_ns = layout.drawn().map(|p| p.first_ns).min().unwrap_or(0);
+    let mut head = Vec::new();
+    put(
+        &mut head,
+        &TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            sequence_flags: Some(proto::SEQ_INCREMENTAL_STATE_CLEARED),
+            data: Some(Data::ClockSnapshot(ClockSnapshot {
+                clocks: vec![clock(proto::BUILTIN_CLOCK_MONOTONIC, first_ns)],
+                primary_trace_clock: Some(proto::BUILTIN_CLOCK_MONOTONIC as i32),
+            })),
             ..Default::default()
-        })?;
-        events.push(Ev {
-            ts: pl.first_ns,
-            track: process_track,
-            proc,
-            kind: EvKind::Capture,
-        });
+        },
+    );
+
+    // Descriptors (on sequence 1, uuids 1, 2, 3, … in layout order) and each track's events.
+    let mut next_uuid = 1u64;
+    let mut tracks: Vec<Track> = Vec::new();
+    for pl in layout.drawn() {
+        let pid = pl.p.pid as i32;
+        let process_track = next_uuid;
+        next_uuid += 1;
+        descriptor(
+            &mut head,
+            TrackDescriptor {
+                uuid: Some(process_track),
+                process: Some(ProcessDescriptor {
+                    pid: Some(pid),
+                    process_name: Some(pl.exe_name().to_string()),
+                }),
+                ..Default::default()
+            },
+        );
+        let mut track = |uuid: u64, events: Vec<(u64, Ev)>, stream_label: Option<String>| {
+            let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
+            tracks.push(Track {
+                uuid,
+                sequence,
+                pl,
+                events,
+                stream_label,
+                used: Default::default(),
+            });
+        };
+        track(process_track, vec![(pl.first_ns, Ev::Capture)], None);
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
-                let track = uuid();
+                let uuid = next_uuid;
+                next_uuid += 1;
                 let name = pl.thread_name(t.tid, li);
-                out.descriptor(if li == 0 {
-                    TrackDescriptor {
-                        uuid: Some(track),
-                        thread: Some(ThreadDescriptor {
-                            pid: Some(pid),
-                            tid: Some(t.tid as i32),
-                            thread_name: Some(name),
-                        }),
-                        ..Default::default()
-                    }
-                } else {
-                    TrackDescriptor {
-                        uuid: Some(track),
-                        parent_uuid: Some(process_track),
-                        name: Some(name),
-                        ..Default::default()
-                    }
-                })?;
-                lane_events(&mut events, lane, track, proc);
-                if li == 0 {
-                    events.extend(t.marks.iter().map(|&m| Ev {
-                        ts: pl.p.marks[m].ns,
-                        track,
-                        proc,
-                        kind: EvKind::Mark(m),
-                    }));
-                }
+                descriptor(
+                    &mut head,
+                    if li == 0 {
+                        TrackDescriptor {
+                            uuid: Some(uuid),
+                            thread: Some(ThreadDescriptor {
+                                pid: Some(pid),
+                                tid: Some(t.tid as i32),
+                                thread_name: Some(name),
+                            }),
+                            ..Default::default()
+                        }
+                    } else {
+                        TrackDescriptor {
+                            uuid: Some(uuid),
+                            parent_uuid: Some(process_track),
+                            name: Some(name),
+                            ..Default::default()
+                        }
+                    },
+                );
+                let marks: &[usize] = if li == 0 { &t.marks } else { &[] };
+                track(uuid, lane_events(lane, marks, pl), None);
             }
         }
-        for s in &pl.streams {
-            for (li, lane) in s.lanes.iter().enumerate() {
-                let track = uuid();
-                out.descriptor(TrackDescriptor {
-                    uuid: Some(track),
-                    parent_uuid: Some(process_track),
-                    name: Some(ProcLayout::stream_name(&s.stream, li)),
-                    ..Default::default()
-                })?;
-                lane_events(&mut events, lane, track, proc);
+        for st in &pl.streams {
+            for (li, lane) in st.lanes.iter().enumerate() {
+                let uuid = next_uuid;
+                next_uuid += 1;
+                descriptor(
+                    &mut head,
+                    TrackDescriptor {
+                        uuid: Some(uuid),
+                        parent_uuid: Some(process_track),
+                        name: Some(ProcLayout::stream_name(&st.stream, li)),
+                        ..Default::default()
+                    },
+                );
+                track(uuid, lane_events(lane, &[], pl), Some(st.stream.label()));
             }
         }
     }
+    w.write_all(&head)?;
 
-    // Each track's events are already in order; a stable sort by time interleaves the tracks and keeps
-    // that order.
-    events.sort_by_key(|e| e.ts);
-    for e in &events {
-        let pl = &layout.procs[e.proc as usize];
-        let ev = match e.kind {
-            EvKind::Begin(it) => begin(pl, &it, e.track),
-            EvKind::End => TrackEvent {
-                r#type: Some(Type::SliceEnd as i32),
-                track_uuid: Some(e.track),
-                ..Default::default()
-            },
-            EvKind::Mark(m) => {
-                let m = &pl.p.marks[m];
-                let mut a = Vec::new();
-                if let Some(d) = &m.domain {
-                    a.push(ann("domain", Value::String(d.clone())));
-                }
-                TrackEvent {
-                    r#type: Some(Type::Instant as i32),
-                    track_uuid: Some(e.track),
-                    name: Some(m.name.clone()),
-                    categories: vec!["nvtx".into()],
-                    debug_annotations: a,
-                    ..Default::default()
-                }
+    // The interning tables, filled in file order (so the file is the same on any number of threads),
+    // and what each track uses.
+    let mut strings = Strings::default();
+    let mut last_user: [Vec<u32>; 3] = Default::default();
+    for (k, t) in tracks.iter_mut().enumerate() {
+        let mut note = |table: usize, iid: u64| {
+            let users = &mut last_user[table];
+            if users.len() <= iid as usize {
+                users.resize(iid as usize + 1, u32::MAX);
             }
-            EvKind::Capture => TrackEvent {
-                r#type: Some(Type::Instant as i32),
-                track_uuid: Some(e.track),
-                name: Some(CAPTURE_EVENT.into()),
-                categories: vec!["causeway".into()],
-                debug_annotations: vec![
-                    ann("capture", Value::String(capture.into())),
-                    ann("clock", Value::String("CLOCK_MONOTONIC".into())),
-                    ann("exe", Value::String(pl.p.exe.clone())),
-                    ann("host", Value::String(pl.p.host.clone())),
-                    ann("ppid", Value::Uint(pl.p.ppid as u64)),
-                    ann("backend", Value::String(pl.p.backend.clone())),
-                    ann("clock_bound_max_ns", Value::Uint(pl.bound_max_ns)),
-                    ann("device_spans", Value::Uint(pl.p.device.len() as u64)),
-                    ann(
-                        "unplaced_device_intervals",
-                        Value::Uint(pl.p.unplaced_device),
-                    ),
-                    ann(
-                        "processes_in_capture",
-                        Value::Uint(layout.procs.len() as u64),
-                    ),
-                ],
-                ..Default::default()
-            },
+            if users[iid as usize] != k as u32 {
+                users[iid as usize] = k as u32;
+                t.used[table].push(iid);
+            }
         };
-        out.put(TracePacket {
-            timestamp: Some(e.ts),
-            timestamp_clock_id: Some(proto::BUILTIN_CLOCK_MONOTONIC),
-            trusted_packet_sequence_id: Some(SEQUENCE_ID),
-            data: Some(Data::TrackEvent(ev)),
-            ..Default::default()
-        })?;
+        for (_, ev) in &t.events {
+            for_strings(t.pl, t.stream_label.as_deref(), ev, |table, s| {
+                let iid = match table {
+                    0 => strings.names.iid(s),
+                    1 => strings.categories.iid(s),
+                    _ => strings.values.iid(s),
+                };
+                note(table, iid);
+            });
+        }
+    }
+
+    // Units in file order: each track's first packet (its clock, defaults and interned strings),
+    // then its events in chunks; encoded on every thread, a window at a time, written in order.
+    let mut units: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    for (k, t) in tracks.iter().enumerate() {
+        units.push((k, 0..0));
+        let n = t.events.len();
+        units.extend((0..n).step_by(UNIT).map(|a| (k, a..(a + UNIT).min(n))));
+    }
+    let window = 4 * rayon::current_num_threads().max(1);
+    for win in units.chunks(window) {
+        let bufs: Vec<Vec<u8>> = win
+            .par_iter()
+            .map(|(k, range)| {
+                let t = &tracks[*k];
+                if range.is_empty() {
+                    first_packet(t, &strings)
+                } else {
+                    events(t, range.clone(), &strings, capture, layout.procs.len())
+                }
+            })
+            .collect();
+        for b in bufs {
+            w.write_all(&b)?;
+        }
     }
     Ok(())
 }
 
-fn lane_events(events: &mut Vec<Ev>, lane: &[Item], track: u64, proc: u32) {
-    events.extend(edges(lane).into_iter().map(|(ts, e)| Ev {
-        ts,
-        track,
-        proc,
-        kind: match e {
-            Edge::Begin(i) => EvKind::Begin(lane[i]),
-            Edge::End(_) => EvKind::End,
+/// A lane's slice edges in nesting order merged with its marks by time (edges first on a tie).
+fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<(u64, Ev)> {
+    let edges = edges(lane);
+    let mut out = Vec::with_capacity(edges.len() + marks.len());
+    let mut m = marks.iter().peekable();
+    for (ts, e) in edges {
+        while let Some(&&mi) = m.peek() {
+            if pl.p.marks[mi].ns < ts {
+                out.push((pl.p.marks[mi].ns, Ev::Mark(mi)));
+                m.next();
+            } else {
+                break;
+            }
+        }
+        out.push((
+            ts,
+            match e {
+                Edge::Begin(i) => Ev::Begin(lane[i]),
+                Edge::End(_) => Ev::End,
+            },
+        ));
+    }
+    out.extend(m.map(|&mi| (pl.p.marks[mi].ns, Ev::Mark(mi))));
+    out
+}
+
+/// The strings an event refers to, by table (0 event names, 1 categories, 2 annotation values).
+fn for_strings<'a>(
+    pl: &'a ProcLayout,
+    stream_label: Option<&'a str>,
+    ev: &Ev,
+    mut f: impl FnMut(usize, &'a str),
+) {
+    match *ev {
+        Ev::Begin(it) => match it.what {
+            What::Call(i) => {
+                let c = &pl.p.calls[i];
+                f(0, &c.api);
+                f(1, c.class.unwrap_or("call"));
+                f(2, c.layer);
+                if let Some(k) = &c.kernel {
+                    f(2, k);
+                }
+            }
+            What::Range(i) => {
+                let r = &pl.p.ranges[i];
+                f(0, &r.name);
+                f(1, "nvtx");
+                if let Some(d) = &r.domain {
+                    f(2, d);
+                }
+            }
+            What::Span(i) => {
+                let d = &pl.p.device[i];
+                f(0, &d.name);
+                f(1, d.kind);
+                if let Some(l) = stream_label {
+                    f(2, l);
+                }
+            }
         },
-    }));
+        Ev::Mark(m) => {
+            let m = &pl.p.marks[m];
+            f(0, &m.name);
+            f(1, "nvtx");
+            if let Some(d) = &m.domain {
+                f(2, d);
+            }
+        }
+        Ev::End | Ev::Capture => {}
+    }
+}
+
+fn clock(id: u32, ts: u64) -> Clock {
+    Clock {
+        clock_id: Some(id),
+        timestamp: Some(ts),
+        is_incremental: None,
+        unit_multiplier_ns: None,
+    }
+}
+
+/// A track's first packet: at its first event's time on CLOCK_MONOTONIC, it clears the sequence's
+/// state, defines the sequence's incremental clock from that time (every later packet's timestamp is
+/// the nanoseconds since the previous one), makes the track and that clock the sequence's defaults,
+/// and interns the strings the track's events use.
+fn first_packet(t: &Track, strings: &Strings) -> Vec<u8> {
+    let t0 = t.events.first().map_or(0, |e| e.0);
+    let mut out = Vec::new();
+    put(
+        &mut out,
+        &TracePacket {
+            timestamp: Some(t0),
+            timestamp_clock_id: Some(proto::BUILTIN_CLOCK_MONOTONIC),
+            trusted_packet_sequence_id: Some(t.sequence),
+            sequence_flags: Some(proto::SEQ_INCREMENTAL_STATE_CLEARED),
+            interned_data: Some(proto::InternedData {
+                event_categories: strings.categories.entries(&t.used[1]),
+                event_names: strings.names.entries(&t.used[0]),
+                debug_annotation_names: ANNOTATIONS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| proto::Interned {
+                        iid: Some(i as u64 + 1),
+                        name: Some(a.to_string()),
+                    })
+                    .collect(),
+                debug_annotation_string_values: strings.values.entries(&t.used[2]),
+            }),
+            trace_packet_defaults: Some(proto::TracePacketDefaults {
+                timestamp_clock_id: Some(proto::SEQUENCE_CLOCK),
+                track_event_defaults: Some(proto::TrackEventDefaults {
+                    track_uuid: Some(t.uuid),
+                }),
+            }),
+            data: Some(Data::ClockSnapshot(ClockSnapshot {
+                clocks: vec![
+                    clock(proto::BUILTIN_CLOCK_MONOTONIC, t0),
+                    Clock {
+                        is_incremental: Some(true),
+                        unit_multiplier_ns: Some(1),
+                        ..clock(proto::SEQUENCE_CLOCK, t0)
+                    },
+                ],
+                primary_trace_clock: None,
+            })),
+        },
+    );
+    out
+}
+
+// ---- events, encoded by hand (a packet each: one allocation-free pass, not a message tree) ----------
+
+fn varint(b: &mut Vec<u8>, v: u64) {
+    prost::encoding::encode_varint(v, b);
+}
+
+fn key(b: &mut Vec<u8>, field: u32, wire: u8) {
+    varint(b, (u64::from(field) << 3) | u64::from(wire));
+}
+
+fn uint(b: &mut Vec<u8>, field: u32, v: u64) {
+    key(b, field, 0);
+    varint(b, v);
+}
+
+fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
+    key(b, field, 2);
+    varint(b, v.len() as u64);
+    b.extend_from_slice(v);
+}
+
+/// A debug annotation: its interned name and a value already encoded (`field` = the value's).
+fn annotation(
+    te: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    name: &str,
+    value: impl FnOnce(&mut Vec<u8>),
+) {
+    scratch.clear();
+    uint(scratch, 1, ann_iid(name));
+    value(scratch);
+    bytes(te, 4, scratch);
+}
+
+/// `range` of track `t`'s events, each a `Trace.packet`. `capture` and `processes` fill the
+/// `causeway capture` instant.
+fn events(
+    t: &Track,
+    range: std::ops::Range<usize>,
+    strings: &Strings,
+    capture: &str,
+    processes: usize,
+) -> Vec<u8> {
+    let pl = t.pl;
+    let mut out = Vec::with_capacity(range.len() * 40);
+    let mut te = Vec::with_capacity(256);
+    let mut packet = Vec::with_capacity(256);
+    let mut scratch = Vec::with_capacity(64);
+    let mut prev = if range.start == 0 {
+        t.events.first().map_or(0, |e| e.0)
+    } else {
+        t.events[range.start - 1].0
+    };
+    for &(ts, ev) in &t.events[range] {
+        te.clear();
+        match ev {
+            Ev::Begin(it) => {
+                uint(&mut te, 9, Type::SliceBegin as u64);
+                let mut flows: Vec<u64> = Vec::new();
+                match it.what {
+                    What::Call(i) => {
+                        let c = &pl.p.calls[i];
+                        uint(&mut te, 10, strings.names.get(&c.api));
+                        uint(
+                            &mut te,
+                            3,
+                            strings.categories.get(c.class.unwrap_or("call")),
+                        );
+                        annotation(&mut te, &mut scratch, "seq", |b| uint(b, 3, c.seq));
+                        annotation(&mut te, &mut scratch, "result", |b| {
+                            uint(b, 4, c.result as i64 as u64)
+                        });
+                        annotation(&mut te, &mut scratch, "layer", |b| {
+                            uint(b, 17, strings.values.get(c.layer))
+                        });
+                        if let Some(k) = &c.kernel {
+                            annotation(&mut te, &mut scratch, "kernel", |b| {
+                                uint(b, 17, strings.values.get(k))
+                            });
+                        }
+                        if let Some(s) = c.stream {
+                            annotation(&mut te, &mut scratch, "stream", |b| uint(b, 7, s));
+                        }
+                        flows.extend(pl.flows_of(i));
+                    }
+                    What::Range(i) => {
+                        let r = &pl.p.ranges[i];
+                        uint(&mut te, 10, strings.names.get(&r.name));
+                        uint(&mut te, 3, strings.categories.get("nvtx"));
+                        if let Some(d) = &r.domain {
+                            annotation(&mut te, &mut scratch, "domain", |b| {
+                                uint(b, 17, strings.values.get(d))
+                            });
+                        }
+                        annotation(&mut te, &mut scratch, "level", |b| {
+                            uint(b, 3, u64::from(r.level))
+                        });
+                    }
+                    What::Span(i) => {
+                        let d = &pl.p.device[i];
+                        uint(&mut te, 10, strings.names.get(&d.name));
+                        uint(&mut te, 3, strings.categories.get(d.kind));
+                        annotation(&mut te, &mut scratch, "bound_ns", |b| {
+                            uint(b, 3, d.bound_ns)
+                        });
+                        if matches!(d.kind, "memcpy" | "memset") {
+                            annotation(&mut te, &mut scratch, "bytes", |b| uint(b, 3, d.bytes));
+                        }
+                        if let Some(seq) = d.call {
+                            annotation(&mut te, &mut scratch, "call_seq", |b| uint(b, 3, seq));
+                        }
+                        let label = t.stream_label.as_deref().unwrap_or_default();
+                        annotation(&mut te, &mut scratch, "stream", |b| {
+                            uint(b, 17, strings.values.get(label))
+                        });
+                        flows.extend(pl.span_flow[i]);
+                    }
+                }
+                if it.open {
+                    annotation(&mut te, &mut scratch, "open", |b| uint(b, 2, 1));
+                }
+                for f in flows {
+                    key(&mut te, 47, 1);
+                    te.extend_from_slice(&f.to_le_bytes());
+                }
+            }
+            Ev::End => uint(&mut te, 9, Type::SliceEnd as u64),
+            Ev::Mark(m) => {
+                let m = &pl.p.marks[m];
+                uint(&mut te, 9, Type::Instant as u64);
+                uint(&mut te, 10, strings.names.get(&m.name));
+                uint(&mut te, 3, strings.categories.get("nvtx"));
+                if let Some(d) = &m.domain {
+                    annotation(&mut te, &mut scratch, "domain", |b| {
+                        uint(b, 17, strings.values.get(d))
+                    });
+                }
+            }
+            Ev::Capture => {
+                // Once per process: its annotations are written out, not interned.
+                let e = TrackEvent {
+                    r#type: Some(Type::Instant as i32),
+                    name: Some(CAPTURE_EVENT.into()),
+                    categories: vec!["causeway".into()],
+                    debug_annotations: vec![
+                        ann("capture", Value::String(capture.into())),
+                        ann("clock", Value::String("CLOCK_MONOTONIC".into())),
+                        ann("exe", Value::String(pl.p.exe.clone())),
+                        ann("host", Value::String(pl.p.host.clone())),
+                        ann("ppid", Value::Uint(pl.p.ppid as u64)),
+                        ann("backend", Value::String(pl.p.backend.clone())),
+                        ann("clock_bound_max_ns", Value::Uint(pl.bound_max_ns)),
+                        ann("device_spans", Value::Uint(pl.p.device.len() as u64)),
+                        ann(
+                            "unplaced_device_intervals",
+                            Value::Uint(pl.p.unplaced_device),
+                        ),
+                        ann("processes_in_capture", Value::Uint(processes as u64)),
+                    ],
+                    ..Default::default()
+                };
+                e.encode(&mut te).expect("a Vec grows");
+            }
+        }
+        packet.clear();
+        uint(&mut packet, 8, ts - prev);
+        prev = ts;
+        uint(&mut packet, 10, u64::from(t.sequence));
+        bytes(&mut packet, 11, &te);
+        bytes(&mut out, 1, &packet);
+    }
+    out
 }
 
 fn ann(name: &str, value: Value) -> DebugAnnotation {
     DebugAnnotation {
+        name_iid: None,
         name: Some(name.into()),
         value: Some(value),
     }
 }
 
-fn begin(pl: &ProcLayout, it: &Item, track: u64) -> TrackEvent {
-    let mut a = Vec::new();
-    let (name, cat, flows) = match it.what {
-        What::Call(i) => {
-            let c = &pl.p.calls[i];
-            a.push(ann("seq", Value::Uint(c.seq)));
-            a.push(ann("result", Value::Int(c.result as i64)));
-            a.push(ann("layer", Value::String(c.layer.into())));
-            if let Some(k) = &c.kernel {
-                a.push(ann("kernel", Value::String(k.clone())));
-            }
-            if let Some(s) = c.stream {
-                a.push(ann("stream", Value::Pointer(s)));
-            }
-            (
-                c.api.clone(),
-                c.class.unwrap_or("call"),
-                pl.call_flows.get(&i).cloned().unwrap_or_default(),
-            )
-        }
-        What::Range(i) => {
-            let r = &pl.p.ranges[i];
-            if let Some(d) = &r.domain {
-                a.push(ann("domain", Value::String(d.clone())));
-            }
-            a.push(ann("level", Value::Uint(r.level as u64)));
-            (r.name.clone(), "nvtx", Vec::new())
-        }
-        What::Span(i) => {
-            let d = &pl.p.device[i];
-            a.push(ann("bound_ns", Value::Uint(d.bound_ns)));
-            if matches!(d.kind, "memcpy" | "memset") {
-                a.push(ann("bytes", Value::Uint(d.bytes)));
-            }
-            if let Some(seq) = d.call {
-                a.push(ann("call_seq", Value::Uint(seq)));
-            }
-            a.push(ann("stream", Value::String(d.stream.label())));
-            (
-                d.name.clone(),
-                d.kind,
-                pl.span_flow[i].into_iter().collect(),
-            )
-        }
-    };
-    if it.open {
-        a.push(ann("open", Value::Bool(true)));
-    }
-    TrackEvent {
-        r#type: Some(Type::SliceBegin as i32),
-        track_uuid: Some(track),
-        name: Some(name),
-        categories: vec![cat.to_string()],
-        flow_ids: flows,
-        debug_annotations: a,
-        ..Default::default()
-    }
+/// Appends one packet as `Trace.packet` (field 1): concatenated, these form one `Trace` message.
+fn put(out: &mut Vec<u8>, p: &TracePacket) {
+    key(out, 1, 2);
+    varint(out, p.encoded_len() as u64);
+    p.encode(out).expect("a Vec grows");
 }
 
-struct Packets<'w, W: Write> {
-    w: &'w mut W,
-    buf: Vec<u8>,
-}
-
-impl<W: Write> Packets<'_, W> {
-    /// Writes one packet as `Trace.packet` (field 1): concatenated, these form one `Trace` message.
-    fn put(&mut self, p: TracePacket) -> io::Result<()> {
-        self.buf.clear();
-        Trace { packet: vec![p] }
-            .encode(&mut self.buf)
-            .map_err(io::Error::other)?;
-        self.w.write_all(&self.buf)
-    }
-
-    fn descriptor(&mut self, d: TrackDescriptor) -> io::Result<()> {
-        self.put(TracePacket {
+fn descriptor(out: &mut Vec<u8>, d: TrackDescriptor) {
+    put(
+        out,
+        &TracePacket {
             trusted_packet_sequence_id: Some(SEQUENCE_ID),
             data: Some(Data::TrackDescriptor(d)),
             ..Default::default()
-        })
-    }
+        },
+    );
 }

@@ -9,8 +9,8 @@ use crate::facts::anchors::Anchors;
 use crate::facts::streams::{stream_key, PER_THREAD_STREAM};
 use crate::read::capture::Ring;
 use crate::read::decode::{Decoded, Entries};
-use crate::read::names::layer_name;
 use crate::read::names::Names;
+use crate::read::names::{layer_name, Name};
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
@@ -98,7 +98,7 @@ pub struct Call {
     /// The entry's sequence number in its ring (device intervals name it).
     pub seq: u64,
     pub tid: u32,
-    pub api: String,
+    pub api: Name,
     /// `runtime`, `driver`, `nvtx`, `loader`.
     pub layer: &'static str,
     /// The API class (`launch`, `copy`, `sync`, …), `None` for an API the ring does not describe.
@@ -113,15 +113,15 @@ pub struct Call {
     /// graph launch, capture), else `None`.
     pub stream: Option<u64>,
     /// A launch's kernel name, when known.
-    pub kernel: Option<String>,
+    pub kernel: Option<Name>,
 }
 
 /// An NVTX range on one thread (push/pop) or across threads (start/end).
 #[derive(Debug, Clone, Serialize)]
 pub struct Range {
     pub tid: u32,
-    pub name: String,
-    pub domain: Option<String>,
+    pub name: Name,
+    pub domain: Option<Name>,
     pub begin_ns: u64,
     /// `None` for a range never closed.
     pub end_ns: Option<u64>,
@@ -133,8 +133,8 @@ pub struct Range {
 #[derive(Debug, Clone, Serialize)]
 pub struct Mark {
     pub tid: u32,
-    pub name: String,
-    pub domain: Option<String>,
+    pub name: Name,
+    pub domain: Option<Name>,
     pub ns: u64,
 }
 
@@ -144,7 +144,7 @@ pub struct DeviceSpan {
     /// `kernel`, `memcpy`, `memset`, `graph`.
     pub kind: &'static str,
     /// Kernel name; a copy's direction (`HtoD`, …); `memset`; `[graph launch]`.
-    pub name: String,
+    pub name: Name,
     pub begin_ns: u64,
     pub end_ns: u64,
     /// How far the converted times may be off (ns, either way): 0 when the backend's timestamps were
@@ -228,71 +228,18 @@ fn process(ring: &Ring) -> ProcessTimeline {
 /// it on the same decode: `Report::build_with_timeline`).
 pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> ProcessTimeline {
     let h: &Header = &ring.view.header;
-    let ns = |t: u64| h.ticks_to_ns(t);
-    let mut calls = Vec::new();
-    let mut ranges = Vec::new();
-    let mut marks = Vec::new();
-    let mut threads: Vec<u32> = Vec::new();
-    let mut pairer = crate::facts::ranges::Pairer::default();
-    let range = |open: &Entry, end: Option<u64>, level: u32| Range {
-        tid: open.tid,
-        name: names.text(open.a0),
-        domain: names.domain(open.a1),
-        begin_ns: ns(open.t_begin),
-        end_ns: end.map(ns),
-        level,
-    };
-    for e in d.entries().iter() {
-        let e = &e;
-        match e.kind {
-            Some(Kind::Call) => {
-                threads.push(e.tid);
-                let (api, layer) = match names.api(e.api) {
-                    Some((n, info)) => (n.clone(), layer_name(info.layer)),
-                    None => (format!("<api {}>", e.api), "unknown"),
-                };
-                let class = names.class(e);
-                calls.push(Call {
-                    seq: e.seq,
-                    tid: e.tid,
-                    api,
-                    layer,
-                    class: class.map(class_name),
-                    begin_ns: ns(e.t_begin),
-                    end_ns: e.done.then(|| ns(e.t_end)),
-                    depth: e.depth,
-                    result: e.result,
-                    stream: crate::facts::streams::takes_stream(class).then_some(e.a0),
-                    kernel: (class == Some(Class::Launch))
-                        .then(|| names.kernel(e.a1).map(str::to_string))
-                        .flatten(),
-                });
-            }
-            Some(Kind::RangePush | Kind::RangePop | Kind::RangeStart | Kind::RangeEnd) => {
-                if e.kind == Some(Kind::RangePush) {
-                    threads.push(e.tid);
-                }
-                if let Some(r) = pairer.step(e) {
-                    ranges.push(range(&r.open, Some(r.t_end), r.level));
-                }
-            }
-            Some(Kind::Mark) => marks.push(Mark {
-                tid: e.tid,
-                name: names.text(e.a0),
-                domain: names.domain(e.a1),
-                ns: ns(e.t_begin),
-            }),
-            _ => {}
-        }
-    }
-    for (open, level) in pairer.still_open() {
-        ranges.push(range(open, None, level));
-    }
-    ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
+    let entries = d.entries();
+    // The calls (most of the entries), in chunks on every thread; beside them the NVTX entries
+    // (paired in order, on one) and the device intervals.
+    let ((calls, call_threads), ((ranges, marks, nvtx_threads), (device, unplaced_device))) =
+        rayon::join(
+            || calls_of(h, entries, names),
+            || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
+        );
+    let mut threads = call_threads;
+    threads.extend(nvtx_threads);
     threads.sort_unstable();
     threads.dedup();
-
-    let (device, unplaced_device) = device_spans(h, d.entries(), names);
     ProcessTimeline {
         ring: ring_key(ring.path),
         symbols: names
@@ -313,15 +260,116 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
     }
 }
 
-fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>, u64) {
-    let anchors = Anchors::from_entries(h, entries);
+/// Entries per work item of the calls' parallel pass.
+const CALLS_CHUNK: usize = 1 << 16;
+
+/// The calls, in sequence order, and the threads that made them (sorted, distinct).
+fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>) {
+    let starts: Vec<usize> = (0..entries.len()).step_by(CALLS_CHUNK).collect();
+    let parts: Vec<(Vec<Call>, Vec<u32>)> = starts
+        .par_iter()
+        .map(|&start| {
+            let end = (start + CALLS_CHUNK).min(entries.len());
+            let mut calls = Vec::with_capacity(end - start);
+            let mut threads: Vec<u32> = Vec::new();
+            for i in start..end {
+                let e = entries.get(i);
+                if e.kind != Some(Kind::Call) {
+                    continue;
+                }
+                if threads.last() != Some(&e.tid) {
+                    threads.push(e.tid);
+                }
+                calls.push(call_of(h, &e, names));
+            }
+            threads.sort_unstable();
+            threads.dedup();
+            (calls, threads)
+        })
+        .collect();
+    let mut calls = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut threads = Vec::new();
+    for (c, t) in parts {
+        calls.extend(c);
+        threads.extend(t);
+    }
+    (calls, threads)
+}
+
+#[inline]
+fn call_of(h: &Header, e: &Entry, names: &Names) -> Call {
+    let (api, layer) = match names.api(e.api) {
+        Some((n, info)) => (n.clone(), layer_name(info.layer)),
+        None => (Name::from(format!("<api {}>", e.api)), "unknown"),
+    };
+    let class = names.class(e);
+    Call {
+        seq: e.seq,
+        tid: e.tid,
+        api,
+        layer,
+        class: class.map(class_name),
+        begin_ns: h.ticks_to_ns(e.t_begin),
+        end_ns: e.done.then(|| h.ticks_to_ns(e.t_end)),
+        depth: e.depth,
+        result: e.result,
+        stream: crate::facts::streams::takes_stream(class).then_some(e.a0),
+        kernel: (class == Some(Class::Launch))
+            .then(|| names.kernel_name(e.a1))
+            .flatten(),
+    }
+}
+
+/// The NVTX ranges (sorted by begin, thread, level) and marks, and the threads that pushed ranges.
+fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Vec<u32>) {
+    let ns = |t: u64| h.ticks_to_ns(t);
+    let mut ranges = Vec::new();
+    let mut marks = Vec::new();
+    let mut threads: Vec<u32> = Vec::new();
+    let mut pairer = crate::facts::ranges::Pairer::default();
+    let range = |open: &Entry, end: Option<u64>, level: u32| Range {
+        tid: open.tid,
+        name: names.text_name(open.a0),
+        domain: names.domain_name(open.a1),
+        begin_ns: ns(open.t_begin),
+        end_ns: end.map(ns),
+        level,
+    };
+    for (_, e) in d.rest() {
+        let e = &e;
+        match e.kind {
+            Some(Kind::RangePush | Kind::RangePop | Kind::RangeStart | Kind::RangeEnd) => {
+                if e.kind == Some(Kind::RangePush) {
+                    threads.push(e.tid);
+                }
+                if let Some(r) = pairer.step(e) {
+                    ranges.push(range(&r.open, Some(r.t_end), r.level));
+                }
+            }
+            Some(Kind::Mark) => marks.push(Mark {
+                tid: e.tid,
+                name: names.text_name(e.a0),
+                domain: names.domain_name(e.a1),
+                ns: ns(e.t_begin),
+            }),
+            _ => {}
+        }
+    }
+    for (open, level) in pairer.still_open() {
+        ranges.push(range(open, None, level));
+    }
+    ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
+    (ranges, marks, threads)
+}
+
+fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64) {
+    let entries = d.entries();
+    // Anchors are among the entries that are neither calls nor intervals: read only those.
+    let anchors = Anchors::of(h, d.rest().map(|(_, e)| e));
     let ticks = h.converter();
     let mut out = Vec::new();
     let mut unplaced = 0u64;
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == Some(Kind::DeviceInterval) && e.done)
-    {
+    for (_, e) in d.intervals().filter(|(_, e)| e.done) {
         let e = &e;
         let index = (e.a0 != NO_CALL)
             .then(|| entries.index_of_seq(e.a0))
@@ -341,14 +389,14 @@ fn device_spans(h: &Header, entries: Entries, names: &Names) -> (Vec<DeviceSpan>
         let (kind_name, name, bytes) = match kind {
             Some(DeviceKind::Kernel) if anchored_kernel => (
                 "kernel",
-                call.and_then(|c| names.kernel(c.a1).map(str::to_string))
+                call.and_then(|c| names.kernel_name(c.a1))
                     .unwrap_or_else(|| crate::facts::device::UNKNOWN_KERNEL_ROW.into()),
                 0,
             ),
-            Some(DeviceKind::Kernel) => ("kernel", names.kernel_text(e.a1), 0),
+            Some(DeviceKind::Kernel) => ("kernel", names.kernel_text_name(e.a1), 0),
             Some(DeviceKind::Memcpy) => (
                 "memcpy",
-                crate::facts::device::copy_kind_name(e.depth),
+                Name::from(crate::facts::device::copy_kind_name(e.depth)),
                 e.a1,
             ),
             Some(DeviceKind::Memset) => ("memset", "memset".into(), e.a1),

@@ -6,17 +6,20 @@ use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{ApiInfo, Class};
 use causeway_ring::{Entry, StrKind};
 
+/// A name as the model keeps it: shared, so a million calls of one API hold one string.
+pub type Name = std::sync::Arc<str>;
+
 pub(crate) struct Names {
-    apis: HashMap<u16, (String, ApiInfo)>,
+    apis: HashMap<u16, (Name, ApiInfo)>,
     /// Class by API id, as a flat table: looked up several times per entry, so no hashing.
     classes: Vec<Option<Class>>,
     /// Kernel names as people read them (demangled).
-    kernels: HashMap<u64, String>,
+    kernels: HashMap<u64, Name>,
     /// The raw symbol of each kernel name that demangling changed (display → symbol).
     symbols: HashMap<String, String>,
-    texts: HashMap<u64, String>,
+    texts: HashMap<u64, Name>,
     /// Texts that are mangled symbols (CUPTI's kernel names come as texts), demangled.
-    kernel_texts: HashMap<u64, String>,
+    kernel_texts: HashMap<u64, Name>,
 }
 
 /// Symbols longer than this are shown as they are (a name this long is no longer read anyway, and
@@ -131,7 +134,9 @@ impl Names {
                 StrKind::Api => {
                     if let Ok(id) = u16::try_from(r.key) {
                         let info = ApiInfo::unpack(r.aux);
-                        n.apis.entry(id).or_insert_with(|| (r.text.clone(), info));
+                        n.apis
+                            .entry(id)
+                            .or_insert_with(|| (Name::from(r.text.as_str()), info));
                         if n.classes.len() <= id as usize {
                             n.classes.resize(id as usize + 1, None);
                         }
@@ -146,7 +151,7 @@ impl Names {
                                 .entry(shown.to_string())
                                 .or_insert_with(|| r.text.clone());
                         }
-                        v.insert(shown.into_owned());
+                        v.insert(Name::from(shown.as_ref()));
                     }
                 }
                 StrKind::Text => {
@@ -156,9 +161,9 @@ impl Names {
                             n.symbols
                                 .entry(shown.to_string())
                                 .or_insert_with(|| r.text.clone());
-                            n.kernel_texts.insert(r.key, shown.into_owned());
+                            n.kernel_texts.insert(r.key, Name::from(shown.as_ref()));
                         }
-                        v.insert(r.text.clone());
+                        v.insert(Name::from(r.text.as_str()));
                     }
                 }
                 StrKind::Thread => {}
@@ -167,12 +172,17 @@ impl Names {
         n
     }
 
-    pub(crate) fn api(&self, id: u16) -> Option<&(String, ApiInfo)> {
+    pub(crate) fn api(&self, id: u16) -> Option<&(Name, ApiInfo)> {
         self.apis.get(&id)
     }
 
     pub(crate) fn kernel(&self, handle: u64) -> Option<&str> {
-        self.kernels.get(&handle).map(String::as_str)
+        self.kernels.get(&handle).map(|k| &**k)
+    }
+
+    /// `kernel`, shared rather than copied.
+    pub(crate) fn kernel_name(&self, handle: u64) -> Option<Name> {
+        self.kernels.get(&handle).cloned()
     }
 
     /// Demangled kernel names and the raw symbols they came from.
@@ -185,26 +195,41 @@ impl Names {
     }
 
     pub(crate) fn text(&self, id: u64) -> String {
+        self.text_name(id).to_string()
+    }
+
+    /// `text`, shared rather than copied where the ring names it.
+    pub(crate) fn text_name(&self, id: u64) -> Name {
         match id {
             0 => "<unnamed>".into(),
             _ => self
                 .texts
                 .get(&id)
                 .cloned()
-                .unwrap_or_else(|| format!("<string {id}>")),
+                .unwrap_or_else(|| format!("<string {id}>").into()),
         }
     }
 
     /// A text that names a kernel (CUPTI's kernel records), demangled like `kernel`'s names.
     pub(crate) fn kernel_text(&self, id: u64) -> String {
+        self.kernel_text_name(id).to_string()
+    }
+
+    /// `kernel_text`, shared rather than copied.
+    pub(crate) fn kernel_text_name(&self, id: u64) -> Name {
         match self.kernel_texts.get(&id) {
             Some(k) => k.clone(),
-            None => self.text(id),
+            None => self.text_name(id),
         }
     }
 
     pub(crate) fn domain(&self, id: u64) -> Option<String> {
         (id != 0).then(|| self.text(id))
+    }
+
+    /// `domain`, shared rather than copied.
+    pub(crate) fn domain_name(&self, id: u64) -> Option<Name> {
+        (id != 0).then(|| self.text_name(id))
     }
 }
 

@@ -315,6 +315,8 @@ struct Interned {
     categories: HashMap<u64, String>,
     names: HashMap<u64, String>,
     annotation_names: HashMap<u64, String>,
+    /// `debug_annotation_string_values` (29): `InternedString { iid = 1; bytes str = 2 }`.
+    string_values: HashMap<u64, String>,
 }
 
 impl Interned {
@@ -324,6 +326,7 @@ impl Interned {
                 1 => &mut self.categories,
                 2 => &mut self.names,
                 3 => &mut self.annotation_names,
+                29 => &mut self.string_values,
                 _ => return Err(format!("InternedData field {num} is not decoded here")),
             };
             let Wire::Len(entry) = w else {
@@ -434,6 +437,13 @@ fn annotation(b: &[u8], interned: &Interned) -> Result<String, String> {
             5 => value = format!("d{}", f64::from_bits(uint(w)?)),
             6 => value = quote(&text(w)?),
             7 => value = format!("p{:#x}", uint(w)?),
+            17 => {
+                value = quote(&resolve(
+                    &interned.string_values,
+                    uint(w)?,
+                    "annotation string value",
+                )?)
+            }
             _ => rest += &unknown(num, w),
         }
     }
@@ -441,9 +451,17 @@ fn annotation(b: &[u8], interned: &Interned) -> Result<String, String> {
 }
 
 /// `TYPE track=UUID ["name"] [cat,…] ARGS [flows=[…]] [terminating_flows=[…]]`
-fn track_event(b: &[u8], interned: &Interned) -> Result<String, String> {
-    let (mut ty, mut track, mut name, mut rest) =
-        (String::new(), String::new(), String::new(), String::new());
+fn track_event(
+    b: &[u8],
+    interned: &Interned,
+    default_track: Option<u64>,
+) -> Result<String, String> {
+    let (mut ty, mut track, mut name, mut rest) = (
+        String::new(),
+        default_track.map_or(String::new(), |t| format!(" track={t}")),
+        String::new(),
+        String::new(),
+    );
     let (mut categories, mut args, mut flows, mut terminating) =
         (Vec::new(), String::new(), Vec::new(), Vec::new());
     for (num, w) in fields(b)? {
@@ -491,19 +509,87 @@ fn track_event(b: &[u8], interned: &Interned) -> Result<String, String> {
     Ok(out + &rest)
 }
 
-/// A Perfetto trace as one line per packet, in file order, with what a viewer sees and none of how it
-/// was encoded: interned names, categories and annotation names (`InternedData`, per packet sequence,
-/// cleared by `SEQ_INCREMENTAL_STATE_CLEARED`) are resolved to their strings; `name` and
-/// `static_name` are one; packed and unpacked repeated fields read alike; fields appear in a fixed
-/// order whatever their order on the wire (debug annotations in theirs); the packet sequence id and
-/// the sequence flags are left out, and so are packets that carried nothing but interned data. Fields
-/// this decoder does not know are kept as `field_N=…`.
+/// One packet sequence's incremental state: interned strings, the defaults its packets take
+/// (`TracePacketDefaults`: clock id, `TrackEventDefaults.track_uuid`), and its incremental clocks
+/// (id → the last timestamp on it, the clock read beside it in its snapshot, and that clock's
+/// reading minus its own).
+#[derive(Default, Clone)]
+struct Sequence {
+    interned: Interned,
+    default_clock: Option<u64>,
+    default_track: Option<u64>,
+    incremental: HashMap<u64, (u64, u64, i128)>,
+}
+
+impl Sequence {
+    fn defaults(&mut self, b: &[u8]) -> Result<(), String> {
+        for (num, w) in fields(b)? {
+            match num {
+                58 => self.default_clock = Some(uint(w)?),
+                11 => {
+                    for (n, w) in fields(message(w, "track event defaults")?)? {
+                        match n {
+                            11 => self.default_track = Some(uint(w)?),
+                            _ => return Err(format!("TrackEventDefaults field {n}")),
+                        }
+                    }
+                }
+                _ => return Err(format!("TracePacketDefaults field {num}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The incremental clocks of a snapshot, each against the snapshot's first other clock.
+    fn clocks(&mut self, b: &[u8]) -> Result<(), String> {
+        let mut clocks = Vec::new();
+        for (num, w) in fields(b)? {
+            if num == 1 {
+                let (mut id, mut ts, mut incremental, mut unit) = (0, 0, false, 1);
+                for (n, w) in fields(message(w, "a clock")?)? {
+                    match n {
+                        1 => id = uint(w)?,
+                        2 => ts = uint(w)?,
+                        3 => incremental = uint(w)? != 0,
+                        4 => unit = uint(w)?,
+                        _ => {}
+                    }
+                }
+                if unit != 1 {
+                    return Err(format!("clock {id}: unit {unit} ns"));
+                }
+                clocks.push((id, ts, incremental));
+            }
+        }
+        let base = clocks.iter().find(|c| !c.2).copied();
+        for &(id, ts, incremental) in &clocks {
+            if incremental {
+                let (bid, bts, _) = base.ok_or("an incremental clock with no clock beside it")?;
+                self.incremental
+                    .insert(id, (ts, bid, i128::from(bts) - i128::from(ts)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A Perfetto trace as one line per packet, with what a viewer sees and none of how it was encoded:
+/// interned names, categories, annotation names and annotation string values (`InternedData`, per
+/// packet sequence, cleared by `SEQ_INCREMENTAL_STATE_CLEARED`) are resolved to their strings; a
+/// sequence's defaults (`TracePacketDefaults`: clock, track) are applied to its packets, and
+/// timestamps on its incremental clocks made absolute on the clock its snapshot read beside them;
+/// `name` and `static_name` are one; packed and unpacked repeated fields read alike; fields appear in
+/// a fixed order whatever their order on the wire (debug annotations in theirs); the packet sequence
+/// id and the sequence flags are left out, and so are packets that only set a sequence up
+/// (interned data, defaults, its clock). Fields this decoder does not know are kept as `field_N=…`.
+/// Lines come in file order, the track events after the rest, stably by timestamp: how the packets
+/// of several tracks interleave in the file does not matter.
 ///
 /// A line: `[ts=T] [clock=C] ` and one of `clock_snapshot …`, `track UUID …` (a track descriptor) or
 /// `TYPE track=UUID "name" ["category"] arg=value… [flows=[…]]` (a track event).
 pub fn perfetto_canonical(trace: &[u8]) -> Result<String, String> {
-    let mut out = String::new();
-    let mut sequences: HashMap<u64, Interned> = HashMap::new();
+    let (mut head, mut events) = (String::new(), Vec::new());
+    let mut sequences: HashMap<u64, Sequence> = HashMap::new();
     for (num, w) in fields(trace)? {
         if num != 1 {
             return Err(format!("Trace field {num}"));
@@ -518,36 +604,81 @@ pub fn perfetto_canonical(trace: &[u8]) -> Result<String, String> {
             }
         }
         if flags & 1 != 0 {
-            sequences.insert(seq, Interned::default());
+            sequences.insert(seq, Sequence::default());
         }
-        let interned = sequences.entry(seq).or_default();
+        let sq = sequences.entry(seq).or_default();
+        let mut setup = false;
         for &(n, w) in &fs {
-            if n == 12 {
-                interned.add(message(w, "InternedData")?)?;
+            match n {
+                12 => sq.interned.add(message(w, "InternedData")?)?,
+                59 => {
+                    sq.defaults(message(w, "TracePacketDefaults")?)?;
+                    setup = true;
+                }
+                _ => {}
             }
         }
-        let interned = interned.clone();
-        let (mut ts, mut clock, mut data, mut rest) =
-            (String::new(), String::new(), String::new(), String::new());
+        if setup {
+            for &(n, w) in &fs {
+                if n == 6 {
+                    sq.clocks(message(w, "a clock snapshot")?)?;
+                }
+            }
+            continue;
+        }
+        let sq = sq.clone();
+        let (mut ts, mut clock, mut data, mut rest) = (None, None, String::new(), String::new());
+        let mut event = false;
         for (n, w) in fs {
             match n {
                 10 | 12 | 13 => {}
-                8 => ts = format!("ts={} ", uint(w)?),
-                58 => clock = format!("clock={} ", uint(w)?),
+                8 => ts = Some(uint(w)?),
+                58 => clock = Some(uint(w)?),
                 6 => data = clock_snapshot(message(w, "a clock snapshot")?)?,
-                11 => data = track_event(message(w, "a track event")?, &interned)?,
+                11 => {
+                    data =
+                        track_event(message(w, "a track event")?, &sq.interned, sq.default_track)?;
+                    event = true;
+                }
                 60 => data = track_descriptor(message(w, "a track descriptor")?)?,
                 _ => rest += &unknown(n, w),
             }
         }
-        let line = format!("{ts}{clock}{data}{rest}");
+        let mut clock = clock.or(sq.default_clock);
+        if let (Some(t), Some(c)) = (ts, clock) {
+            if let Some(&(last, base, offset)) = sq.incremental.get(&c) {
+                let now = last + t;
+                sequences
+                    .get_mut(&seq)
+                    .unwrap()
+                    .incremental
+                    .insert(c, (now, base, offset));
+                ts = Some((i128::from(now) + offset) as u64);
+                clock = Some(base);
+            }
+        }
+        let ts_text = ts.map_or(String::new(), |t| format!("ts={t} "));
+        let clock_text = clock
+            .filter(|_| ts.is_some())
+            .map_or(String::new(), |c| format!("clock={c} "));
+        let line = format!("{ts_text}{clock_text}{data}{rest}");
         if line.is_empty() {
             continue;
         }
-        out += line.trim_end();
-        out.push('\n');
+        let line = line.trim_end().to_string();
+        if event {
+            events.push((ts.unwrap_or(0), line));
+        } else {
+            head += &line;
+            head.push('\n');
+        }
     }
-    Ok(out)
+    events.sort_by_key(|e| e.0);
+    for (_, line) in events {
+        head += &line;
+        head.push('\n');
+    }
+    Ok(head)
 }
 
 // ---- Parquet: schema and rows -------------------------------------------------------------------------

@@ -507,7 +507,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
             api_name: &|id| {
                 names
                     .api(id)
-                    .map_or_else(|| format!("<api {id}>"), |(n, _)| n.clone())
+                    .map_or_else(|| format!("<api {id}>"), |(n, _)| n.to_string())
             },
             kernel: &|h| names.kernel(h).map(str::to_string),
             text: &|id| names.kernel_text(id),
@@ -697,7 +697,7 @@ impl ApiTable {
         let mut out: HashMap<String, ApiAcc> = HashMap::default();
         for (id, acc) in self.by_id {
             let (name, layer, class) = match names.api(id) {
-                Some((name, info)) => (name.clone(), layer_name(info.layer), info.class.name()),
+                Some((name, info)) => (name.to_string(), layer_name(info.layer), info.class.name()),
                 None => (format!("<api {id}>"), "unknown", Class::Other.name()),
             };
             // Two ids with one name (a corrupt or repeated record) still make one row.

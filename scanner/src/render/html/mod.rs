@@ -258,7 +258,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             r.level as u64,
             r.begin_ns,
             r.end_ns.unwrap_or(last).max(r.begin_ns),
-            r.name.clone(),
+            r.name.to_string(),
             1,
             0,
             r.end_ns.is_none(),
@@ -267,7 +267,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
     for c in &p.calls {
         let name = match &c.kernel {
             Some(k) => format!("{} \u{2192} {k}", c.api),
-            None => c.api.clone(),
+            None => c.api.to_string(),
         };
         out.push((
             LaneKey::Thread(c.tid),
@@ -297,7 +297,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             row as u64,
             s.begin_ns,
             s.end_ns,
-            s.name.clone(),
+            s.name.to_string(),
             kind_code(s.kind),
             s.bound_ns,
             false,
