@@ -60,6 +60,7 @@
 use crate::hooks::{self, Hook};
 use crate::{correlate, record, resolve, state, text};
 use causeway_ring::layout::{counter, entry_flags, Backend, DeviceKind, Kind, Layer, NO_CALL};
+use causeway_ring::settings::{env, Choice, Correlation};
 use causeway_ring::{clock, Fields, Writer};
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -255,7 +256,7 @@ fn candidates(explicit: Option<&OsStr>, cudart: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Loads CUPTI from the first candidate that opens and has every entry point we call.
 fn load() -> Result<Api, String> {
-    let explicit = std::env::var_os("CAUSEWAY_CUPTI");
+    let explicit = std::env::var_os(env::CUPTI);
     let cudart = resolve::loaded(Layer::Runtime);
     // The first failure other than "no such file" says most (a wrong ELF class, a missing
     // dependency); when every place came up empty, say where we looked.
@@ -282,9 +283,10 @@ fn load() -> Result<Api, String> {
         }
     }
     Err(why.unwrap_or_else(|| {
-        "no libcupti.so.13 next to libcudart, in /usr/local/cuda or on the library path; \
-         set CAUSEWAY_CUPTI"
-            .into()
+        format!(
+            "no libcupti.so.13 next to libcudart, in /usr/local/cuda or on the library path; set {}",
+            env::CUPTI
+        )
     }))
 }
 
@@ -470,15 +472,15 @@ fn init() -> bool {
             &[],
         );
     }
-    let by_callback = match std::env::var("CAUSEWAY_CUPTI_CORRELATION").as_deref() {
-        Ok("callback") => true,
-        Ok("external") | Err(_) => false,
-        Ok(other) => {
-            caveats.push(format!(
-                "CAUSEWAY_CUPTI_CORRELATION={other} is not external or callback; using external"
-            ));
-            false
-        }
+    let by_callback = match std::env::var(env::CUPTI_CORRELATION) {
+        Err(_) => false,
+        Ok(v) => match Correlation::from_name(&v) {
+            Ok(c) => c == Correlation::Callback,
+            Err(e) => {
+                caveats.push(format!("{}={e}; using external", env::CUPTI_CORRELATION));
+                false
+            }
+        },
     };
     let mut enabled = Vec::new();
     for kind in [KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET] {
@@ -708,7 +710,7 @@ const DRIVER_CBIDS: &[u32] = &[
 /// `no-timestamp` (CUPTI's own clock: intervals unconverted), `no-runtime-cb` (no runtime callbacks:
 /// runtime launches untied under callback correlation). Not for normal use.
 fn diag(what: &str) -> bool {
-    std::env::var("CAUSEWAY_CUPTI_DIAG")
+    std::env::var(env::CUPTI_DIAG)
         .map(|v| v.split(',').any(|t| t.trim() == what))
         .unwrap_or(false)
 }

@@ -16,6 +16,7 @@ use crate::{record, resolve, state};
 use causeway_ring::layout::{
     counter, entry_flags, Backend, Class, DeviceKind, Layer, NO_CALL, NO_ELAPSED,
 };
+use causeway_ring::settings::env;
 use causeway_ring::{clock, Fields, Kind, Writer};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{
@@ -214,7 +215,7 @@ pub fn outer_pop(domain: u64) {
 pub fn want(sample_every: u32) {
     // A diagnostic, not a setting: the pool grown while the program runs, as before issue 19, so that
     // the control harness can be shown an instrument that removes overlap on real hardware.
-    if std::env::var_os("CAUSEWAY_EVENTS_DIAG").is_some_and(|v| v == "grow-during-run") {
+    if std::env::var_os(env::EVENTS_DIAG).is_some_and(|v| v == "grow-during-run") {
         GROW_DURING_RUN.store(true, Ordering::Relaxed);
     }
     SAMPLE.store(sample_every.max(1), Ordering::Relaxed);

@@ -4,6 +4,7 @@
 //! stderr and in the capture.
 
 use crate::{hooks, nvtx};
+use causeway_ring::settings::{self, env, Backend, Settings};
 use causeway_ring::writer::{create_file_lazy, reserve, reserve_written, FixedBuf};
 use causeway_ring::{clock, flags, layout, Kind, Params, Policy, StrKind, Writer};
 use std::cell::UnsafeCell;
@@ -20,16 +21,6 @@ static SAID: AtomicBool = AtomicBool::new(false);
 static CUPTI: AtomicBool = AtomicBool::new(false);
 /// Whether the process's first recorded call has run its start-up (see `ensure_started`).
 static STARTED: AtomicBool = AtomicBool::new(false);
-
-/// Where level 3's device intervals come from (`CAUSEWAY_BACKEND`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Device {
-    /// Levels 1, 2 and 4: none.
-    None,
-    Cupti,
-    /// Timing events around each device-work call (`events.rs`).
-    Events,
-}
 
 /// Settings kept from start-up so a fork child can make its own ring without allocating.
 struct Config {
@@ -208,90 +199,10 @@ pub fn warn(what: &[u8]) {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-fn parse_level(v: Option<String>) -> Result<u8, String> {
-    match v.as_deref() {
-        None => Ok(2),
-        Some("1") => Ok(1),
-        Some("2") => Ok(2),
-        Some("3") => Ok(3),
-        Some("4") => Ok(4),
-        Some(other) => Err(format!("CAUSEWAY_LEVEL={other} is not one of 1, 2, 3, 4")),
-    }
-}
-
-/// The device-timing backend for `level` (`CAUSEWAY_BACKEND`): level 3 defaults to CUPTI, level 4
-/// times the device only when a backend is named, levels 1 and 2 never.
-fn parse_backend(level: u8, v: Option<String>) -> Result<Device, String> {
-    if level < 3 {
-        return Ok(Device::None);
-    }
-    match v.as_deref() {
-        None if level == 3 => Ok(Device::Cupti),
-        None => Ok(Device::None),
-        Some("cupti") => Ok(Device::Cupti),
-        Some("events") => Ok(Device::Events),
-        Some(other) => Err(format!("CAUSEWAY_BACKEND={other} is not cupti or events")),
-    }
-}
-
-/// `CAUSEWAY_EVENTS_SAMPLE=N`: the events backend times one in N steps (outermost NVTX push ranges;
-/// calls, without them); 1 times every call; unset: `DEFAULT_EVENTS_SAMPLE`. A bad value takes the
-/// default and says so.
-fn sample_every() -> u32 {
-    match env("CAUSEWAY_EVENTS_SAMPLE") {
-        None => layout::DEFAULT_EVENTS_SAMPLE,
-        Some(v) => match v.parse::<u32>() {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                warn(format!(
-                        "CAUSEWAY_EVENTS_SAMPLE={v} is not a whole number >= 1; timing one step in {}",
-                        layout::DEFAULT_EVENTS_SAMPLE
-                    )
-                    .as_bytes());
-                layout::DEFAULT_EVENTS_SAMPLE
-            }
-        },
-    }
-}
-
 /// Entries that fit `mb` MiB, rounded down to a power of two (at least 1024).
 pub fn capacity_for_mb(mb: u64) -> u64 {
     let entries = (mb.max(1) << 20) / layout::ENTRY_SIZE as u64;
     (1u64 << (63 - entries.leading_zeros())).max(1024)
-}
-
-#[allow(clippy::type_complexity)]
-fn read_config() -> Result<(FixedBuf, u8, Device, u64, Policy), String> {
-    let dir = env("CAUSEWAY_OUT")
-        .ok_or("CAUSEWAY_OUT is not set (use `causeway record` or set it to a directory)")?;
-    let level = parse_level(env("CAUSEWAY_LEVEL"))?;
-    let device = parse_backend(level, env("CAUSEWAY_BACKEND"))?;
-    let mb = match env("CAUSEWAY_RING_MB") {
-        None => layout::DEFAULT_RING_MB,
-        Some(v) => v
-            .parse::<u64>()
-            .ok()
-            .filter(|&m| (1..=layout::MAX_RING_MB).contains(&m))
-            .ok_or(format!(
-                "CAUSEWAY_RING_MB={v} is not 1..={}",
-                layout::MAX_RING_MB
-            ))?,
-    };
-    let policy = match env("CAUSEWAY_POLICY").as_deref() {
-        None | Some("drop") => Policy::Drop,
-        Some("overwrite") => Policy::Overwrite,
-        Some(v) => return Err(format!("CAUSEWAY_POLICY={v} is not drop or overwrite")),
-    };
-    let mut d = FixedBuf::default();
-    d.push(dir.as_bytes());
-    if d.overflowed() {
-        return Err("CAUSEWAY_OUT is too long".into());
-    }
-    Ok((d, level, device, capacity_for_mb(mb), policy))
 }
 
 /// Creates a ring for the current process from `cfg` and publishes it. The error is a message built in
@@ -398,10 +309,17 @@ extern "C" fn on_load() {
         STATE.store(DISABLED, Ordering::Release);
         return;
     }
-    let (dir, lvl, device, capacity, policy) = match read_config() {
-        Ok(c) => c,
+    let (set, warnings) = match Settings::from_env(settings::var) {
+        Ok(s) => s,
         Err(e) => return disable(e.as_bytes()),
     };
+    let mut dir = FixedBuf::default();
+    dir.push(set.out.as_encoded_bytes());
+    if dir.overflowed() {
+        return disable(format!("{} is too long", env::OUT).as_bytes());
+    }
+    let (lvl, device, policy) = (set.level.number(), set.backend, set.policy);
+    let capacity = capacity_for_mb(set.ring_mb);
     // A ring that the file-size limit or the disk cannot hold is made smaller, or not at all: growing a
     // file past RLIMIT_FSIZE kills the program with SIGXFSZ.
     let asked = capacity;
@@ -419,16 +337,16 @@ extern "C" fn on_load() {
         return disable(m.as_bytes());
     }
     LEVEL.store(lvl, Ordering::Relaxed);
-    CUPTI.store(device == Device::Cupti, Ordering::Relaxed);
-    let inherited = env(clock::TICKS_ENV);
+    CUPTI.store(device == Backend::Cupti, Ordering::Relaxed);
+    let inherited = settings::var(env::TICKS);
     let (clock_kind, hz) = clock::init_from(
-        env("CAUSEWAY_CLOCK").as_deref() == Some("monotonic"),
+        settings::forces_monotonic(settings::var(env::CLOCK).as_deref()),
         inherited.as_deref(),
     );
     if inherited.is_none() {
         // The children this program starts take the measured rate instead of measuring it again
         // (2 ms each). Constructors run before the program's threads exist.
-        std::env::set_var(clock::TICKS_ENV, clock::describe(clock_kind, hz));
+        std::env::set_var(env::TICKS, clock::describe(clock_kind, hz));
     }
     let mut exe = FixedBuf::default();
     if let Ok(p) = std::fs::read_link("/proc/self/exe") {
@@ -444,7 +362,7 @@ extern "C" fn on_load() {
     let mut cfg = Config {
         writer: None,
         dir,
-        private: env("CAUSEWAY_PRIVATE_DIR").as_deref() == Some("1"),
+        private: set.private_dir,
         exe,
         host,
         capacity,
@@ -479,8 +397,12 @@ extern "C" fn on_load() {
         }
         warn(m.as_bytes());
     }
-    if device == Device::Events {
-        crate::events::want(sample_every());
+    // Said once the ring is live, so that they also land in its notice.
+    for w in &warnings {
+        warn(w.as_bytes());
+    }
+    if device == Backend::Events {
+        crate::events::want(set.sample_every());
     }
     nvtx::announce();
     // SAFETY: registering a handler with no preconditions.
@@ -555,32 +477,5 @@ mod tests {
         assert_eq!(capacity_for_mb(1), 1 << 14);
         assert_eq!(capacity_for_mb(3), 1 << 15);
         assert!(capacity_for_mb(3) * 64 <= 3 << 20);
-    }
-
-    #[test]
-    fn levels_parse_with_clear_refusals() {
-        assert_eq!(parse_level(None), Ok(2));
-        assert_eq!(parse_level(Some("4".into())), Ok(4));
-        assert_eq!(parse_level(Some("3".into())), Ok(3));
-        assert!(parse_level(Some("x".into()))
-            .unwrap_err()
-            .contains("not one of"));
-    }
-
-    #[test]
-    fn backends_parse_at_levels_3_and_4() {
-        assert_eq!(parse_backend(3, None), Ok(Device::Cupti));
-        assert_eq!(parse_backend(3, Some("cupti".into())), Ok(Device::Cupti));
-        assert_eq!(parse_backend(3, Some("events".into())), Ok(Device::Events));
-        assert!(parse_backend(3, Some("nsys".into()))
-            .unwrap_err()
-            .contains("not cupti or events"));
-        for level in [1, 2] {
-            assert_eq!(parse_backend(level, Some("nsys".into())), Ok(Device::None));
-            assert_eq!(parse_backend(level, None), Ok(Device::None));
-        }
-        assert_eq!(parse_backend(4, None), Ok(Device::None));
-        assert_eq!(parse_backend(4, Some("events".into())), Ok(Device::Events));
-        assert_eq!(parse_backend(4, Some("cupti".into())), Ok(Device::Cupti));
     }
 }
