@@ -2,7 +2,7 @@
 //! device, tied to the call that issued it by identity, never by time.
 //!
 //! **Start.** CUPTI is loaded at run time (`libloading`), never linked, and started lazily on the
-//! process's first recorded call (`state::ensure_started`), under `record::internal` so that nothing
+//! process's first recorded call (`state::ensure_started`), under `guard::internal` so that nothing
 //! it does is recorded — not in the constructor, where CUDA may not be loaded yet. Where from:
 //! `CAUSEWAY_CUPTI` if set; else next to the loaded `libcudart` (pip: `nvidia/cu13/lib/`; toolkit:
 //! `lib64/../extras/CUPTI/lib64/`), `/usr/local/cuda/lib64`, `/usr/local/cuda/extras/CUPTI/lib64`,
@@ -58,7 +58,9 @@
 //! in the parent): the backend is off there, with a notice.
 
 use crate::hooks::{self, Hook};
-use crate::{correlate, record, resolve, state, text};
+use crate::hot::{guard, record, state};
+use crate::strings::text;
+use crate::{correlate, resolve};
 use causeway_ring::layout::{counter, entry_flags, Backend, DeviceKind, Kind, Layer, NO_CALL};
 use causeway_ring::settings::{env, Choice, Correlation};
 use causeway_ring::{clock, Fields, Writer};
@@ -391,7 +393,7 @@ pub fn start() {
         }
         Err(_) => return,
     }
-    let on = record::internal(init);
+    let on = guard::internal(init);
     // A fork during start-up has already turned the backend off in the child; keep that.
     let _ = STATE.compare_exchange(
         STARTING,
@@ -789,8 +791,8 @@ fn runtime_enter(cbid: u32, d: &CallbackData) {
     });
     if !records_at_enter(
         ACTIVE.load(Ordering::Relaxed),
-        record::is_internal(),
-        record::depth(),
+        guard::is_internal(),
+        guard::depth(),
         pending,
     ) {
         return;
@@ -819,7 +821,7 @@ fn runtime_exit(d: &CallbackData) {
     let Some(p) = PENDING.with(|p| p.take()) else {
         return;
     };
-    if !is_pending_exit(p.corr, d.correlation_id, record::depth()) {
+    if !is_pending_exit(p.corr, d.correlation_id, guard::depth()) {
         // A nested runtime call's exit: ours is still open.
         PENDING.with(|c| c.set(Some(p)));
         return;
@@ -860,7 +862,7 @@ pub fn flush_at_exit() {
     }
     ACTIVE.store(false, Ordering::Release);
     let Some(api) = API.get() else { return };
-    record::internal(|| {
+    guard::internal(|| {
         // SAFETY: CUPTI's flush with a valid flag; it calls `buffer_completed` for what it holds.
         unsafe { (api.flush_all)(FLUSH_FORCED) };
         let w = state::writer();
@@ -946,7 +948,7 @@ unsafe extern "C" fn buffer_completed(
     }
     if same_process() {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            record::internal(|| drain(buffer, valid.min(size)))
+            guard::internal(|| drain(buffer, valid.min(size)))
         }));
     }
     if size == BUFFER_SIZE {
@@ -1298,7 +1300,7 @@ impl Scale {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::tests::TestRing;
+    use crate::strings::text::tests::TestRing;
     use causeway_ring::{Entry, RingView, Slot};
 
     #[test]

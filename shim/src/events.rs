@@ -12,7 +12,8 @@
 //! `DeviceAnchor` entry with the host bracket and the device time since the previous anchor. The scanner
 //! converts offsets to host time and states the bound; nothing is converted here.
 
-use crate::{record, resolve, state};
+use crate::hot::{guard, state};
+use crate::resolve;
 use causeway_ring::layout::{
     counter, entry_flags, Backend, Class, DeviceKind, Layer, NO_CALL, NO_ELAPSED,
 };
@@ -335,7 +336,7 @@ fn create_pool(api: &Api, ctx: usize) -> Option<&'static Pool> {
         }
         return None;
     };
-    record::internal(|| {
+    guard::internal(|| {
         let mut device = 0;
         let mut stream: Stream = std::ptr::null_mut();
         let (mut a0, mut a1): (Ev, Ev) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -604,7 +605,7 @@ fn start_reaper() {
 
 fn reaper() {
     let Some(api) = API.get() else { return };
-    record::internal(|| {
+    guard::internal(|| {
         if let Some(x) = api.exchange_capture_mode {
             // Relaxed: our event queries must not count as unsafe calls during the program's captures.
             let mut mode = CAPTURE_MODE_RELAXED;
@@ -854,7 +855,7 @@ pub fn flush_at_exit() {
     if let Some(h) = REAPER.lock().unwrap_or_else(|e| e.into_inner()).take() {
         let _ = h.join();
     }
-    record::internal(|| {
+    guard::internal(|| {
         let _g = REAP.lock().unwrap_or_else(|e| e.into_inner());
         let mut ctx: Ctx = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the calling thread's context is restored below.

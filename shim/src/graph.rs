@@ -5,8 +5,9 @@
 //! hot path and may allocate.
 
 use crate::hooks::P;
-use crate::names::{self, How};
-use crate::{record, resolve, state};
+use crate::hot::{guard, record, state};
+use crate::resolve;
+use crate::strings::names::{self, How};
 use causeway_ring::layout::{Kind, Layer};
 use std::ffi::CStr;
 use std::sync::atomic::AtomicUsize;
@@ -97,7 +98,7 @@ pub fn nodes(exec_out: P, graph: P) {
     // SAFETY: the instantiation succeeded, so the driver wrote the exec handle here.
     let exec = unsafe { *(exec_out as *const u64) };
     let mut found = Vec::new();
-    record::internal(|| kernels(graph, 0, &mut found));
+    guard::internal(|| kernels(graph, 0, &mut found));
     let count = found.len() as u64;
     for (i, (how, handle)) in found.into_iter().enumerate() {
         names::note(how, handle);

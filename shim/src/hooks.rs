@@ -93,7 +93,7 @@ pub fn cfg_grid(cfg: P) -> u64 {
 /// "not initialised" code (3 in both cudart and the driver) rather than crash.
 #[cold]
 pub fn missing(code: i32) -> i32 {
-    if let Some(w) = crate::state::writer() {
+    if let Some(w) = crate::hot::state::writer() {
         w.bump(causeway_ring::layout::counter::REAL_MISSING);
     }
     code
@@ -146,7 +146,7 @@ macro_rules! hook_table {
                 // out of the call's duration) and an end event after its end. Other classes compile
                 // this away.
                 const TIMED: bool = $crate::events::times(CLASS);
-                let started = $crate::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
+                let started = $crate::hot::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
                     if TIMED && depth == 0 { $crate::events::before(FLAGS, ($a0) as u64) } else { None }
                 });
                 match started {
@@ -154,9 +154,9 @@ macro_rules! hook_table {
                     None => unsafe { f($($arg),*) },
                     Some((open, bracket)) => {
                         if matches!(CLASS, causeway_ring::layout::Class::Launch) {
-                            const HOW: $crate::names::How =
-                                $crate::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
-                            $crate::names::note(HOW, ($a1) as u64);
+                            const HOW: $crate::strings::names::How =
+                                $crate::strings::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
+                            $crate::strings::names::note(HOW, ($a1) as u64);
                         }
                         // Level 3 with CUPTI: the outermost launch, copy, memset or graph launch
                         // brackets its real call with its own sequence number as CUPTI's external

@@ -9,8 +9,8 @@
 //! Layouts and ids come from the NVTX 3 headers (`nvtxDetail/nvtxTypes.h`, `nvtxDetail/nvtxImpl.h`,
 //! `nvToolsExt.h`); the numbers are repeated here next to each use.
 
-use crate::text::{self, Table, MAX_LEN};
-use crate::{record, state};
+use crate::hot::{record, state};
+use crate::strings::text::{self, Table, MAX_LEN};
 use causeway_ring::layout::{ApiInfo, Class, Layer};
 use causeway_ring::writer::FixedBuf;
 use causeway_ring::{Kind, StrKind, Writer};
@@ -754,8 +754,8 @@ pub fn announce() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::tests::TestRing;
-    use crate::text::{hash, Table};
+    use crate::strings::text::tests::TestRing;
+    use crate::strings::text::{hash, Table};
     use std::sync::atomic::{AtomicU32, AtomicUsize};
 
     fn attrs(ty: i32, msg: *const c_void) -> EventAttributes {

@@ -6,7 +6,8 @@
 //! "cuGetProcAddress" itself is answered with our hook too, which keeps every later lookup visible.
 
 use crate::hooks::{self, Hook, P};
-use crate::{record, resolve};
+use crate::hot::record;
+use crate::resolve;
 use causeway_ring::layout::{counter, ApiInfo, Class, Kind, Layer};
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::AtomicUsize;
@@ -66,9 +67,9 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P, version: i32, flags: u6
     }
     if known {
         // Say which name, so a missing variant in the tables can be found and added.
-        if let Some(w) = crate::state::writer() {
+        if let Some(w) = crate::hot::state::writer() {
             w.bump(counter::PROC_UNMATCHED);
-            let id = crate::text::TEXT.intern(sym, Some(w));
+            let id = crate::strings::text::TEXT.intern(sym, Some(w));
             record::instant(Kind::ProcUnmatched, h_id(), id, version as u64, flags);
         }
     }

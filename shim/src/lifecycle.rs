@@ -1,203 +1,19 @@
-//! Process-wide shim state: the ring in use, the capture level, the device-timing backend, and the
-//! set-up and tear-down that run when the library is loaded, when the process forks and when it exits.
-//! Any failure here disables the shim (every hook then passes straight through) and says so once on
+//! The shim's life in a process: start-up (when the loader maps the library: read the settings, make
+//! the ring, publish it, hand device timing its start), `fork` (the child gets a ring of its own, made
+//! without heap allocation) and exit (flush device timing, write the exit entry, close the ring).
+//!
+//! The top of the shim's layers (see `lib.rs`): the one place that knows every other part — the hook
+//! tables and NVTX (whose API names go into each ring), device timing and the hot path's state. Any
+//! failure here disables the shim (every hook then passes straight through) and says so once on
 //! stderr and in the capture.
 
+use crate::hot::state::{self, disable, strings_size, warn, Config, RESERVED_AT_START};
+use crate::hot::{guard, record};
+use crate::strings::{names, text};
 use crate::{hooks, nvtx};
 use causeway_ring::settings::{self, env, Backend, Settings};
-use causeway_ring::writer::{create_file_lazy, reserve, reserve_written, FixedBuf};
-use causeway_ring::{clock, flags, layout, Kind, Params, Policy, StrKind, Writer};
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-
-const UNINIT: u8 = 0;
-const ACTIVE: u8 = 1;
-const DISABLED: u8 = 2;
-
-static STATE: AtomicU8 = AtomicU8::new(UNINIT);
-static LEVEL: AtomicU8 = AtomicU8::new(2);
-static SAID: AtomicBool = AtomicBool::new(false);
-/// Level 3: whether device intervals come from CUPTI (started on the first recorded call).
-static CUPTI: AtomicBool = AtomicBool::new(false);
-/// Whether the process's first recorded call has run its start-up (see `ensure_started`).
-static STARTED: AtomicBool = AtomicBool::new(false);
-
-/// Settings kept from start-up so a fork child can make its own ring without allocating.
-struct Config {
-    writer: Option<Writer>,
-    dir: FixedBuf,
-    /// The capture directory is the private one `causeway record` made (`CAUSEWAY_PRIVATE_DIR=1`): a
-    /// directory swapped for a link or for someone else's is refused.
-    private: bool,
-    exe: FixedBuf,
-    host: FixedBuf,
-    capacity: u64,
-    policy: Policy,
-    clock: layout::ClockKind,
-    ticks_per_sec: u64,
-    /// The ring file's descriptor and mapping, kept to reserve the entry area on first use.
-    fd: i32,
-    base: *mut u8,
-}
-
-/// Whether the whole entry area is reserved and pre-faulted (see `ensure_reserved`).
-static RESERVED: AtomicBool = AtomicBool::new(false);
-/// Reserved when the ring is created: the header, this much of the string area (the API names) and
-/// this much of the entry area (the lifecycle entries of a process that never records a call).
-const RESERVED_AT_START: u64 = 64 << 10;
-
-struct Cfg(UnsafeCell<Option<Config>>);
-// SAFETY: written only during start-up (before STATE becomes ACTIVE, with Release) and in a fork child
-// (single-threaded); read only after an Acquire load of STATE sees ACTIVE.
-unsafe impl Sync for Cfg {}
-static CFG: Cfg = Cfg(UnsafeCell::new(None));
-
-/// String area: a quarter of the entry area, between 256 KiB and 4 MiB (kernel names and NVTX texts are
-/// interned once each, so this rarely fills; a full area is counted).
-pub fn strings_size(capacity: u64) -> u64 {
-    (capacity * layout::ENTRY_SIZE as u64 / 4).clamp(256 << 10, 4 << 20)
-}
-
-#[inline(always)]
-pub fn level() -> u8 {
-    LEVEL.load(Ordering::Relaxed)
-}
-
-/// The active ring, or `None` while the shim is not (yet, or any longer) recording.
-#[inline(always)]
-pub fn writer() -> Option<Writer> {
-    if STATE.load(Ordering::Acquire) != ACTIVE {
-        return None;
-    }
-    // SAFETY: see `Cfg`; ACTIVE is only published after the config is complete.
-    unsafe { (*CFG.0.get()).as_ref().and_then(|c| c.writer) }
-}
-
-/// Makes sure the whole entry area is reserved on disk and pre-faulted before the first recorded call or
-/// NVTX range writes to it. Done once per process, on first use, so that a process that never records
-/// anything (a shell, a compiler a framework runs) costs neither the memory nor the disk of a full ring.
-#[inline(always)]
-pub fn ensure_reserved() {
-    if !RESERVED.load(Ordering::Relaxed) {
-        reserve_entries();
-    }
-}
-
-/// Runs, once per process (and once per fork child), what the first recorded call needs: the ring's
-/// entry area reserved and, at level 3 with CUPTI, the backend started. One relaxed load afterwards.
-/// NVTX ranges only reserve (`ensure_reserved`): CUPTI starts with the first CUDA call, when CUDA is
-/// loaded.
-#[inline(always)]
-pub fn ensure_started() {
-    if !STARTED.load(Ordering::Relaxed) {
-        first_recorded_call();
-    }
-}
-
-/// Device timing must run before the first call that issues device work. Under a statically linked
-/// cudart the first hooked calls are driver calls of a higher level than the capture's (`cuMemAlloc`
-/// inside `cudaMalloc`), so at level 3 any hooked call starts it, recorded or not. One relaxed load
-/// otherwise.
-#[inline(always)]
-pub fn start_device_timing_early() {
-    if CUPTI.load(Ordering::Relaxed) && !STARTED.load(Ordering::Relaxed) {
-        start_early_cold();
-    }
-}
-
-#[cold]
-fn start_early_cold() {
-    if writer().is_some() && !crate::record::is_internal() {
-        first_recorded_call();
-    }
-}
-
-#[cold]
-fn first_recorded_call() {
-    ensure_reserved();
-    if CUPTI.load(Ordering::Relaxed) {
-        crate::cupti::start();
-    }
-    STARTED.store(true, Ordering::Release);
-}
-
-/// The tick rate of the ring's clock (ticks per second), once the shim is active.
-pub fn ticks_per_sec() -> Option<u64> {
-    writer()?;
-    // SAFETY: see `Cfg`; `writer()` returned a ring, so the config is complete.
-    unsafe { (*CFG.0.get()).as_ref().map(|c| c.ticks_per_sec) }
-}
-
-#[cold]
-fn reserve_entries() {
-    static LOCK: AtomicBool = AtomicBool::new(false);
-    // One thread reserves; others wait (only the first calls of a process can get here).
-    while LOCK
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::hint::spin_loop();
-    }
-    if !RESERVED.load(Ordering::Acquire) {
-        // SAFETY: see `Cfg`; `writer()` returned a ring, so the config is complete.
-        let cfg = unsafe { (*CFG.0.get()).as_ref() };
-        if let Some(c) = cfg.filter(|_| writer().is_some()) {
-            let size = layout::file_size(c.capacity, strings_size(c.capacity));
-            let entries = layout::HEADER_SIZE as u64 + strings_size(c.capacity);
-            let strings_rest = (layout::HEADER_SIZE as u64 + RESERVED_AT_START, entries);
-            let entries_rest = (entries + RESERVED_AT_START, size);
-            // SAFETY: `base` maps the whole file `fd` (see `open_ring`).
-            let r = unsafe { reserve(c.fd, c.base, strings_rest.0, strings_rest.1) }
-                // SAFETY: as above.
-                .and_then(|()| unsafe { reserve(c.fd, c.base, entries_rest.0, entries_rest.1) });
-            match r {
-                Ok(()) => RESERVED.store(true, Ordering::Release),
-                Err(e) => {
-                    let mut m = FixedBuf::default();
-                    m.push(b"cannot reserve the ring in ")
-                        .push(c.dir.as_bytes())
-                        .push(b": ");
-                    e.describe(&mut m);
-                    disable(m.as_bytes());
-                    RESERVED.store(true, Ordering::Release);
-                }
-            }
-        }
-    }
-    LOCK.store(false, Ordering::Release);
-}
-
-/// Stops recording for good and says why, once, on stderr and in the capture.
-pub fn disable(why: &[u8]) {
-    let w = writer();
-    STATE.store(DISABLED, Ordering::Release);
-    if let Some(w) = w {
-        w.set_flag(flags::DISABLED);
-        w.notice(why);
-    }
-    if !SAID.swap(true, Ordering::Relaxed) {
-        let mut msg = FixedBuf::default();
-        msg.push(b"causeway: ")
-            .push(why)
-            .push(b"; passing calls through unrecorded\n");
-        let b = msg.as_bytes();
-        // SAFETY: writing a valid buffer to stderr.
-        unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
-    }
-}
-
-/// Says something the user should know about the capture, without stopping it: one stderr line and
-/// the ring's notice (the first notice of a ring is kept). No heap allocation.
-pub fn warn(what: &[u8]) {
-    let mut msg = FixedBuf::default();
-    msg.push(b"causeway: ").push(what).push(b"\n");
-    let b = msg.as_bytes();
-    // SAFETY: writing a valid buffer to stderr.
-    unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
-    if let Some(w) = writer() {
-        w.notice(what);
-    }
-}
+use causeway_ring::writer::{create_file_lazy, reserve_written, FixedBuf};
+use causeway_ring::{clock, flags, layout, Kind, Params, StrKind, Writer};
 
 /// Entries that fit `mb` MiB, rounded down to a power of two (at least 1024).
 pub fn capacity_for_mb(mb: u64) -> u64 {
@@ -237,15 +53,14 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     let base = f.base;
     cfg.fd = f.fd;
     cfg.base = base;
-    RESERVED.store(false, Ordering::Relaxed);
-    STARTED.store(false, Ordering::Relaxed);
+    state::new_ring();
     let p = Params {
         capacity: cfg.capacity,
         strings_size: strings_size(cfg.capacity),
         policy: cfg.policy,
         pid,
         ppid,
-        level: level() as u32,
+        level: state::level() as u32,
         clock: cfg.clock,
         ticks_per_sec: cfg.ticks_per_sec,
         anchor: clock::anchor(),
@@ -306,7 +121,7 @@ extern "C" fn on_load() {
     if secure_execution() {
         // Pass everything through and write nothing; no message either (stderr may belong to a
         // privileged program's caller).
-        STATE.store(DISABLED, Ordering::Release);
+        state::pass_through();
         return;
     }
     let (set, warnings) = match Settings::from_env(settings::var) {
@@ -336,8 +151,10 @@ extern "C" fn on_load() {
         }
         return disable(m.as_bytes());
     }
-    LEVEL.store(lvl, Ordering::Relaxed);
-    CUPTI.store(device == Backend::Cupti, Ordering::Relaxed);
+    state::set_level(lvl);
+    if device == Backend::Cupti {
+        state::start_device_timing_with(crate::cupti::start);
+    }
     let inherited = settings::var(env::TICKS);
     let (clock_kind, hz) = clock::init_from(
         settings::forces_monotonic(settings::var(env::CLOCK).as_deref()),
@@ -377,10 +194,10 @@ extern "C" fn on_load() {
     if let Err(m) = open_ring(&mut cfg, ppid, 0) {
         return disable(m.as_bytes());
     }
-    // SAFETY: start-up is single-threaded with respect to the shim: nothing reads CFG before ACTIVE.
-    unsafe { *CFG.0.get() = Some(cfg) };
-    STATE.store(ACTIVE, Ordering::Release);
-    crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+    // SAFETY: start-up is single-threaded with respect to the shim: nothing reads the config before it
+    // is published.
+    unsafe { state::publish(cfg) };
+    record::instant(Kind::ProcessStart, 0, 0, 0, 0);
     if capacity < asked {
         let mut m = FixedBuf::default();
         m.push(b"ring reduced to ")
@@ -411,24 +228,24 @@ extern "C" fn on_load() {
 
 extern "C" fn on_fork_child() {
     // Only this thread survives the fork; stop recording into the parent's ring at once.
-    if STATE.swap(UNINIT, Ordering::AcqRel) != ACTIVE {
+    if !state::stop_for_fork() {
         return;
     }
-    crate::record::reset_thread();
-    crate::names::reset();
-    crate::text::reset();
+    guard::reset_thread();
+    names::reset();
+    text::reset();
     // CUPTI's threads and buffers stay behind in the parent: the child records host calls only.
     let cupti_lost = crate::cupti::on_fork_child();
     let events_lost = crate::events::on_fork_child();
     // SAFETY: the child is single-threaded here; see `Cfg`.
-    let cfg = unsafe { (*CFG.0.get()).as_mut() };
+    let cfg = unsafe { state::config_mut() };
     let Some(cfg) = cfg else { return };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
     match open_ring(cfg, ppid, flags::FORKED) {
         Ok(()) => {
-            STATE.store(ACTIVE, Ordering::Release);
-            crate::record::instant(Kind::ProcessStart, 0, 0, 0, 0);
+            state::reactivate();
+            record::instant(Kind::ProcessStart, 0, 0, 0, 0);
             if cupti_lost {
                 warn(crate::cupti::FORK_NOTICE);
             }
@@ -444,12 +261,12 @@ extern "C" fn on_fork_child() {
 }
 
 extern "C" fn on_unload() {
-    if let Some(w) = writer() {
+    if let Some(w) = state::writer() {
         // Device records CUPTI still holds go in before the exit entry (usually already done by the
         // backend's own exit handler, which runs before this one; a second call does nothing).
         crate::cupti::flush_at_exit();
         crate::events::flush_at_exit();
-        crate::record::instant(Kind::ProcessExit, 0, 0, 0, 0);
+        record::instant(Kind::ProcessExit, 0, 0, 0, 0);
         w.update_anchor();
         w.set_flag(flags::CLOSED);
     }
