@@ -368,6 +368,15 @@ pub enum Class {
 }
 
 impl Class {
+    /// Whether calls of this class issue device work (launches, copies, memsets, graph launches):
+    /// the calls device timing follows.
+    pub const fn issues_work(self) -> bool {
+        matches!(
+            self,
+            Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
+        )
+    }
+
     pub fn from_u8(v: u8) -> Class {
         use Class::*;
         const ALL: [Class; 19] = [

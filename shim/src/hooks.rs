@@ -141,13 +141,12 @@ macro_rules! hook_table {
                 let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> i32>(real) };
                 const FLAGS: u8 = $crate::hooks::per_thread(stringify!($name));
                 const CLASS: causeway_ring::layout::Class = causeway_ring::layout::Class::$class;
-                // Level 3 with events: the outermost launch, copy, memset or graph launch records a
-                // start event on its stream before its begin time is read (so the event's cost stays
-                // out of the call's duration) and an end event after its end. Other classes compile
-                // this away.
-                const TIMED: bool = $crate::events::times(CLASS);
+                // Device timing (`timing`) follows the outermost launch, copy, memset or graph launch:
+                // the events backend's start event is recorded before the call's begin time is read
+                // (so its cost stays out of the call's duration). Other classes compile this away.
+                const WORK: bool = CLASS.issues_work();
                 let started = $crate::hot::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
-                    if TIMED && depth == 0 { $crate::events::before(FLAGS, ($a0) as u64) } else { None }
+                    if WORK && depth == 0 { $crate::timing::bracket(FLAGS, ($a0) as u64) } else { None }
                 });
                 match started {
                     // SAFETY: the caller's own arguments, passed on unchanged.
@@ -158,22 +157,20 @@ macro_rules! hook_table {
                                 $crate::strings::names::How::of(causeway_ring::layout::Layer::$layer, stringify!($name));
                             $crate::strings::names::note(HOW, ($a1) as u64);
                         }
-                        // Level 3 with CUPTI: the outermost launch, copy, memset or graph launch
-                        // brackets its real call with its own sequence number as CUPTI's external
-                        // correlation id, which ties the device work to this entry. The class is
-                        // const per hook, so other hooks compile this away; for these, it is one
-                        // relaxed load at levels 1, 2 and 4.
-                        const CORRELATE: bool = $crate::cupti::correlates(CLASS);
-                        let pushed = CORRELATE && $crate::cupti::push(&open);
+                        // With CUPTI, the outermost device-work call's own sequence number is the
+                        // correlation id of the work it issues, which ties that work to this entry.
+                        // The class is const per hook, so other hooks compile this away; for these,
+                        // it is one relaxed load when CUPTI is not collecting.
+                        let tied = WORK && $crate::timing::tie(&open);
                         // SAFETY: as above.
                         let r = unsafe { f($($arg),*) };
                         let seq = open.seq();
                         open.finish(r);
                         if let Some(b) = bracket {
-                            b.after(seq, r, $crate::events::what(CLASS, ($a1) as u64, ($a2) as u64));
+                            $crate::timing::close(b, seq, r, CLASS, ($a1) as u64, ($a2) as u64);
                         }
-                        if pushed {
-                            $crate::cupti::pop();
+                        if tied {
+                            $crate::timing::untie();
                         }
                         // Extra entries a successful call calls for (graph nodes after instantiation).
                         $( if r == 0 { $after; } )?
@@ -195,11 +192,26 @@ pub fn all() -> impl Iterator<Item = &'static Hook> {
 }
 
 pub fn find(name: &CStr) -> Option<&'static Hook> {
-    let b = name.to_bytes();
-    if !b.starts_with(b"cu") && !b.starts_with(b"__cuda") {
+    find_bytes(name.to_bytes())
+}
+
+/// The hook exported as `name`.
+pub fn find_bytes(name: &[u8]) -> Option<&'static Hook> {
+    if !name.starts_with(b"cu") && !name.starts_with(b"__cuda") {
         return None;
     }
-    all().find(|h| h.name.to_bytes() == b)
+    all().find(|h| h.name.to_bytes() == name)
+}
+
+/// The hook exported as `name`, as device timing's CUPTI runtime callback records its calls
+/// (`timing::FindApi`).
+pub fn hooked_api(name: &[u8]) -> Option<crate::timing::HookedApi> {
+    find_bytes(name).map(|h| crate::timing::HookedApi {
+        id: h.id,
+        name: h.name,
+        info: h.info,
+        flags: per_thread(h.name.to_str().unwrap_or("")),
+    })
 }
 
 pub fn is_hook(addr: usize) -> bool {

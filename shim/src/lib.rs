@@ -7,11 +7,8 @@
 // Unit tests link the crate without its load-time constructor, which leaves start-up code unused.
 #![cfg_attr(test, allow(dead_code))]
 
-mod correlate;
-mod cupti;
 mod dlsym;
 mod driver;
-mod events;
 mod graph;
 mod hooks;
 mod hot;
@@ -21,3 +18,4 @@ mod procaddr;
 mod resolve;
 mod runtime;
 mod strings;
+mod timing;

@@ -10,8 +10,8 @@
 use crate::hot::state::{self, disable, strings_size, warn, Config, RESERVED_AT_START};
 use crate::hot::{guard, record};
 use crate::strings::{names, text};
-use crate::{hooks, nvtx};
-use causeway_ring::settings::{self, env, Backend, Settings};
+use crate::{hooks, nvtx, timing};
+use causeway_ring::settings::{self, env, Settings};
 use causeway_ring::writer::{create_file_lazy, reserve_written, FixedBuf};
 use causeway_ring::{clock, flags, layout, Kind, Params, StrKind, Writer};
 
@@ -152,9 +152,7 @@ extern "C" fn on_load() {
         return disable(m.as_bytes());
     }
     state::set_level(lvl);
-    if device == Backend::Cupti {
-        state::start_device_timing_with(crate::cupti::start);
-    }
+    timing::configure(device, hooks::hooked_api);
     let inherited = settings::var(env::TICKS);
     let (clock_kind, hz) = clock::init_from(
         settings::forces_monotonic(settings::var(env::CLOCK).as_deref()),
@@ -218,9 +216,7 @@ extern "C" fn on_load() {
     for w in &warnings {
         warn(w.as_bytes());
     }
-    if device == Backend::Events {
-        crate::events::want(set.sample_every());
-    }
+    timing::announce(device, set.sample_every());
     nvtx::announce();
     // SAFETY: registering a handler with no preconditions.
     unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
@@ -235,8 +231,7 @@ extern "C" fn on_fork_child() {
     names::reset();
     text::reset();
     // CUPTI's threads and buffers stay behind in the parent: the child records host calls only.
-    let cupti_lost = crate::cupti::on_fork_child();
-    let events_lost = crate::events::on_fork_child();
+    let lost = timing::on_fork_child();
     // SAFETY: the child is single-threaded here; see `Cfg`.
     let cfg = unsafe { state::config_mut() };
     let Some(cfg) = cfg else { return };
@@ -246,11 +241,8 @@ extern "C" fn on_fork_child() {
         Ok(()) => {
             state::reactivate();
             record::instant(Kind::ProcessStart, 0, 0, 0, 0);
-            if cupti_lost {
-                warn(crate::cupti::FORK_NOTICE);
-            }
-            if events_lost {
-                warn(crate::events::FORK_NOTICE);
+            for notice in lost.notices() {
+                warn(notice);
             }
         }
         Err(m) => {
@@ -264,8 +256,7 @@ extern "C" fn on_unload() {
     if let Some(w) = state::writer() {
         // Device records CUPTI still holds go in before the exit entry (usually already done by the
         // backend's own exit handler, which runs before this one; a second call does nothing).
-        crate::cupti::flush_at_exit();
-        crate::events::flush_at_exit();
+        timing::flush_at_exit();
         record::instant(Kind::ProcessExit, 0, 0, 0, 0);
         w.update_anchor();
         w.set_flag(flags::CLOSED);

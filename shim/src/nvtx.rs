@@ -347,7 +347,7 @@ fn push_level(domain: u64) -> c_int {
                     d.set(domain);
                     depth.set(1);
                     // An outermost range: a step, for the events backend's sampling.
-                    crate::events::outer_push(domain);
+                    crate::timing::outer_push(domain);
                     0
                 }
                 None => NO_PUSH_POP_TRACKING,
@@ -365,7 +365,7 @@ fn pop_level(domain: u64) -> c_int {
                 if n > 0 && d.get() == domain {
                     depth.set(n - 1);
                     if n == 1 {
-                        crate::events::outer_pop(domain);
+                        crate::timing::outer_pop(domain);
                     }
                     return (n - 1).min(i32::MAX as u32) as c_int;
                 }

@@ -399,14 +399,6 @@ pub struct Bracket {
     stream: u64,
 }
 
-/// Whether calls of `class` issue device work the backend times (const per hook).
-pub const fn times(class: Class) -> bool {
-    matches!(
-        class,
-        Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
-    )
-}
-
 #[cold]
 fn untimed() {
     if let Some(w) = state::writer() {
