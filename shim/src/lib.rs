@@ -7,15 +7,10 @@
 // Unit tests link the crate without its load-time constructor, which leaves start-up code unused.
 #![cfg_attr(test, allow(dead_code))]
 
-mod dlsym;
-mod driver;
-mod graph;
-mod hooks;
 mod hot;
+mod intercept;
 mod lifecycle;
 mod nvtx;
-mod procaddr;
 mod resolve;
-mod runtime;
 mod strings;
 mod timing;

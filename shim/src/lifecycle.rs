@@ -9,8 +9,9 @@
 
 use crate::hot::state::{self, disable, strings_size, warn, Config, RESERVED_AT_START};
 use crate::hot::{guard, record};
+use crate::intercept::registry;
 use crate::strings::{names, text};
-use crate::{hooks, nvtx, timing};
+use crate::{nvtx, timing};
 use causeway_ring::settings::{self, env, Settings};
 use causeway_ring::writer::{create_file_lazy, reserve_written, FixedBuf};
 use causeway_ring::{clock, flags, layout, Kind, Params, StrKind, Writer};
@@ -71,7 +72,7 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     // SAFETY: `create_file_lazy` returned a fresh zero-filled shared mapping of exactly `size` bytes that
     // is never unmapped; the header lies in its reserved prefix.
     let w = unsafe { Writer::init(base, &p) };
-    for h in hooks::all() {
+    for h in registry::all() {
         w.intern(StrKind::Api, h.id as u64, h.info.pack(), h.name.to_bytes());
     }
     for (id, name, info) in nvtx::apis() {
@@ -152,7 +153,7 @@ extern "C" fn on_load() {
         return disable(m.as_bytes());
     }
     state::set_level(lvl);
-    timing::configure(device, hooks::hooked_api);
+    timing::configure(device, registry::hooked_api);
     let inherited = settings::var(env::TICKS);
     let (clock_kind, hz) = clock::init_from(
         settings::forces_monotonic(settings::var(env::CLOCK).as_deref()),

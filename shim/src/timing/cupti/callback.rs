@@ -197,7 +197,7 @@ fn runtime_exit(d: &CallbackData) {
 mod tests {
     use super::*;
     // The real hook tables: what this checks is that the callback ids and the tables agree.
-    use crate::hooks::hooked_api as find;
+    use crate::intercept::registry::hooked_api as find;
 
     #[test]
     fn runtime_cbids_are_sorted_and_name_correlating_runtime_hooks() {
@@ -209,7 +209,7 @@ mod tests {
             assert!(h.info.class.issues_work(), "{name}");
         }
         // Every correlating runtime hook has its callback id.
-        for h in crate::runtime::TABLE
+        for h in crate::intercept::tables::runtime::TABLE
             .iter()
             .filter(|h| h.info.class.issues_work())
         {

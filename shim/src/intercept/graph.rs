@@ -4,7 +4,7 @@
 //! the scanner fans each graph launch out to those kernels. Instantiation is rare, so this runs off the
 //! hot path and may allocate.
 
-use crate::hooks::P;
+use super::hooks::P;
 use crate::hot::{guard, record, state};
 use crate::resolve;
 use crate::strings::names::{self, How};

@@ -1,10 +1,13 @@
-//! The hook machinery: one declarative table per runtime (`runtime.rs`, `driver.rs`) expands through
-//! `hook_table!` into exported functions — each one guard, real call, entry, as in bytehound's preload
-//! crate — plus a registry that `dlsym` and `cuGetProcAddress` consult to hand out hooks.
+//! The hook machinery: each declarative table (`tables/`) expands through `hook_table!` into exported
+//! functions — each one guard, real call, entry, as in bytehound's preload crate — with one slot for
+//! its real function and one `Hook` record (id, name, layer, class, level) that the registry
+//! (`registry.rs`), `dlsym` and `cuGetProcAddress` consult to hand out hooks. What a hook does around
+//! its real call: the hot path (`hot::record`), kernel names (`strings::names`) and device timing (only
+//! through the `timing` seam).
 
-use causeway_ring::layout::{ApiInfo, Layer};
+use causeway_ring::layout::ApiInfo;
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 /// One hooked entry point: an exported symbol with one ABI.
 pub struct Hook {
@@ -113,10 +116,10 @@ macro_rules! hook_table {
         static REALS: [std::sync::atomic::AtomicUsize; COUNT] =
             [const { std::sync::atomic::AtomicUsize::new(0) }; COUNT];
 
-        pub static $table: [$crate::hooks::Hook; COUNT] = [$(
-            $crate::hooks::Hook {
+        pub static $table: [$crate::intercept::hooks::Hook; COUNT] = [$(
+            $crate::intercept::hooks::Hook {
                 id: $first + Ids::$name as u16,
-                name: $crate::hooks::cstr(concat!(stringify!($name), "\0").as_bytes()),
+                name: $crate::intercept::hooks::cstr(concat!(stringify!($name), "\0").as_bytes()),
                 info: causeway_ring::layout::ApiInfo {
                     layer: causeway_ring::layout::Layer::$layer,
                     class: causeway_ring::layout::Class::$class,
@@ -134,12 +137,12 @@ macro_rules! hook_table {
                 let h = &$table[Ids::$name as usize];
                 let real = $crate::resolve::real(h.real, h.name, causeway_ring::layout::Layer::$layer);
                 if real == 0 {
-                    return $crate::hooks::missing($missing);
+                    return $crate::intercept::hooks::missing($missing);
                 }
                 // SAFETY: `real` is the function this symbol names in the real library, which has
                 // exactly this signature (the table is written from the CUDA headers).
                 let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> i32>(real) };
-                const FLAGS: u8 = $crate::hooks::per_thread(stringify!($name));
+                const FLAGS: u8 = $crate::intercept::hooks::per_thread(stringify!($name));
                 const CLASS: causeway_ring::layout::Class = causeway_ring::layout::Class::$class;
                 // Device timing (`timing`) follows the outermost launch, copy, memset or graph launch:
                 // the events backend's start event is recorded before the call's begin time is read
@@ -182,135 +185,3 @@ macro_rules! hook_table {
     };
 }
 pub(crate) use hook_table;
-
-/// Every hook of every table.
-pub fn all() -> impl Iterator<Item = &'static Hook> {
-    crate::runtime::TABLE
-        .iter()
-        .chain(crate::driver::TABLE.iter())
-        .chain(crate::procaddr::TABLE.iter())
-}
-
-pub fn find(name: &CStr) -> Option<&'static Hook> {
-    find_bytes(name.to_bytes())
-}
-
-/// The hook exported as `name`.
-pub fn find_bytes(name: &[u8]) -> Option<&'static Hook> {
-    if !name.starts_with(b"cu") && !name.starts_with(b"__cuda") {
-        return None;
-    }
-    all().find(|h| h.name.to_bytes() == name)
-}
-
-/// The hook exported as `name`, as device timing's CUPTI runtime callback records its calls
-/// (`timing::FindApi`).
-pub fn hooked_api(name: &[u8]) -> Option<crate::timing::HookedApi> {
-    find_bytes(name).map(|h| crate::timing::HookedApi {
-        id: h.id,
-        name: h.name,
-        info: h.info,
-        flags: per_thread(h.name.to_str().unwrap_or("")),
-    })
-}
-
-pub fn is_hook(addr: usize) -> bool {
-    all().any(|h| h.hook as usize == addr)
-}
-
-/// What to hand a caller who looked up `h` and got `real`: our hook if it calls exactly that
-/// function, otherwise the untouched answer.
-pub fn substitute(h: &'static Hook, real: usize) -> usize {
-    if real == h.hook as usize || is_hook(real) {
-        return real;
-    }
-    match h
-        .real
-        .compare_exchange(0, real, Ordering::AcqRel, Ordering::Acquire)
-    {
-        Ok(_) => h.hook as usize,
-        Err(existing) if existing == real => h.hook as usize,
-        Err(_) => real,
-    }
-}
-
-/// The name `cuGetProcAddress` knows an entry point by: the exported name without its ABI version
-/// (`_v2`, `_v3`, …) and stream-mode (`_ptsz`, `_ptds`) suffixes.
-pub fn base_name(name: &[u8]) -> &[u8] {
-    let mut n = name;
-    for suffix in [&b"_ptsz"[..], b"_ptds"] {
-        if n.ends_with(suffix) {
-            n = &n[..n.len() - suffix.len()];
-        }
-    }
-    if let Some(pos) = n.iter().rposition(|&c| c == b'_') {
-        let tail = &n[pos + 1..];
-        if tail.len() >= 2 && tail[0] == b'v' && tail[1..].iter().all(u8::is_ascii_digit) {
-            n = &n[..pos];
-        }
-    }
-    n
-}
-
-/// Names `cuGetProcAddress` answers with a function exported under another base name (CUDA 12's
-/// `cuGraphInstantiate` is `cuGraphInstantiateWithFlags`).
-const ALIASES: &[(&[u8], &[u8])] = &[(b"cuGraphInstantiate", b"cuGraphInstantiateWithFlags")];
-
-/// Driver hooks whose base name is `symbol` (or its alias): the variants `cuGetProcAddress` may answer
-/// with.
-pub fn driver_variants(symbol: &[u8]) -> impl Iterator<Item = &'static Hook> + '_ {
-    let alias = ALIASES.iter().find(|(s, _)| *s == symbol).map(|&(_, a)| a);
-    all().filter(move |h| {
-        let base = base_name(h.name.to_bytes());
-        h.info.layer == Layer::Driver && (base == symbol || Some(base) == alias)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_names_strip_abi_and_stream_suffixes() {
-        assert_eq!(base_name(b"cuMemcpyHtoD_v2_ptds"), b"cuMemcpyHtoD");
-        assert_eq!(base_name(b"cuLaunchKernel_ptsz"), b"cuLaunchKernel");
-        assert_eq!(base_name(b"cuGetProcAddress_v2"), b"cuGetProcAddress");
-        assert_eq!(base_name(b"cuMemsetD2D8_v2"), b"cuMemsetD2D8");
-        assert_eq!(base_name(b"cuStreamWaitValue32"), b"cuStreamWaitValue32");
-        assert_eq!(base_name(b"cuLaunchKernelEx"), b"cuLaunchKernelEx");
-    }
-
-    #[test]
-    fn ids_are_unique_and_names_resolve_to_their_hook() {
-        let mut ids: Vec<u16> = all().map(|h| h.id).collect();
-        let n = ids.len();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), n, "duplicate API ids");
-        for h in all() {
-            assert!(std::ptr::eq(find(h.name).unwrap(), h), "{:?}", h.name);
-            assert!(is_hook(h.hook as usize));
-        }
-    }
-
-    #[test]
-    fn variants_cover_per_thread_and_versioned_forms() {
-        let names: Vec<_> = driver_variants(b"cuMemcpyHtoD")
-            .map(|h| h.name.to_str().unwrap())
-            .collect();
-        assert!(
-            names.contains(&"cuMemcpyHtoD_v2") && names.contains(&"cuMemcpyHtoD_v2_ptds"),
-            "{names:?}"
-        );
-        let gpa: Vec<_> = driver_variants(b"cuGetProcAddress")
-            .map(|h| h.name.to_str().unwrap())
-            .collect();
-        assert_eq!(gpa.len(), 2, "{gpa:?}");
-        let inst: Vec<_> = driver_variants(b"cuGraphInstantiate")
-            .map(|h| h.name.to_str().unwrap())
-            .collect();
-        assert!(inst.contains(&"cuGraphInstantiateWithFlags"), "{inst:?}");
-        assert_eq!(per_thread("cuLaunchKernel_ptsz"), 1);
-        assert_eq!(per_thread("cuLaunchKernel"), 0);
-    }
-}
