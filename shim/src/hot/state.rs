@@ -114,7 +114,10 @@ fn start_early_cold() {
     }
 }
 
+// Kept out of line (as when it called the CUPTI backend directly): it runs once per process and
+// would only lengthen every hook.
 #[cold]
+#[inline(never)]
 fn first_recorded_call() {
     ensure_reserved();
     let start = DEVICE_START.load(Ordering::Relaxed);

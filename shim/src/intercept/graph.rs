@@ -35,17 +35,20 @@ fn kernels(graph: P, depth: usize, out: &mut Vec<(How, u64)>) -> Option<()> {
     type GetType = unsafe extern "C" fn(P, *mut i32) -> i32;
     type GetParams = unsafe extern "C" fn(P, *mut u64) -> i32;
     type GetChild = unsafe extern "C" fn(P, *mut P) -> i32;
-    // SAFETY (all four): the driver's functions of these names have these signatures (cuda.h).
+    // SAFETY: (all four) the driver's functions of these names have these signatures (cuda.h).
     let get_nodes =
         unsafe { std::mem::transmute::<usize, GetNodes>(real(&GET_NODES, c"cuGraphGetNodes")?) };
+    // SAFETY: as above.
     let get_type =
         unsafe { std::mem::transmute::<usize, GetType>(real(&GET_TYPE, c"cuGraphNodeGetType")?) };
+    // SAFETY: as above.
     let params = unsafe {
         std::mem::transmute::<usize, GetParams>(real(
             &KERNEL_PARAMS,
             c"cuGraphKernelNodeGetParams_v2",
         )?)
     };
+    // SAFETY: as above.
     let child = unsafe {
         std::mem::transmute::<usize, GetChild>(real(
             &CHILD_GRAPH,

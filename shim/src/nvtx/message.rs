@@ -227,10 +227,8 @@ pub(super) mod tests {
         b[2..4].copy_from_slice(&36u16.to_le_bytes());
         b[32..36].copy_from_slice(&MESSAGE_ASCII.to_le_bytes());
         // SAFETY: 36 readable bytes, as declared.
-        assert_eq!(
-            unsafe { attr_message(b.as_ptr() as *const EventAttributes) },
-            Msg::None
-        );
+        let m = unsafe { attr_message(b.as_ptr() as *const EventAttributes) };
+        assert_eq!(m, Msg::None);
     }
 
     #[test]

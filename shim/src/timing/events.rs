@@ -92,7 +92,7 @@ fn sym(name: &CStr) -> Option<usize> {
 impl Api {
     /// The driver's own functions (never our hooks: the backend's calls are not the program's).
     fn resolve() -> Option<Api> {
-        // SAFETY (all transmutes): each address is the driver's export of that name, whose C signature
+        // SAFETY: (all transmutes) each address is the driver's export of that name, whose C signature
         // (from cuda.h) is the one given by its type.
         unsafe {
             use std::mem::transmute as t;

@@ -72,7 +72,7 @@ pub(super) fn load() -> Result<Api, String> {
 }
 
 fn symbols(lib: &libloading::Library) -> Result<Api, libloading::Error> {
-    // SAFETY (every `get`): each name is a CUPTI 13 entry point and the type is its C signature.
+    // SAFETY: (every `get`) each name is a CUPTI 13 entry point and the type is its C signature.
     unsafe {
         Ok(Api {
             subscribe: *lib.get(b"cuptiSubscribe\0")?,

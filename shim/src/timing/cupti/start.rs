@@ -137,10 +137,10 @@ fn init() -> bool {
     let hz = state::ticks_per_sec().unwrap_or(1_000_000_000);
     let scale = clocks::ring_scale(hz);
     let mut caveats: Vec<String> = Vec::new();
-    // SAFETY: registering a function with CUPTI's timestamp-callback signature, before any kind.
     let r = if diag("no-timestamp") {
         -1
     } else {
+        // SAFETY: registering a function with CUPTI's timestamp-callback signature, before any kind.
         unsafe { (api.register_timestamp)(clocks::timestamp) }
     };
     let host_clock = r == SUCCESS;
