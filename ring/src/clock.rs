@@ -102,13 +102,11 @@ fn rdtsc_is_cheaper() -> bool {
     batch(&|| rdtsc()) <= batch(&|| clock_ns(libc::CLOCK_MONOTONIC))
 }
 
-/// The environment variable through which a traced process hands its clock choice to its children
-/// (`tsc:<ticks per second>` or `monotonic`), so that each short process a program starts does not
-/// spend two milliseconds measuring the same TSC again (`causeway record` sets it for the first).
-pub const TICKS_ENV: &str = "CAUSEWAY_TICKS";
-
-/// `init`, taking a choice already made on this machine (`TICKS_ENV`'s value, as `describe` writes
-/// it) when there is one and it is usable here; `force_monotonic` wins over it.
+/// `init`, taking a choice already made on this machine when there is one and it is usable here;
+/// `force_monotonic` wins over it. A traced process hands its choice to its children through
+/// `settings::env::TICKS` (`tsc:<ticks per second>` or `monotonic`, as `describe` writes it), so that
+/// each short process a program starts does not spend two milliseconds measuring the same TSC again
+/// (`causeway record` sets it for the first).
 pub fn init_from(force_monotonic: bool, inherited: Option<&str>) -> (ClockKind, u64) {
     match inherited.map(str::trim) {
         Some("monotonic") if !force_monotonic => {
@@ -131,7 +129,7 @@ pub fn init_from(force_monotonic: bool, inherited: Option<&str>) -> (ClockKind, 
     init(force_monotonic)
 }
 
-/// `TICKS_ENV`'s value for a clock choice.
+/// `settings::env::TICKS`'s value for a clock choice.
 pub fn describe(kind: ClockKind, hz: u64) -> String {
     match kind {
         ClockKind::Tsc => format!("tsc:{hz}"),

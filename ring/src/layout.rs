@@ -4,20 +4,10 @@
 //! A ring file is `[header: HEADER_SIZE][string area: strings_size][entries: capacity × ENTRY_SIZE]`.
 //! All integers are little-endian (the shim only runs on little-endian hosts).
 
-/// The events backend times one in this many steps (outermost NVTX push ranges; calls, in a program
-/// without them) unless told otherwise (`--sample`, `CAUSEWAY_EVENTS_SAMPLE`): two timing events per
-/// operation cost about 1.2 µs of host time each on the H200 (2026-12-01), which at sample 1 lengthens
-/// a step of 80 µs ops by 9 % and one of 10 µs ops by 28 %; one step in 16 keeps both within 3 %.
-pub const DEFAULT_EVENTS_SAMPLE: u32 = 16;
-
 pub const MAGIC: [u8; 8] = *b"CAUSEWAY";
 pub const VERSION: u32 = 2;
 pub const HEADER_SIZE: usize = 4096;
 pub const ENTRY_SIZE: usize = 64;
-/// Ring size per process in MiB (`CAUSEWAY_RING_MB`, `causeway record --ring-mb`): default and the
-/// largest the shim accepts. One definition for the CLI and the shim.
-pub const DEFAULT_RING_MB: u64 = 64;
-pub const MAX_RING_MB: u64 = 1 << 16;
 /// Ring files end with this suffix; the scanner picks them out of a capture directory by it.
 pub const RING_SUFFIX: &str = ".cwring";
 
@@ -111,6 +101,7 @@ pub mod counter {
     ];
 }
 
+/// What a full ring does (`hdr::POLICY`). Names and parsing: `settings`.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -126,12 +117,6 @@ impl Policy {
             1 => Some(Policy::Drop),
             2 => Some(Policy::Overwrite),
             _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Drop => "drop",
-            Policy::Overwrite => "overwrite",
         }
     }
 }
@@ -250,13 +235,28 @@ impl DeviceKind {
     }
 }
 
-/// The device-timing backend a ring was recorded with (`hdr::BACKEND`).
+/// The device-timing backend a ring was recorded with (`hdr::BACKEND`). Names, parsing and which
+/// capture levels use which: `settings`.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// No device timing.
     None = 0,
+    /// CUPTI activity records.
     Cupti = 1,
+    /// CUDA timing events around each device-work call.
     Events = 2,
+}
+
+impl Backend {
+    pub fn from_u32(v: u32) -> Option<Backend> {
+        match v {
+            0 => Some(Backend::None),
+            1 => Some(Backend::Cupti),
+            2 => Some(Backend::Events),
+            _ => None,
+        }
+    }
 }
 
 impl Kind {
@@ -368,6 +368,15 @@ pub enum Class {
 }
 
 impl Class {
+    /// Whether calls of this class issue device work (launches, copies, memsets, graph launches):
+    /// the calls device timing follows.
+    pub const fn issues_work(self) -> bool {
+        matches!(
+            self,
+            Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
+        )
+    }
+
     pub fn from_u8(v: u8) -> Class {
         use Class::*;
         const ALL: [Class; 19] = [

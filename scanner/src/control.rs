@@ -8,7 +8,7 @@
 
 use crate::analysis::steps::{process_steps, SpanIndex, StepDevice, StepOptions};
 use crate::facts::model::Timeline;
-use crate::record::{self, BackendArg, PolicyArg, Prepared, RecordOptions};
+use crate::record::{self, Backend, Policy, Prepared, RecordOptions};
 use crate::render::text::{fmt_ns, Align, Table};
 use crate::util::intervals::{measure, union};
 use causeway_control::claims::{analyse, ArmRun, Inputs};
@@ -32,7 +32,7 @@ pub struct ControlOptions {
     pub runs: usize,
     /// The instrumented arm's level and backend (as `causeway record`).
     pub level: u32,
-    pub backend: Option<BackendArg>,
+    pub backend: Option<Backend>,
     pub cupti: Option<PathBuf>,
     /// With the events backend: time one in N steps (`None`: the record default).
     pub sample: Option<u32>,
@@ -84,10 +84,6 @@ pub struct ControlReport {
     pub runs: Vec<RunRecord>,
     #[serde(flatten)]
     pub analysis: Analysis,
-}
-
-fn backend_name(b: Option<BackendArg>) -> &'static str {
-    b.map_or("none", BackendArg::name)
 }
 
 /// The per-step measures of one run's capture. Every process's steps count, in ring order, each
@@ -292,12 +288,12 @@ pub fn run(
         sample,
         out: o.out.clone(),
         ring_mb: o.ring_mb,
-        policy: PolicyArg::Drop,
+        policy: Policy::Drop,
         shim: o.shim.clone(),
         cmd: o.cmd.clone(),
     };
     // With events, --cupti names the durations arm's CUPTI.
-    let events = o.backend == Some(BackendArg::Events);
+    let events = o.backend == Some(Backend::Events);
     if events && !o.durations && o.cupti.is_some() {
         return Err(
             "--cupti names the CUPTI library of --backend cupti or of the durations arm; with              --backend events --no-durations nothing loads it"
@@ -307,13 +303,13 @@ pub fn run(
     let ins_cupti = if events { None } else { o.cupti.clone() };
     let ins: Prepared =
         record::prepare(&rec(o.level, o.backend, ins_cupti, o.sample)).map_err(|e| e.0)?;
-    let ctl_level = control_level(o, ins.backend.is_some())?;
+    let ctl_level = control_level(o, ins.backend != Backend::None)?;
     let ctl: Prepared = record::prepare(&rec(ctl_level, None, None, None)).map_err(|e| e.0)?;
     // Events spans start before their work (launch latency): the lower bounds take busy times from a
     // CUPTI arm instead, when the program lets CUPTI load.
-    let dur: Option<Prepared> = if o.durations && ins.backend == Some(BackendArg::Events) {
+    let dur: Option<Prepared> = if o.durations && ins.backend == Backend::Events {
         Some(
-            record::prepare(&rec(3, Some(BackendArg::Cupti), o.cupti.clone(), None))
+            record::prepare(&rec(3, Some(Backend::Cupti), o.cupti.clone(), None))
                 .map_err(|e| e.0)?,
         )
     } else {
@@ -414,18 +410,18 @@ pub fn run(
         runs_per_arm: o.runs,
         order,
         instrumented: ArmSetup {
-            level: Some(ins.level),
-            backend: backend_name(ins.backend),
+            level: Some(ins.level.into()),
+            backend: ins.backend.name(),
         },
         control: ArmSetup {
-            level: Some(ctl.level),
+            level: Some(ctl.level.into()),
             backend: "none",
         },
         durations: dur.as_ref().map(|d| ArmSetup {
-            level: Some(d.level),
-            backend: backend_name(d.backend),
+            level: Some(d.level.into()),
+            backend: d.backend.name(),
         }),
-        sample_every: (ins.backend == Some(BackendArg::Events))
+        sample_every: (ins.backend == Backend::Events)
             .then(|| ins.sample.unwrap_or(record::DEFAULT_EVENTS_SAMPLE)),
         steps,
         skip_steps: o.skip_steps,

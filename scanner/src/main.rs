@@ -3,9 +3,10 @@
 //! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
 //! through `record` unchanged.
 
+use causeway_ring::settings::{Backend, Choice, Policy};
 use causeway_scanner::analysis::steps::StepOptions;
 use causeway_scanner::analysis::views::{ViewOptions, Views};
-use causeway_scanner::record::{self, BackendArg, PolicyArg, RecordOptions};
+use causeway_scanner::record::{self, RecordOptions};
 use causeway_scanner::render::text as render;
 use causeway_scanner::Report;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -311,7 +312,7 @@ struct ControlArgs {
     #[arg(long, value_name = "L", default_value_t = 3)]
     level: u32,
     /// The instrumented arm's device-timing backend (level 3: default cupti)
-    #[arg(long, value_enum, value_name = "BACKEND")]
+    #[arg(long, value_parser = choice::<Backend>(), value_name = "BACKEND")]
     backend: Option<Backend>,
     /// The CUPTI library for --backend cupti and the durations arm (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
@@ -371,10 +372,10 @@ struct RecordArgs {
     #[arg(long, value_name = "N", default_value_t = record::DEFAULT_RING_MB)]
     ring_mb: u64,
     /// What a full ring does
-    #[arg(long, value_enum, default_value_t = Policy::Drop)]
+    #[arg(long, value_parser = choice::<Policy>(), default_value_t = Policy::Drop)]
     policy: Policy,
     /// Device-timing backend: level 3 (default cupti) or level 4 (default none); an error at 1 and 2
-    #[arg(long, value_enum, value_name = "BACKEND")]
+    #[arg(long, value_parser = choice::<Backend>(), value_name = "BACKEND")]
     backend: Option<Backend>,
     /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
@@ -395,20 +396,16 @@ struct RecordArgs {
     cmd: Vec<OsString>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Policy {
-    /// Keep the oldest entries and count the dropped ones
-    Drop,
-    /// Keep the newest entries (flight recorder)
-    Overwrite,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Backend {
-    /// CUPTI activity records on the host clock
-    Cupti,
-    /// CUDA timing events around each operation, anchored to host time
-    Events,
+/// The option parser of a setting with named values (`--policy`, `--backend`): the names and their
+/// help come from the settings type the shim reads them with, so the two never disagree.
+fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        T::CHOICES
+            .iter()
+            .map(|c| PossibleValue::new(c.name()).help(c.about())),
+    )
+    .try_map(|s| T::from_name(&s))
 }
 
 /// One line on stderr, `causeway: ` first, escaped for the terminal (paths and names in it may come
@@ -478,15 +475,12 @@ fn main() -> ExitCode {
         Cmd::Record(a) => {
             let opts = RecordOptions {
                 level: a.level,
-                backend: backend_arg(a.backend),
+                backend: a.backend,
                 cupti: a.cupti,
                 sample: a.sample,
                 out: a.out,
                 ring_mb: a.ring_mb,
-                policy: match a.policy {
-                    Policy::Drop => PolicyArg::Drop,
-                    Policy::Overwrite => PolicyArg::Overwrite,
-                },
+                policy: a.policy,
                 shim: a.shim,
                 cmd: a.cmd,
             };
@@ -508,20 +502,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn backend_arg(b: Option<Backend>) -> Option<BackendArg> {
-    b.map(|b| match b {
-        Backend::Cupti => BackendArg::Cupti,
-        Backend::Events => BackendArg::Events,
-    })
-}
-
 /// `control`: the interleaved arms, then the claims; progress on stderr, the result on stdout.
 fn control(a: ControlArgs) -> ExitCode {
     use causeway_scanner::control::{self, ControlOptions};
     let o = ControlOptions {
         runs: a.runs,
         level: a.level,
-        backend: backend_arg(a.backend),
+        backend: a.backend,
         cupti: a.cupti,
         sample: a.sample,
         durations: !a.no_durations,

@@ -11,57 +11,27 @@ use std::process::Command;
 
 /// The shim's file name, looked up beside the `causeway` executable.
 pub const SHIM_NAME: &str = "libcauseway.so";
-pub const DEFAULT_LEVEL: u32 = 2;
-pub use causeway_ring::layout::{DEFAULT_EVENTS_SAMPLE, DEFAULT_RING_MB, MAX_RING_MB};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyArg {
-    Drop,
-    Overwrite,
-}
-
-impl PolicyArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyArg::Drop => "drop",
-            PolicyArg::Overwrite => "overwrite",
-        }
-    }
-}
-
-/// The device-timing backend of level 3 (`CAUSEWAY_BACKEND`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendArg {
-    /// CUPTI activity records, put on the ring's clock by CUPTI's timestamp callback.
-    Cupti,
-    /// CUDA timing events around each operation, anchored to host time.
-    Events,
-}
-
-impl BackendArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendArg::Cupti => "cupti",
-            BackendArg::Events => "events",
-        }
-    }
-}
-
-/// The level that records device intervals.
-pub const DEVICE_LEVEL: u32 = 3;
+/// `--level`'s default, as the number the option takes.
+pub const DEFAULT_LEVEL: u32 = Level::DEFAULT.number() as u32;
+use causeway_ring::settings::{self, env, Settings};
+pub use causeway_ring::settings::{
+    Backend, Level, Policy, DEFAULT_EVENTS_SAMPLE, DEFAULT_RING_MB, MAX_RING_MB,
+};
 
 #[derive(Clone, Debug)]
 pub struct RecordOptions {
+    /// As given (`check_level` says whether it exists).
     pub level: u32,
-    /// Level 3's device-timing backend; `None` = the default (CUPTI). An error at any other level.
-    pub backend: Option<BackendArg>,
+    /// The device-timing backend asked for; `None` = the level's default (`Level::default_backend`).
+    /// An error below level 3.
+    pub backend: Option<Backend>,
     /// The CUPTI library the shim should load (`CAUSEWAY_CUPTI`); level 3 with CUPTI only.
     pub cupti: Option<PathBuf>,
     /// Events backend: time one step in N (`None`: the shim's default, `DEFAULT_EVENTS_SAMPLE`).
     pub sample: Option<u32>,
     pub out: PathBuf,
     pub ring_mb: u64,
-    pub policy: PolicyArg,
+    pub policy: Policy,
     pub shim: Option<PathBuf>,
     pub cmd: Vec<OsString>,
 }
@@ -99,36 +69,26 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, RecordError> {
     Err(RecordError(msg.into()))
 }
 
-pub fn check_level(level: u32) -> Result<(), RecordError> {
-    match level {
-        1..=4 => Ok(()),
-        n => fail(format!(
-            "level {n} does not exist; levels are 1 (phases), 2 (host), 3 (full: + device intervals) and 4 (edge)"
+pub fn check_level(level: u32) -> Result<Level, RecordError> {
+    match Level::from_number(level) {
+        Some(l) => Ok(l),
+        None => fail(format!(
+            "level {level} does not exist; levels are 1 (phases), 2 (host), 3 (full: + device intervals) and 4 (edge)"
         )),
     }
 }
 
-/// The backend level `level` records with: at level 3 the one asked for (default CUPTI); at level 4 the
-/// one asked for, or none (level 4 is for every host call; device timing there is opt-in); at levels 1
-/// and 2 none, and asking for one there is an error. `--cupti` only makes sense with CUPTI.
+/// The backend `level` records with (`Level::default_backend` when none is asked for): at levels 1 and
+/// 2 none, and asking for one there is an error. `--cupti` only makes sense with CUPTI.
 pub fn check_device(
-    level: u32,
-    backend: Option<BackendArg>,
+    level: Level,
+    backend: Option<Backend>,
     cupti: Option<&Path>,
-) -> Result<Option<BackendArg>, RecordError> {
-    if level > DEVICE_LEVEL && backend.is_none() {
-        if cupti.is_some() {
-            return fail(format!(
-                "--cupti at level {level} needs --backend cupti (level {level} records device times only when a backend is given)"
-            ));
-        }
-        return Ok(None);
-    }
-    if level < DEVICE_LEVEL {
+) -> Result<Backend, RecordError> {
+    if !level.may_time_device() {
         if let Some(b) = backend {
             return fail(format!(
-                "--backend {} needs --level 3 or 4: device timing (when each kernel, copy and memset ran) is what level 3 adds; level {level} records none",
-                b.name()
+                "--backend {b} needs --level 3 or 4: device timing (when each kernel, copy and memset ran) is what level 3 adds; level {level} records none"
             ));
         }
         if cupti.is_some() {
@@ -136,16 +96,20 @@ pub fn check_device(
                 "--cupti needs --level 3 or 4: CUPTI is a device-timing backend; level {level} does not load it"
             ));
         }
-        return Ok(None);
+        return Ok(Backend::None);
     }
-    let b = backend.unwrap_or(BackendArg::Cupti);
-    if cupti.is_some() && b != BackendArg::Cupti {
+    let b = backend.unwrap_or(level.default_backend());
+    if cupti.is_some() && b == Backend::None {
         return fail(format!(
-            "--cupti names the CUPTI library of --backend cupti; --backend {} does not load it",
-            b.name()
+            "--cupti at level {level} needs --backend cupti (level {level} records device times only when a backend is given)"
         ));
     }
-    Ok(Some(b))
+    if cupti.is_some() && b != Backend::Cupti {
+        return fail(format!(
+            "--cupti names the CUPTI library of --backend cupti; --backend {b} does not load it"
+        ));
+    }
+    Ok(b)
 }
 
 /// The value of `CAUSEWAY_CUPTI` for `--cupti PATH`: a path (anything with a `/`) must name a file and
@@ -171,7 +135,7 @@ pub fn cupti_value(path: &Path) -> Result<OsString, RecordError> {
 }
 
 pub fn check_ring_mb(mb: u64) -> Result<(), RecordError> {
-    if (1..=MAX_RING_MB).contains(&mb) {
+    if settings::ring_mb_ok(mb) {
         Ok(())
     } else {
         fail(format!("--ring-mb {mb} is out of range 1..={MAX_RING_MB}"))
@@ -226,15 +190,19 @@ pub fn find_shim(
     let (path, how) = if let Some(p) = explicit {
         (p.to_path_buf(), "--shim")
     } else if let Some(p) = env.filter(|v| !v.is_empty()) {
-        (PathBuf::from(p), "CAUSEWAY_SHIM")
+        (PathBuf::from(p), env::SHIM)
     } else if let Some(dir) = exe.as_deref().and_then(Path::parent) {
         (dir.join(SHIM_NAME), "beside the causeway executable")
     } else {
         return fail(format!(
-            "cannot locate {SHIM_NAME}: the causeway executable's directory is unknown; pass --shim PATH or set CAUSEWAY_SHIM"
+            "cannot locate {SHIM_NAME}: the causeway executable's directory is unknown; pass --shim PATH or set {}",
+            env::SHIM
         ));
     };
-    let hint = "build it with `cargo build --release -p causeway-shim`, or pass --shim PATH or set CAUSEWAY_SHIM";
+    let hint = format!(
+        "build it with `cargo build --release -p causeway-shim`, or pass --shim PATH or set {}",
+        env::SHIM
+    );
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(_) => {
@@ -378,45 +346,48 @@ pub struct Outcome {
 /// spawns several, each into its own directory.
 #[derive(Clone, Debug)]
 pub struct Prepared {
-    pub level: u32,
-    /// The backend the level records with (`None`: no device timing).
-    pub backend: Option<BackendArg>,
+    pub level: Level,
+    /// The backend the level records with (`Backend::None`: no device timing).
+    pub backend: Backend,
     /// `CAUSEWAY_CUPTI`'s value, when given.
     pub cupti: Option<OsString>,
     pub sample: Option<u32>,
     pub ring_mb: u64,
-    pub policy: PolicyArg,
+    pub policy: Policy,
     /// Absolute path of the shim.
     pub shim: PathBuf,
 }
 
-/// Checks the options (not the command and not the shim): the backend and `CAUSEWAY_CUPTI`'s value.
-fn checked(o: &RecordOptions) -> Result<(Option<BackendArg>, Option<OsString>), RecordError> {
-    check_level(o.level)?;
-    let backend = check_device(o.level, o.backend, o.cupti.as_deref())?;
+/// Checks the options (not the command and not the shim): the level, the backend and
+/// `CAUSEWAY_CUPTI`'s value.
+fn checked(o: &RecordOptions) -> Result<(Level, Backend, Option<OsString>), RecordError> {
+    let level = check_level(o.level)?;
+    let backend = check_device(level, o.backend, o.cupti.as_deref())?;
     let cupti = o.cupti.as_deref().map(cupti_value).transpose()?;
     if let Some(n) = o.sample {
-        if backend != Some(BackendArg::Events) {
+        if !backend.samples() {
             return fail("--sample needs --backend events (CUPTI records every kernel; events can be sampled)");
         }
-        if n == 0 {
-            return fail("--sample 0: give N >= 1 (time one in N steps; 1 times every call)");
+        if !settings::sample_ok(n) {
+            return fail(format!(
+                "--sample {n}: give N >= 1 (time one in N steps; 1 times every call)"
+            ));
         }
     }
     check_ring_mb(o.ring_mb)?;
-    Ok((backend, cupti))
+    Ok((level, backend, cupti))
 }
 
 /// Checks the options (not the command) and finds the shim.
 pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
-    let (backend, cupti) = checked(o)?;
+    let (level, backend, cupti) = checked(o)?;
     let shim = find_shim(
         o.shim.as_deref(),
-        std::env::var_os("CAUSEWAY_SHIM"),
+        std::env::var_os(env::SHIM),
         std::env::current_exe().ok(),
     )?;
     Ok(Prepared {
-        level: o.level,
+        level,
         backend,
         cupti,
         sample: o.sample,
@@ -427,6 +398,21 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
 }
 
 impl Prepared {
+    /// The capture settings the shim gets, writing into `dir`.
+    pub fn settings(&self, dir: &Path) -> Settings {
+        Settings {
+            out: dir.as_os_str().to_os_string(),
+            // `dir` is the private directory this CLI made: the shim refuses it if it was swapped.
+            private_dir: true,
+            level: self.level,
+            backend: self.backend,
+            ring_mb: self.ring_mb,
+            policy: self.policy,
+            sample: self.sample,
+            cupti: self.cupti.clone(),
+        }
+    }
+
     /// `program args` with the shim preloaded and the capture settings in its environment, writing
     /// into `dir` (which must exist).
     pub fn command(&self, program: &OsStr, args: &[OsString], dir: &Path) -> Command {
@@ -434,27 +420,16 @@ impl Prepared {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .env("LD_PRELOAD", preload)
-            .env("CAUSEWAY_OUT", dir)
-            .env("CAUSEWAY_LEVEL", self.level.to_string())
-            .env("CAUSEWAY_RING_MB", self.ring_mb.to_string())
-            .env("CAUSEWAY_POLICY", self.policy.name())
             // Measured once here rather than in every process the program starts (2 ms each).
-            .env(causeway_ring::clock::TICKS_ENV, ticks_choice())
-            // `dir` is the private directory this CLI made: the shim refuses it if it was swapped.
-            .env("CAUSEWAY_PRIVATE_DIR", "1");
-        // The options own the capture settings: the backend is set when the level records device
-        // times and cleared otherwise, so one inherited from the environment never contradicts them.
-        match self.backend {
-            Some(b) => cmd.env("CAUSEWAY_BACKEND", b.name()),
-            None => cmd.env_remove("CAUSEWAY_BACKEND"),
-        };
-        if let Some(c) = &self.cupti {
-            cmd.env("CAUSEWAY_CUPTI", c);
+            .env(env::TICKS, ticks_choice());
+        // The options own the capture settings: a setting left at its default (no backend, no
+        // sampling rate) is cleared, so one inherited from the environment never contradicts them.
+        for (name, value) in self.settings(dir).to_env() {
+            match value {
+                Some(v) => cmd.env(name, v),
+                None => cmd.env_remove(name),
+            };
         }
-        match self.sample {
-            Some(n) => cmd.env("CAUSEWAY_EVENTS_SAMPLE", n.to_string()),
-            None => cmd.env_remove("CAUSEWAY_EVENTS_SAMPLE"),
-        };
         cmd
     }
 }
@@ -464,7 +439,7 @@ fn ticks_choice() -> String {
     static CHOICE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     CHOICE
         .get_or_init(|| {
-            let force = std::env::var("CAUSEWAY_CLOCK").is_ok_and(|v| v == "monotonic");
+            let force = settings::forces_monotonic(std::env::var(env::CLOCK).ok().as_deref());
             let (kind, hz) = causeway_ring::clock::init(force);
             causeway_ring::clock::describe(kind, hz)
         })

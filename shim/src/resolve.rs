@@ -1,6 +1,9 @@
-//! Finding the real functions behind the hooks. `RTLD_NEXT` finds libraries in the global scope; a
-//! cudart that a Python extension loaded with `RTLD_LOCAL` is invisible to it, so the fallback walks the
-//! loaded objects (`dl_iterate_phdr`) and looks the symbol up in the matching library by handle.
+//! Finding the real functions behind the hooks — and the CUDA functions the shim calls itself (kernel
+//! names, graph walks, the timing backends), which is why this sits below every part that needs it
+//! rather than inside `intercept/`. `RTLD_NEXT` finds libraries in the global scope; a cudart that a
+//! Python extension loaded with `RTLD_LOCAL` is invisible to it, so the fallback walks the loaded
+//! objects (`dl_iterate_phdr`) and looks the symbol up in the matching library by handle. glibc's own
+//! `dlsym` is found here too (the shim exports a `dlsym` of its own).
 
 use causeway_ring::layout::Layer;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -25,7 +28,7 @@ pub fn real_dlsym() -> DlsymFn {
         if p == 0 {
             // No way to reach glibc's dlsym: answer every lookup with "not found" rather than recurse
             // into our own export.
-            crate::state::disable(b"cannot find glibc's dlsym");
+            crate::hot::state::disable(b"cannot find glibc's dlsym");
             p = null_dlsym as *const () as usize;
         }
         REAL_DLSYM.store(p, Ordering::Release);
@@ -141,11 +144,21 @@ fn own_base() -> usize {
     }
 }
 
+/// Whether `addr` lies in the shim itself (then it is one of its hooks: a lookup that finds the shim
+/// has found nothing real).
+fn in_shim(addr: usize) -> bool {
+    // SAFETY: Dl_info is plain data for which all-zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address; info is a valid out-pointer.
+    let found = unsafe { libc::dladdr(addr as *const c_void, &mut info) } != 0;
+    found && info.dli_fbase as usize == own_base()
+}
+
 /// Looks `name` up the way the hook's caller would have found it, skipping the shim.
 pub fn find(name: &CStr, layer: Layer) -> usize {
     // SAFETY: RTLD_NEXT relative to the shim, NUL-terminated name.
     let p = unsafe { real_dlsym()(libc::RTLD_NEXT, name.as_ptr()) } as usize;
-    if p != 0 && !crate::hooks::is_hook(p) {
+    if p != 0 && !in_shim(p) {
         return p;
     }
     let mut s = Search {

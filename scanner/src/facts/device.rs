@@ -10,13 +10,11 @@ use crate::read::decode::Entries;
 use causeway_ring::layout::NO_CALL;
 use causeway_ring::{Class, Entry, Kind};
 
-/// The name of a header's device-timing backend (`layout::Backend`).
+/// The name of a header's device-timing backend (`layout::Backend`, named by `settings`).
 pub fn backend_name(v: u32) -> String {
-    match v {
-        0 => "none".into(),
-        1 => "cupti".into(),
-        2 => "events".into(),
-        n => format!("unknown({n})"),
+    match causeway_ring::layout::Backend::from_u32(v) {
+        Some(b) => b.name().to_string(),
+        None => format!("unknown({v})"),
     }
 }
 

@@ -11,10 +11,7 @@ use causeway_ring::{Class, Entry};
 /// wait can wait for).
 #[inline]
 pub fn issues_work(c: Option<Class>) -> bool {
-    matches!(
-        c,
-        Some(Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch)
-    )
+    c.is_some_and(Class::issues_work)
 }
 
 /// Whether a call of this class names a stream in its first argument (`a0`).

@@ -4,9 +4,10 @@
 //! the scanner fans each graph launch out to those kernels. Instantiation is rare, so this runs off the
 //! hot path and may allocate.
 
-use crate::hooks::P;
-use crate::names::{self, How};
-use crate::{record, resolve, state};
+use super::hooks::P;
+use crate::hot::{guard, record, state};
+use crate::resolve;
+use crate::strings::names::{self, How};
 use causeway_ring::layout::{Kind, Layer};
 use std::ffi::CStr;
 use std::sync::atomic::AtomicUsize;
@@ -34,17 +35,20 @@ fn kernels(graph: P, depth: usize, out: &mut Vec<(How, u64)>) -> Option<()> {
     type GetType = unsafe extern "C" fn(P, *mut i32) -> i32;
     type GetParams = unsafe extern "C" fn(P, *mut u64) -> i32;
     type GetChild = unsafe extern "C" fn(P, *mut P) -> i32;
-    // SAFETY (all four): the driver's functions of these names have these signatures (cuda.h).
+    // SAFETY: (all four) the driver's functions of these names have these signatures (cuda.h).
     let get_nodes =
         unsafe { std::mem::transmute::<usize, GetNodes>(real(&GET_NODES, c"cuGraphGetNodes")?) };
+    // SAFETY: as above.
     let get_type =
         unsafe { std::mem::transmute::<usize, GetType>(real(&GET_TYPE, c"cuGraphNodeGetType")?) };
+    // SAFETY: as above.
     let params = unsafe {
         std::mem::transmute::<usize, GetParams>(real(
             &KERNEL_PARAMS,
             c"cuGraphKernelNodeGetParams_v2",
         )?)
     };
+    // SAFETY: as above.
     let child = unsafe {
         std::mem::transmute::<usize, GetChild>(real(
             &CHILD_GRAPH,
@@ -97,7 +101,7 @@ pub fn nodes(exec_out: P, graph: P) {
     // SAFETY: the instantiation succeeded, so the driver wrote the exec handle here.
     let exec = unsafe { *(exec_out as *const u64) };
     let mut found = Vec::new();
-    record::internal(|| kernels(graph, 0, &mut found));
+    guard::internal(|| kernels(graph, 0, &mut found));
     let count = found.len() as u64;
     for (i, (how, handle)) in found.into_iter().enumerate() {
         names::note(how, handle);

@@ -2,8 +2,8 @@
 //! that whichever one `cuGetProcAddress` or `dlsym` hands out, a hook with exactly that signature
 //! stands in for it. Legacy v1 ABIs (32-bit device pointers) are not hooked: they pass through.
 
-use crate::graph;
-use crate::hooks::{cfg_grid, cfg_stream, hook_table, P};
+use crate::intercept::graph;
+use crate::intercept::hooks::{cfg_grid, cfg_stream, hook_table, P};
 use causeway_ring::layout::capture_phase;
 
 hook_table! {

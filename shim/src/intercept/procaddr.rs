@@ -5,8 +5,10 @@
 //! untouched (and is counted), so a hook never calls a function with the wrong ABI. A request for
 //! "cuGetProcAddress" itself is answered with our hook too, which keeps every later lookup visible.
 
-use crate::hooks::{self, Hook, P};
-use crate::{record, resolve};
+use super::hooks::{missing, Hook, P};
+use super::registry;
+use crate::hot::record;
+use crate::resolve;
 use causeway_ring::layout::{counter, ApiInfo, Class, Kind, Layer};
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::AtomicUsize;
@@ -50,13 +52,13 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P, version: i32, flags: u6
     }
     // SAFETY: the caller's out-pointer, just written by the driver.
     let got = unsafe { *pfn } as usize;
-    if got == 0 || hooks::is_hook(got) {
+    if got == 0 || registry::is_hook(got) {
         return false;
     }
     // SAFETY: a NUL-terminated symbol name (the driver accepted it).
     let sym = unsafe { CStr::from_ptr(symbol) }.to_bytes();
     let mut known = false;
-    for v in hooks::driver_variants(sym) {
+    for v in registry::driver_variants(sym) {
         known = true;
         if resolve::real(v.real, v.name, Layer::Driver) == got {
             // SAFETY: as above.
@@ -66,9 +68,9 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P, version: i32, flags: u6
     }
     if known {
         // Say which name, so a missing variant in the tables can be found and added.
-        if let Some(w) = crate::state::writer() {
+        if let Some(w) = crate::hot::state::writer() {
             w.bump(counter::PROC_UNMATCHED);
-            let id = crate::text::TEXT.intern(sym, Some(w));
+            let id = crate::strings::text::TEXT.intern(sym, Some(w));
             record::instant(Kind::ProcUnmatched, h_id(), id, version as u64, flags);
         }
     }
@@ -87,7 +89,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
     let h = &TABLE[0];
     let real = resolve::real(h.real, h.name, Layer::Driver);
     if real == 0 {
-        return hooks::missing(3);
+        return missing(3);
     }
     type F = unsafe extern "C" fn(*const c_char, *mut P, i32, u64) -> i32;
     // SAFETY: the driver's cuGetProcAddress has exactly this signature.
@@ -118,7 +120,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     let h = &TABLE[1];
     let real = resolve::real(h.real, h.name, Layer::Driver);
     if real == 0 {
-        return hooks::missing(3);
+        return missing(3);
     }
     type F = unsafe extern "C" fn(*const c_char, *mut P, i32, u64, P) -> i32;
     // SAFETY: the driver's cuGetProcAddress_v2 has exactly this signature.

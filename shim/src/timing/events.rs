@@ -12,10 +12,12 @@
 //! `DeviceAnchor` entry with the host bracket and the device time since the previous anchor. The scanner
 //! converts offsets to host time and states the bound; nothing is converted here.
 
-use crate::{record, resolve, state};
+use crate::hot::{guard, state};
+use crate::resolve;
 use causeway_ring::layout::{
     counter, entry_flags, Backend, Class, DeviceKind, Layer, NO_CALL, NO_ELAPSED,
 };
+use causeway_ring::settings::env;
 use causeway_ring::{clock, Fields, Kind, Writer};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{
@@ -90,7 +92,7 @@ fn sym(name: &CStr) -> Option<usize> {
 impl Api {
     /// The driver's own functions (never our hooks: the backend's calls are not the program's).
     fn resolve() -> Option<Api> {
-        // SAFETY (all transmutes): each address is the driver's export of that name, whose C signature
+        // SAFETY: (all transmutes) each address is the driver's export of that name, whose C signature
         // (from cuda.h) is the one given by its type.
         unsafe {
             use std::mem::transmute as t;
@@ -214,7 +216,7 @@ pub fn outer_pop(domain: u64) {
 pub fn want(sample_every: u32) {
     // A diagnostic, not a setting: the pool grown while the program runs, as before issue 19, so that
     // the control harness can be shown an instrument that removes overlap on real hardware.
-    if std::env::var_os("CAUSEWAY_EVENTS_DIAG").is_some_and(|v| v == "grow-during-run") {
+    if std::env::var_os(env::EVENTS_DIAG).is_some_and(|v| v == "grow-during-run") {
         GROW_DURING_RUN.store(true, Ordering::Relaxed);
     }
     SAMPLE.store(sample_every.max(1), Ordering::Relaxed);
@@ -334,7 +336,7 @@ fn create_pool(api: &Api, ctx: usize) -> Option<&'static Pool> {
         }
         return None;
     };
-    record::internal(|| {
+    guard::internal(|| {
         let mut device = 0;
         let mut stream: Stream = std::ptr::null_mut();
         let (mut a0, mut a1): (Ev, Ev) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -395,14 +397,6 @@ pub struct Bracket {
     pool: &'static Pool,
     pair: usize,
     stream: u64,
-}
-
-/// Whether calls of `class` issue device work the backend times (const per hook).
-pub const fn times(class: Class) -> bool {
-    matches!(
-        class,
-        Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
-    )
 }
 
 #[cold]
@@ -603,7 +597,7 @@ fn start_reaper() {
 
 fn reaper() {
     let Some(api) = API.get() else { return };
-    record::internal(|| {
+    guard::internal(|| {
         if let Some(x) = api.exchange_capture_mode {
             // Relaxed: our event queries must not count as unsafe calls during the program's captures.
             let mut mode = CAPTURE_MODE_RELAXED;
@@ -853,7 +847,7 @@ pub fn flush_at_exit() {
     if let Some(h) = REAPER.lock().unwrap_or_else(|e| e.into_inner()).take() {
         let _ = h.join();
     }
-    record::internal(|| {
+    guard::internal(|| {
         let _g = REAP.lock().unwrap_or_else(|e| e.into_inner());
         let mut ctx: Ctx = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the calling thread's context is restored below.

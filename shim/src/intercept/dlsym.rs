@@ -7,7 +7,8 @@
 //! tail-jump into glibc's dlsym with the caller's return address untouched; every other lookup goes
 //! to `dlsym_hook`, for which the caller does not matter.
 
-use crate::{hooks, resolve};
+use super::registry;
+use crate::resolve;
 use std::ffi::{c_char, c_void, CStr};
 
 /// The exported `dlsym`. A naked function so that it is exported like any `#[no_mangle]` item and
@@ -66,8 +67,8 @@ extern "C" fn dlsym_hook(handle: *mut c_void, name: *const c_char) -> *mut c_voi
     }
     // SAFETY: dlsym succeeded, so `name` is a valid NUL-terminated string.
     let name = unsafe { CStr::from_ptr(name) };
-    match hooks::find(name) {
-        Some(h) => hooks::substitute(h, r as usize) as *mut c_void,
+    match registry::find(name) {
+        Some(h) => registry::substitute(h, r as usize) as *mut c_void,
         None => r,
     }
 }

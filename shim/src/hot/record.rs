@@ -1,20 +1,10 @@
-//! The hot path: deciding whether a call is recorded and writing its entry. No allocation, no lock,
-//! no system call here (a thread's first call takes one `gettid`, once).
+//! Recording a call: deciding whether it is recorded and writing its entry — committed open before
+//! the real call, completed after it. No allocation, no lock, no system call here (a thread's first
+//! call takes one `gettid`, once).
 
-use crate::state;
+use super::guard::{tls, Tls};
+use super::state;
 use causeway_ring::{clock, Fields, Kind};
-use std::cell::Cell;
-
-struct Tls {
-    tid: Cell<u32>,
-    depth: Cell<u16>,
-    /// Set while the shim itself calls into CUDA (name lookups): such calls are never recorded.
-    internal: Cell<bool>,
-}
-
-thread_local! {
-    static TLS: Tls = const { Tls { tid: Cell::new(0), depth: Cell::new(0), internal: Cell::new(false) } };
-}
 
 #[cold]
 fn first_call_on_thread(t: &Tls) -> u32 {
@@ -50,22 +40,6 @@ fn tid(t: &Tls) -> u32 {
         0 => first_call_on_thread(t),
         id => id,
     }
-}
-
-/// Forgets the cached thread id (a fork child's only thread has a new one).
-pub fn reset_thread() {
-    TLS.with(|t| {
-        t.tid.set(0);
-        t.depth.set(0);
-    });
-}
-
-/// This thread's state. One TLS lookup per call: the pointer is kept in `Open` for `finish`.
-#[inline(always)]
-fn tls() -> &'static Tls {
-    // SAFETY: const-initialised thread-locals without a destructor live as long as their thread, and the
-    // reference never leaves it (`Open` is created and finished on the same thread, within one hook).
-    TLS.with(|t| unsafe { &*(t as *const Tls) })
 }
 
 /// An open, recorded call. `finish` completes it.
@@ -177,24 +151,4 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
         ..Fields::default()
     };
     w.instant(&f, 0);
-}
-
-/// Recorded calls open on this thread now (0 = none).
-#[inline(always)]
-pub fn depth() -> u16 {
-    TLS.with(|t| t.depth.get())
-}
-
-/// Whether this thread is inside `internal` (the shim's own calls into CUDA).
-#[inline(always)]
-pub fn is_internal() -> bool {
-    TLS.with(|t| t.internal.get())
-}
-
-/// Runs `f` with recording suppressed on this thread: for the shim's own calls into CUDA.
-pub fn internal<R>(f: impl FnOnce() -> R) -> R {
-    let prev = TLS.with(|t| t.internal.replace(true));
-    let r = f();
-    TLS.with(|t| t.internal.set(prev));
-    r
 }

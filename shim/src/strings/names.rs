@@ -2,7 +2,8 @@
 //! (no allocation, lock-free) keeps the hot path to one hash probe; the first sight of a handle asks the
 //! runtime or driver for its name and interns it in the ring's string area.
 
-use crate::{record, resolve, state};
+use crate::hot::{guard, state};
+use crate::resolve;
 use causeway_ring::layout::{counter, Layer};
 use causeway_ring::StrKind;
 use std::ffi::{c_char, c_void, CStr};
@@ -111,7 +112,7 @@ fn first_sight(how: How, handle: u64) {
     let Some(w) = state::writer() else { return };
     // cudaFuncGetName is only asked about host stubs: a failed runtime call would set the thread's
     // sticky last error, which the application could then see.
-    let name = record::internal(|| match how {
+    let name = guard::internal(|| match how {
         How::HostStub => call(
             &CUDA_FUNC_GET_NAME,
             c"cudaFuncGetName",

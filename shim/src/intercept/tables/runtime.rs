@@ -2,8 +2,8 @@
 //! signature (from cuda_runtime_api.h), and which arguments go into the entry's a0/a1/a2 — see
 //! `causeway_ring::layout::Class` for what each class stores where.
 
-use crate::graph;
-use crate::hooks::{cfg_grid, cfg_stream, grid, hook_table, Dim3, P};
+use crate::intercept::graph;
+use crate::intercept::hooks::{cfg_grid, cfg_stream, grid, hook_table, Dim3, P};
 use causeway_ring::layout::capture_phase;
 
 hook_table! {

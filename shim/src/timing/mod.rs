@@ -1,0 +1,109 @@
+//! Device timing (levels 3 and 4): when each kernel, copy and memset ran on the device, tied to the
+//! call that issued it. Two backends sit behind this one seam — CUPTI (`cupti/`) and CUDA timing
+//! events (`events.rs`) — and nothing outside `timing/` names either: start-up, the hook macro and
+//! NVTX call only the functions here. The backends know neither each other nor this seam.
+//!
+//! Around each outermost device-work call (`Class::issues_work`, a constant per hook) the hook macro
+//! calls, in order: `bracket` (just before the entry's begin time is read: the events backend's start
+//! event), the entry's begin, `tie` (the CUPTI backend's external correlation id), the real call, the
+//! entry's end, `close` (the end event) and `untie`. Each is one relaxed load when its backend is off.
+
+mod cupti;
+mod events;
+
+use crate::hot::record::Open;
+use crate::hot::state;
+use causeway_ring::layout::Class;
+use causeway_ring::settings::Backend;
+
+pub use cupti::{FindApi, HookedApi};
+pub use events::Bracket;
+
+/// At start-up, before the ring goes live: with CUPTI, device timing starts on the process's first
+/// hooked call (of any level), and the CUPTI runtime callback finds hooked entry points with `find`.
+pub fn configure(backend: Backend, find: FindApi) {
+    if backend == Backend::Cupti {
+        cupti::want(find);
+        state::start_device_timing_with(cupti::start);
+    }
+}
+
+/// At start-up, once the ring is live (the header says which backend): the events backend starts on
+/// the first device work once the driver is loaded, timing one step in `sample_every`.
+pub fn announce(backend: Backend, sample_every: u32) {
+    if backend == Backend::Events {
+        events::want(sample_every);
+    }
+}
+
+/// Before an outermost device-work call's begin time is read: the events backend records its start
+/// event on the call's stream (so the event's cost stays out of the call's recorded duration).
+/// `None`: the call is not timed this way.
+#[inline(always)]
+pub fn bracket(flags: u8, stream: u64) -> Option<Bracket> {
+    events::before(flags, stream)
+}
+
+/// After the real call and its entry's end: the events backend records the end event and hands the
+/// pair to its reaper. `class`, `a1` and `a2` are the hook's, to say what ran.
+#[inline(always)]
+pub fn close(b: Bracket, seq: Option<u64>, result: i32, class: Class, a1: u64, a2: u64) {
+    b.after(seq, result, events::what(class, a1, a2));
+}
+
+/// Just before a device-work call's real call: with CUPTI collecting, the outermost call's sequence
+/// number becomes the correlation id of the work it issues. Returns whether to `untie` after it.
+#[inline(always)]
+pub fn tie(open: &Open) -> bool {
+    cupti::push(open)
+}
+
+/// After the real call of a call `tie` tied.
+#[inline(always)]
+pub fn untie() {
+    cupti::pop()
+}
+
+/// An outermost NVTX push range of `domain` opened on this thread: a step, for the events backend's
+/// sampling (called at every level; cheap).
+#[inline]
+pub fn outer_push(domain: u64) {
+    events::outer_push(domain)
+}
+
+/// The outermost NVTX push range of `domain` on this thread closed.
+#[inline]
+pub fn outer_pop(domain: u64) {
+    events::outer_pop(domain)
+}
+
+/// What a fork child lost of device timing: its backends' threads and state stayed in the parent.
+#[must_use]
+pub struct Lost {
+    cupti: bool,
+    events: bool,
+}
+
+impl Lost {
+    /// What to say in the child's ring, once it is made.
+    pub fn notices(&self) -> impl Iterator<Item = &'static [u8]> {
+        let cupti = self.cupti.then_some(cupti::FORK_NOTICE);
+        let events = self.events.then_some(events::FORK_NOTICE);
+        cupti.into_iter().chain(events)
+    }
+}
+
+/// In a fork child (single-threaded, no allocation): device timing that had started in the parent is
+/// off here; one that had not may start in the child.
+pub fn on_fork_child() -> Lost {
+    let cupti = cupti::on_fork_child();
+    let events = events::on_fork_child();
+    Lost { cupti, events }
+}
+
+/// At exit: device records the backends still hold go into the ring (usually already done by their
+/// own exit handlers, which run before the shim's; a second call does nothing).
+pub fn flush_at_exit() {
+    cupti::flush_at_exit();
+    events::flush_at_exit();
+}

@@ -1,0 +1,416 @@
+//! The shim's folders stay layered. Reads every file under `shim/src`, finds each path into the crate
+//! (`crate::…`, `$crate::…`, `super::…`, `use crate::{…}` groups; comments and string literals
+//! skipped) and fails on an edge the order declared in `src/lib.rs` (its `- \`layer\`: deps` list)
+//! does not allow, on a timing backend that names the seam or the other backend, on a hook table that
+//! names more than the hook machinery, and on `super::super`. Test modules (`#[cfg(test)] mod …` at the
+//! end of a file) are left out: a test may check two layers against each other.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `layer → layers it may use`, as `src/lib.rs` declares them.
+type Order = BTreeMap<String, Vec<String>>;
+
+fn declared_order(lib_rs: &str) -> Order {
+    let mut order = Order::new();
+    for line in lib_rs.lines() {
+        let Some(rest) = line.strip_prefix("//! - `") else {
+            continue;
+        };
+        let Some((name, deps)) = rest.split_once("`:") else {
+            continue;
+        };
+        let deps = deps
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty() && *d != "—")
+            .map(String::from)
+            .collect();
+        order.insert(name.to_string(), deps);
+    }
+    order
+}
+
+/// The module path of a file under `src/`: `timing/cupti/start.rs` → `[timing, cupti, start]`,
+/// `timing/mod.rs` → `[timing]`, `lib.rs` → `[]`.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut m: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if m.last().is_some_and(|l| l == "mod" || l == "lib") {
+        m.pop();
+    }
+    m
+}
+
+/// The code of `src` without comments, with string and char literals emptied, and without the test
+/// module at its end. `Err` when a test module is not the file's last item (its end would be guessed).
+fn code_of(src: &str) -> Result<String, String> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut end = lines.len();
+    for (i, l) in lines.iter().enumerate() {
+        let next = lines[i + 1..].iter().find(|n| !n.trim().is_empty());
+        let is_mod = next.is_some_and(|n| {
+            let n = n
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub(super) ");
+            n.starts_with("mod ") && n.trim_end().ends_with('{')
+        });
+        if l.trim_end() == "#[cfg(test)]" && is_mod {
+            let top_level_after: Vec<&&str> = lines[i + 1..]
+                .iter()
+                .filter(|n| n.chars().next().is_some_and(|c| !c.is_whitespace()))
+                .collect();
+            // The `mod … {` line itself and its closing `}`.
+            if top_level_after.len() != 2 || top_level_after[1].trim_end() != "}" {
+                return Err(format!(
+                    "line {}: the test module is not the last item",
+                    i + 1
+                ));
+            }
+            end = i;
+            break;
+        }
+    }
+    let text = lines[..end].join("\n");
+    let mut out = String::with_capacity(text.len());
+    let b: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+        } else if c == '"' {
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                i += if b[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && next == Some('\\') {
+            // An escaped char literal: '\n', '\'', '\u{…}'.
+            i += 2;
+            while i < b.len() && b[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else if c == '\'' && b.get(i + 2) == Some(&'\'') {
+            i += 3;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The first segments of the paths a `use` group or path tail names: `{hot::{guard, state}, resolve}`
+/// → `[[hot, guard], [hot, state], [resolve]]` (two segments are enough for the rules).
+fn expand(tail: &str) -> Vec<Vec<String>> {
+    let tail = tail.trim_start();
+    if let Some(inner) = tail.strip_prefix('{') {
+        let mut depth = 0;
+        let mut items = Vec::new();
+        let mut cur = String::new();
+        for c in inner.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    cur.push(c);
+                }
+                '}' if depth == 0 => break,
+                '}' => {
+                    depth -= 1;
+                    cur.push(c);
+                }
+                ',' if depth == 0 => items.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        items.push(cur);
+        return items
+            .iter()
+            .filter(|s| !s.trim().is_empty())
+            .flat_map(|s| expand(s))
+            .collect();
+    }
+    let head: String = tail.chars().take_while(|&c| is_ident(c)).collect();
+    if head.is_empty() {
+        return vec![];
+    }
+    let rest = &tail[head.len()..];
+    match rest.strip_prefix("::") {
+        Some(r) => {
+            let subs = expand(r);
+            if subs.is_empty() {
+                vec![vec![head]]
+            } else {
+                subs.into_iter()
+                    .map(|mut s| {
+                        s.insert(0, head.clone());
+                        s.truncate(2);
+                        s
+                    })
+                    .collect()
+            }
+        }
+        None => vec![vec![head]],
+    }
+}
+
+/// Every path into the crate that `code` names, made absolute (`super::` resolved against `module`,
+/// whose last segment is the file's own: a `mod.rs` file is its folder's module); `Err` for
+/// `super::super`.
+fn paths_of(code: &str, module: &[String]) -> Vec<Result<Vec<String>, String>> {
+    let mut found = Vec::new();
+    let text = code;
+    for (at, _) in text.match_indices("::") {
+        // The word just before `::`.
+        let before = &text[..at];
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|&c| is_ident(c) || c == '$')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let start = at - word.len();
+        // Only the start of a path (not `a::b` inside `crate::a::b`).
+        if text[..start].ends_with("::") {
+            continue;
+        }
+        let base: Vec<String> = match word.as_str() {
+            "crate" | "$crate" => vec![],
+            "super" => {
+                if text[at + 2..].starts_with("super") {
+                    found.push(Err(format!("`super::super` at byte {start}")));
+                    continue;
+                }
+                module[..module.len().saturating_sub(1)].to_vec()
+            }
+            _ => continue,
+        };
+        let tails = expand(&text[at + 2..]);
+        if tails.is_empty() {
+            // `super::*`: the module itself.
+            found.push(Ok(base.clone()));
+        }
+        for tail in tails {
+            let mut p = base.clone();
+            p.extend(tail);
+            found.push(Ok(p));
+        }
+    }
+    found
+}
+
+/// What is wrong with the paths of the file whose module is `module`.
+fn violations(order: &Order, module: &[String], code: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let Some(layer) = module.first() else {
+        return bad; // lib.rs: the root declares the layers.
+    };
+    let Some(allowed) = order.get(layer) else {
+        return vec![format!("`{layer}` is not a layer declared in src/lib.rs")];
+    };
+    for p in paths_of(code, module) {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                bad.push(e);
+                continue;
+            }
+        };
+        let Some(target) = p.first() else { continue };
+        let shown = format!("crate::{}", p.join("::"));
+        if target != layer {
+            if !order.contains_key(target) {
+                // `$crate::…` in a macro may name an item of the root; there is none.
+                bad.push(format!("{shown}: `{target}` is not a layer"));
+            } else if !allowed.contains(target) {
+                bad.push(format!("{shown}: `{layer}` may not use `{target}`"));
+            }
+            if target == "timing" && p.get(1).is_some_and(|b| b == "cupti" || b == "events") {
+                bad.push(format!("{shown}: only the timing seam names a backend"));
+            }
+            continue;
+        }
+        // Inside a layer.
+        if layer == "timing" && module.len() >= 2 {
+            let own = &module[1];
+            if p.get(1) != Some(own) {
+                bad.push(format!(
+                    "{shown}: the `{own}` backend names the seam or the other backend"
+                ));
+            }
+        }
+        if layer == "intercept" && module.get(1).is_some_and(|m| m == "tables") {
+            let ok = matches!(
+                p.get(1).map(String::as_str),
+                Some("hooks" | "graph" | "tables")
+            );
+            if !ok {
+                bad.push(format!(
+                    "{shown}: a hook table names only the machinery (hooks, graph)"
+                ));
+            }
+        }
+    }
+    bad
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_crate_path_follows_the_declared_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let order = declared_order(&lib);
+    assert!(order.len() >= 7, "src/lib.rs declares no layers: {order:?}");
+    // The declared order itself has no loop: each layer uses only layers declared before it.
+    let names: Vec<&String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! - `")?.split_once('`').map(|(n, _)| n))
+        .filter_map(|n| order.get_key_value(n).map(|(k, _)| k))
+        .collect();
+    for (i, n) in names.iter().enumerate() {
+        for d in &order[*n] {
+            assert!(
+                names[..i].contains(&d),
+                "src/lib.rs: `{n}` uses `{d}`, which is not declared below it"
+            );
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    let mut edges = 0;
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = match code_of(&text) {
+            Ok(c) => c,
+            Err(e) => {
+                bad.push(format!("{}: {e}", rel.display()));
+                continue;
+            }
+        };
+        edges += paths_of(&code, &module_of(rel)).len();
+        for v in violations(&order, &module_of(rel), &code) {
+            bad.push(format!("{}: {v}", rel.display()));
+        }
+    }
+    // Not vacuous: the files and their paths were found.
+    assert!(files.len() > 30, "only {} files found", files.len());
+    assert!(edges > 150, "only {edges} paths into the crate found");
+    assert!(bad.is_empty(), "layering broken:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn the_checker_sees_what_it_must() {
+    let order = declared_order(
+        "//! - `hot`: —\n//! - `timing`: hot\n//! - `intercept`: hot, timing\n//! - `lifecycle`: hot, timing, intercept\n",
+    );
+    let m = |s: &str| s.split('/').map(String::from).collect::<Vec<_>>();
+    let check = |module: &str, src: &str| violations(&order, &m(module), &code_of(src).unwrap());
+    // Downward edges, in every spelling.
+    assert!(check("intercept/hooks", "use crate::hot::record;\nuse crate::{hot::{guard, state}, timing};\nfn f() { $crate::timing::tie(); crate::hot::state::writer(); }").is_empty());
+    // Upward edges, in every spelling.
+    assert_eq!(check("hot/state", "use crate::timing;").len(), 1);
+    assert_eq!(
+        check("hot/state", "use crate::{intercept::registry, timing};").len(),
+        2
+    );
+    assert_eq!(
+        check("timing/events", "fn f() { crate::lifecycle::x(); }").len(),
+        1
+    );
+    assert_eq!(
+        check(
+            "timing",
+            "macro_rules! m { () => { $crate::intercept::x() } }"
+        )
+        .len(),
+        1
+    );
+    // A backend reaching up to the seam or across to the other backend; the seam reaching down.
+    assert_eq!(check("timing/events", "use super::Bracket;").len(), 1);
+    assert_eq!(check("timing/events", "use super::*;").len(), 1);
+    assert_eq!(
+        check("timing/cupti/start", "use crate::timing::events;").len(),
+        1
+    );
+    assert!(check(
+        "timing/cupti/start",
+        "use super::ffi::*; use crate::timing::cupti::x;"
+    )
+    .is_empty());
+    assert!(check(
+        "timing",
+        "mod cupti; use cupti::x; fn f() { cupti::start() }"
+    )
+    .is_empty());
+    assert_eq!(
+        check("intercept/hooks", "fn f() { crate::timing::cupti::push() }").len(),
+        1
+    );
+    // Tables name the machinery only.
+    assert!(check(
+        "intercept/tables/runtime",
+        "use crate::intercept::hooks::hook_table;"
+    )
+    .is_empty());
+    assert_eq!(
+        check(
+            "intercept/tables/runtime",
+            "use crate::intercept::registry;"
+        )
+        .len(),
+        1
+    );
+    // Comments, strings and test modules do not count; `super::super` does.
+    assert!(check(
+        "hot/state",
+        "// crate::timing\n/// `crate::lifecycle`\nconst S: &str = \"crate::timing\";\n"
+    )
+    .is_empty());
+    assert!(check(
+        "hot/state",
+        "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use crate::timing;\n}\n"
+    )
+    .is_empty());
+    assert_eq!(
+        check("timing/cupti/start", "use super::super::events;").len(),
+        1
+    );
+    assert_eq!(check("nowhere/x", "").len(), 1, "an undeclared folder");
+    assert!(code_of("#[cfg(test)]\nmod tests {\n}\nfn after() {}\n").is_err());
+}
