@@ -21,7 +21,8 @@ RUNS=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 if [[ -z ${CW:-} || -z ${SYNTH:-} ]]; then
-  cargo build --release -q -p causeway-scanner --bin causeway --example synth_capture
+  cargo build --release -q -p causeway-cli --bin causeway
+  cargo build --release -q -p causeway-scanner --example synth_capture
 fi
 CW=${CW:-target/release/causeway}
 SYNTH=${SYNTH:-target/release/examples/synth_capture}

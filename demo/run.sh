@@ -13,7 +13,7 @@ if [ ! -x target/release/causeway ] || [ ! -f target/release/libcauseway.so ]; t
   echo "causeway demo: building causeway (release). The first build compiles about 120 crates: roughly" \
     "10 minutes on 2 cores, 2 on 16; later runs take seconds." >&2
 fi
-cargo build --release -p causeway-scanner -p causeway-shim
+cargo build --release -p causeway-cli -p causeway-shim
 cw=target/release/causeway
 cap=${1:-}
 if [ -z "$cap" ] && nvidia-smi -L > /dev/null 2>&1 && python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null; then

@@ -98,7 +98,7 @@ class CwJson(unittest.TestCase):
         self.assertEqual(x["conversion"], "cupti-timestamp-callback")
 
     def test_scanner_test_fixture(self):
-        """The JSON scanner/tests/device.rs (json_has_the_device_fields) asserts, two processes."""
+        """The JSON cli/tests/device.rs (json_has_the_device_fields) asserts, two processes."""
         u1 = {"total": 1, "no_call": 1, "call_not_in_capture": 0, "wrong_class": 0}
         proc = {"pid": 1000, "level": 3, "backend": "cupti", "device_intervals": 3, "associated": 2,
                 "unassociated": u1, "device_dropped": 1, "unconverted": 0,

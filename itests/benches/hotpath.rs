@@ -4,7 +4,7 @@
 //! round by round, each shim arm paired with the bare run of its round. Prints min/median/max of the
 //! added nanoseconds per call (per thread: threads × wall ÷ calls) and the shim's drops.
 //!
-//!     make -C ci && cargo build --release -p causeway-shim -p causeway-scanner
+//!     make -C ci && cargo build --release -p causeway-shim -p causeway-cli
 //!     cargo bench -p causeway-itests --bench hotpath       # CAUSEWAY_BENCH_ROUNDS=7 for more rounds
 //!
 //! CAUSEWAY_SHIM, CAUSEWAY_CLI and CAUSEWAY_ROOT (the repository, for ci/build) point a carried
@@ -109,7 +109,7 @@ fn main() {
     if !shim.exists() || !prog.exists() || !cli.exists() {
         eprintln!(
             "hotpath bench: needs {}, {} and {}: run `make -C ci` and \
-             `cargo build --release -p causeway-shim -p causeway-scanner` first \
+             `cargo build --release -p causeway-shim -p causeway-cli` first \
              (or set CAUSEWAY_SHIM, CAUSEWAY_CLI, CAUSEWAY_ROOT)",
             shim.display(),
             prog.display(),

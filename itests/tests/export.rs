@@ -2,7 +2,7 @@
 //! NVTX range and device span of the capture's timeline is in both formats, at its exact times, tied to
 //! its call by a flow, on tracks that nest (the checks shared with the scanner's own export tests).
 
-#[path = "../../scanner/tests/export_check/mod.rs"]
+#[path = "../../cli/tests/export_check/mod.rs"]
 mod export_check;
 
 use causeway_itests::*;

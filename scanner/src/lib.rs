@@ -19,15 +19,14 @@
 //!   is the analyses' own serde form.
 //! * [`export`] — the timeline as files for other tools: Perfetto, Chrome trace JSON, Parquet.
 //!
-//! The ring format itself lives in `causeway-ring` and is not redefined here. The CLI (`causeway`)
-//! adds `record` (launch a program under the shim) and `control` (the control harness).
+//! The ring format itself lives in `causeway-ring` and is not redefined here. The command line
+//! (`causeway-cli`) adds `record` (launch a program under the shim) and `control` (the control
+//! harness, whose logic is `causeway-control`).
 
 pub mod analysis;
-pub mod control;
 pub mod export;
 pub mod facts;
 pub mod read;
-pub mod record;
 pub mod render;
 pub mod util;
 

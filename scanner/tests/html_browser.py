@@ -8,7 +8,7 @@ the events and writes what it saw into the DOM).
 usage: html_browser.py [CAUSEWAY]
   CAUSEWAY  the CLI (default target/debug/causeway)
 
-The captures come from scanner/tests/html.rs (`browser_fixture`, run through cargo with
+The captures come from cli/tests/html.rs (`browser_fixture`, run through cargo with
 CAUSEWAY_HTML_FIXTURE=DIR). Without a `chromium` (or `chromium-browser`, `google-chrome`) on PATH the test
 is skipped (exit 0, a SKIP line) unless CAUSEWAY_REQUIRE_CHROMIUM=1, when it fails (ci/test.sh sets it;
 .ci/run installs chromium). Any failed check: exit 1.
@@ -94,7 +94,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cw-html-") as tmp:
         env = dict(os.environ, CAUSEWAY_HTML_FIXTURE=tmp)
         subprocess.run(
-            ["cargo", "test", "--quiet", "-p", "causeway-scanner", "--test", "html", "--",
+            ["cargo", "test", "--quiet", "-p", "causeway-cli", "--test", "html", "--",
              "--exact", "browser_fixture"],
             cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
         )

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Rank of each top-level folder; equal ranks are siblings that may not use each other unless equal
-/// names. Top-level files (`control.rs`, `record.rs`: the CLI's own commands) come last.
+/// names.
 fn rank(layer: &str) -> Option<u32> {
     Some(match layer {
         "util" => 0,
@@ -16,8 +16,6 @@ fn rank(layer: &str) -> Option<u32> {
         "facts" => 2,
         "analysis" => 3,
         "render" | "export" => 4,
-        // The CLI's own commands: record launches programs, control runs the harness with it.
-        "control" | "record" => 5,
         _ => return None,
     })
 }
@@ -142,8 +140,7 @@ fn layers_and_no_loops() {
             }
             let to_layer = to.split("::").next().unwrap();
             let tr = rank(to_layer).unwrap_or(u32::MAX);
-            let cli = |l: &str| l == "control" || l == "record";
-            if tr > r || (tr == r && to_layer != layer && !(cli(&layer) && cli(to_layer))) {
+            if tr > r || (tr == r && to_layer != layer) {
                 wrong.push(format!("{from} uses {to} ({p}): a later or sibling layer"));
             }
             edges.entry(from.clone()).or_default().insert(to);

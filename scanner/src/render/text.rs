@@ -10,19 +10,21 @@ use std::fmt::Write;
 /// Longest name shown in a table cell; kernel names are often long mangled C++ symbols.
 const NAME_MAX: usize = 72;
 
+/// How a table column aligns.
 #[derive(Clone, Copy)]
-pub(crate) enum Align {
+pub enum Align {
     Left,
     Right,
 }
 
-pub(crate) struct Table {
+/// A text table: cells escaped, columns sized to their widest cell.
+pub struct Table {
     heads: Vec<(&'static str, Align)>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub(crate) fn new(heads: &[(&'static str, Align)]) -> Table {
+    pub fn new(heads: &[(&'static str, Align)]) -> Table {
         Table {
             heads: heads.to_vec(),
             rows: Vec::new(),
@@ -30,7 +32,7 @@ impl Table {
     }
 
     /// Cells are escaped here (`escape_cell`): they hold names and texts from the traced program.
-    pub(crate) fn row(&mut self, cells: Vec<String>) {
+    pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(
             cells
                 .into_iter()
@@ -42,7 +44,7 @@ impl Table {
         );
     }
 
-    pub(crate) fn write(&self, out: &mut String) {
+    pub fn write(&self, out: &mut String) {
         let width = |i: usize| {
             self.rows
                 .iter()

@@ -544,9 +544,14 @@ impl Dev {
     }
 }
 
-/// The path of the running causeway binary.
+/// The `causeway` binary, for the command-line tests (`cli/tests`, which include this module; the
+/// scanner's own tests have no binary to run).
+#[allow(dead_code)]
 pub fn causeway() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_causeway"))
+    match option_env!("CARGO_BIN_EXE_causeway") {
+        Some(bin) => std::process::Command::new(bin),
+        None => panic!("causeway() is for the tests of the causeway-cli package"),
+    }
 }
 
 pub const TID: u32 = 1;

@@ -1,6 +1,7 @@
 //! `causeway report` end to end: good captures in both forms, and hostile files that must give one
 //! error line and exit code 2, never a panic.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{self, hdr, rec};

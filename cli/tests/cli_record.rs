@@ -2,9 +2,10 @@
 //! fresh capture directories. The real shim is built elsewhere, so the "shim" preloaded here is the C
 //! library the test process already uses: a harmless, loadable shared object.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
-use causeway_scanner::record::{self, find_shim, make_capture_dir, preload_value};
+use causeway_cli::record::{self, find_shim, make_capture_dir, preload_value};
 use common::*;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

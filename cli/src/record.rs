@@ -456,7 +456,12 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     let mut notes = Vec::new();
     let dir = make_capture_dir(&o.out)?;
     // Said before the program runs, not after it.
-    let early = |w: &str| eprintln!("causeway: {}", crate::render::text::escape_cell(w));
+    let early = |w: &str| {
+        eprintln!(
+            "causeway: {}",
+            causeway_scanner::render::text::escape_cell(w)
+        )
+    };
     match ring_cost(o.ring_mb, &dir) {
         Ok(Some(w)) => early(&w),
         Ok(None) => {}
@@ -520,7 +525,7 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     } else {
         1
     };
-    match crate::read::capture::list_rings(&dir) {
+    match causeway_scanner::read::capture::list_rings(&dir) {
         Ok(_) => {}
         Err(_) => notes.push(
             "warning: no ring files were written: the shim did not load (LD_PRELOAD is ignored by static and setuid programs) or failed before recording".into(),

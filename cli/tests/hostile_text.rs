@@ -2,6 +2,7 @@
 //! terminal control sequence in them reaches the terminal through any text view or error line, and a
 //! line feed in a name cannot forge a line of the report (issue 20, item 8).
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{Class, Kind, Layer, Policy};

@@ -1,6 +1,7 @@
 //! What a first-time user trips over (issue 20, items 16 and 17): a mistyped range name, a program that
 //! never used CUDA, help that must say what the commands do.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{Class, Kind, Layer, Policy};

@@ -2,6 +2,7 @@
 //! device time per kernel and per copy kind, launch→start latency, and the clock/causality check.
 //! Exact numbers from synthetic rings written with the real ring writer.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{counter, Backend, Class, Kind, Layer, Policy};

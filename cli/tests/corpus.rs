@@ -29,15 +29,15 @@
 //!
 //! ```sh
 //! git worktree add /tmp/prev HEAD~1    # or whichever commit the expected files were blessed at
-//! (cd /tmp/prev && CAUSEWAY_CORPUS_OUT=/tmp/old cargo test -p causeway-scanner --test corpus)
-//! CAUSEWAY_CORPUS_OUT=/tmp/new cargo test -p causeway-scanner --test corpus
+//! (cd /tmp/prev && CAUSEWAY_CORPUS_OUT=/tmp/old cargo test -p causeway-cli --test corpus)
+//! CAUSEWAY_CORPUS_OUT=/tmp/new cargo test -p causeway-cli --test corpus
 //! diff -r /tmp/old /tmp/new
 //! ```
 //!
 //! Every command also runs a second time, in a second scratch directory, with `RAYON_NUM_THREADS=1`:
 //! its transcript must be the same (a nondeterministic output is reported as such, not as a change).
 //!
-//! **Blessing.** `CAUSEWAY_BLESS=1 cargo test -p causeway-scanner --test corpus` rewrites the expected
+//! **Blessing.** `CAUSEWAY_BLESS=1 cargo test -p causeway-cli --test corpus` rewrites the expected
 //! files from the current outputs (and removes those no command makes any more). Bless only where a
 //! change of output is intended (issue 21 lists where), review the diff of `corpus/expected/`, and
 //! say in the commit message which outputs changed and why.
@@ -603,7 +603,7 @@ fn every_command_on_the_corpus_is_unchanged() {
     let mut msg = format!(
         "{} of {} corpus transcripts differ from corpus/expected/ (scratch directory kept: {}).\n\
          If the change is intended (issue 21 says where), bless: CAUSEWAY_BLESS=1 cargo test -p \
-         causeway-scanner --test corpus, and say in the commit which outputs changed and why.\n",
+         causeway-cli --test corpus, and say in the commit which outputs changed and why.\n",
         failures.len(),
         cases.len(),
         work.display()
@@ -613,8 +613,8 @@ fn every_command_on_the_corpus_is_unchanged() {
             "Some differ in an output stored as a digest (size, sha256). To see how: write every \
              transcript in full here and at the commit the expected files were blessed at, and diff:\n  \
              git worktree add /tmp/prev HEAD~1\n  \
-             (cd /tmp/prev && CAUSEWAY_CORPUS_OUT=/tmp/old cargo test -p causeway-scanner --test corpus)\n  \
-             CAUSEWAY_CORPUS_OUT=/tmp/new cargo test -p causeway-scanner --test corpus\n  \
+             (cd /tmp/prev && CAUSEWAY_CORPUS_OUT=/tmp/old cargo test -p causeway-cli --test corpus)\n  \
+             CAUSEWAY_CORPUS_OUT=/tmp/new cargo test -p causeway-cli --test corpus\n  \
              diff -r /tmp/old /tmp/new\n",
         );
     }

@@ -2,6 +2,7 @@
 //! claims a billion reserved slots, a ring truncated while it is read, a FIFO named like a ring. Each
 //! gets an answer, in bounded time and memory, and never a signal, an abort or a hang.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{self, hdr, Policy};

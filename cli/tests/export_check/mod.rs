@@ -1,4 +1,4 @@
-//! Checks every exported trace must pass, whatever the capture: shared by `scanner/tests/export.rs`
+//! Checks every exported trace must pass, whatever the capture: shared by `cli/tests/export.rs`
 //! (synthetic rings) and `itests/tests/export.rs` (captures of real programs under the shim). Each check
 //! panics with what is wrong; the returned stats let a test compare counts with the capture.
 #![allow(dead_code)]

@@ -1,12 +1,16 @@
-//! The `causeway` command line: `record` runs a program under the shim, `report` summarizes a capture,
-//! `control` checks a capture's claims against runs without device timing.
-//! Every failure is one line on stderr and exit code 2; the traced program's own exit code passes
-//! through `record` unchanged.
+//! causeway-cli: the `causeway` command line. `record` runs a program under the shim ([`record`]),
+//! `report`, `export`, `html` and `compare` read captures through the `causeway-scanner` library,
+//! `control` checks a capture's claims against runs without device timing ([`control`], its logic
+//! in `causeway-control`). This crate parses arguments, prints, and owns the exit codes: every
+//! failure is one line on stderr and exit code 2; record's own failures 125–127; the traced
+//! program's own exit code passes through `record` unchanged.
 
+use causeway_cli::{control, record};
+
+use causeway_cli::record::RecordOptions;
 use causeway_ring::settings::{Backend, Choice, Policy};
 use causeway_scanner::analysis::steps::StepOptions;
 use causeway_scanner::analysis::views::{ViewOptions, Views};
-use causeway_scanner::record::{self, RecordOptions};
 use causeway_scanner::render::text as render;
 use causeway_scanner::Report;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -504,7 +508,7 @@ fn main() -> ExitCode {
 
 /// `control`: the interleaved arms, then the claims; progress on stderr, the result on stdout.
 fn control(a: ControlArgs) -> ExitCode {
-    use causeway_scanner::control::{self, ControlOptions};
+    use causeway_cli::control::ControlOptions;
     let o = ControlOptions {
         runs: a.runs,
         level: a.level,

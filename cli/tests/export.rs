@@ -2,6 +2,7 @@
 //! formats decoded and checked (structure, counts, exact times, flows, nesting, names), and the error
 //! contract (one line, exit 2, nothing written).
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 mod export_check;
 

@@ -3,6 +3,7 @@
 //! the timeline model's (and the steps view's), values checked, and the directory contract (created,
 //! an empty one taken, a non-empty one refused without --force and replaced with it).
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};

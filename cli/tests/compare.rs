@@ -1,6 +1,7 @@
 //! `causeway compare` end to end on synthetic captures written with the real ring writer, with the
 //! answers worked out by hand; and the pairwise-difference percentile against brute force.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};

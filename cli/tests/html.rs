@@ -6,6 +6,7 @@
 //! `browser_fixture` also writes the captures the headless-browser test (`html_browser.py`) renders, when
 //! `CAUSEWAY_HTML_FIXTURE=DIR` is set.
 
+#[path = "../../scanner/tests/common/mod.rs"]
 mod common;
 
 use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};

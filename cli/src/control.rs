@@ -6,15 +6,15 @@
 //! sets), per-step figures from `steps` and the timeline model, statistics and marks from the harness
 //! crate.
 
-use crate::analysis::steps::{process_steps, SpanIndex, StepDevice, StepOptions};
-use crate::facts::model::Timeline;
 use crate::record::{self, Backend, Policy, Prepared, RecordOptions};
-use crate::render::text::{fmt_ns, Align, Table};
-use crate::util::intervals::{measure, union};
 use causeway_control::claims::{analyse, ArmRun, Inputs};
 use causeway_control::run::{run_plan, RunRecord};
 use causeway_control::{interleave, Analysis, Arm, ControlIs, DeviceMeasure, PlannedRun};
 use causeway_control::{RunMeasures, Spread, StepMeasure};
+use causeway_scanner::analysis::steps::{process_steps, SpanIndex, StepDevice, StepOptions};
+use causeway_scanner::facts::model::Timeline;
+use causeway_scanner::render::text::{fmt_ns, Align, Table};
+use causeway_scanner::util::intervals::{measure, union};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -89,7 +89,7 @@ pub struct ControlReport {
 /// The per-step measures of one run's capture. Every process's steps count, in ring order, each
 /// process's first `skip` steps left out.
 pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures, String> {
-    let capture = crate::Capture::open(dir).map_err(|e| e.to_string())?;
+    let capture = causeway_scanner::Capture::open(dir).map_err(|e| e.to_string())?;
     let rings = capture.rings().map_err(|e| e.to_string())?;
     let t = Timeline::build(&rings);
     let mut out = RunMeasures::default();
@@ -149,7 +149,7 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
 
 /// Host time of each call that issued an event-timed span, by sequence number: how much later than
 /// its start event the work can have been submitted (`DeviceMeasure::copy_lo_ns`).
-fn issue_times(p: &crate::facts::model::ProcessTimeline) -> HashMap<u64, u64> {
+fn issue_times(p: &causeway_scanner::facts::model::ProcessTimeline) -> HashMap<u64, u64> {
     let issuing: std::collections::HashSet<u64> = p.device.iter().filter_map(|s| s.call).collect();
     p.calls
         .iter()
@@ -168,8 +168,10 @@ fn device_measure(
     hi: u64,
     d: &StepDevice,
 ) -> DeviceMeasure {
-    let mut per: BTreeMap<crate::facts::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
-    let mut per_lo: BTreeMap<crate::facts::model::StreamId, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut per: BTreeMap<causeway_scanner::facts::model::StreamId, Vec<(u64, u64)>> =
+        BTreeMap::new();
+    let mut per_lo: BTreeMap<causeway_scanner::facts::model::StreamId, Vec<(u64, u64)>> =
+        BTreeMap::new();
     let (mut copy_lo, mut kern_lo) = (Vec::new(), Vec::new());
     let mut all = Vec::new();
     // A span mostly inside the window is the step's own work: how far it reaches out counts. A span
