@@ -667,8 +667,15 @@ def _stream_label(kind, v):
 def _device_spans(h, ns, entries, names):
     anchors = _anchors(ns, entries)
     # The issuing call: the live entry with sequence number a0 (sequence numbers are unique), if it
-    # is a call.
-    calls = {(e[STAMP] >> 2) - 1: e for e in entries if e[KIND] == K_CALL}
+    # is a call of a class that issues device work (`facts::device::issuer`).
+    apis_get = names.apis.get
+    issuing = set(LAUNCH_CLASSES)
+
+    def issues_work(e):
+        a = apis_get(e[4])
+        return a is not None and a[2] in issuing
+
+    calls = {(e[STAMP] >> 2) - 1: e for e in entries if e[KIND] == K_CALL and issues_work(e)}
     calls_get = calls.get
     kernels_get = names.kernels.get
     text = names.text

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# exports.sh: what each export costs against the report it summarises — `causeway report --json` and
+# `causeway export --format chrome|perfetto|parquet` on one synthetic level-3 capture of N entries
+# (scanner/examples/synth_capture.rs), arms interleaved round by round, RUNS rounds. Prints per arm
+# min / median / max wall seconds and peak RSS (MB), the ratio of medians to the report's, and the
+# output's size (bytes per entry).
+#     bash bench/exports.sh [ENTRIES=1000000] [RUNS=7]
+# Environment: CW (causeway binary; default built here), SYNTH (synth_capture; default built here),
+# OUT (scratch directory for the capture and outputs; default a fresh one under TMPDIR).
+set -euo pipefail
+N=${1:-1000000}
+RUNS=${2:-7}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+if [[ -z ${CW:-} || -z ${SYNTH:-} ]]; then
+  cargo build --release -q -p causeway-cli --bin causeway
+  cargo build --release -q -p causeway-scanner --example synth_capture
+fi
+CW=${CW:-target/release/causeway}
+SYNTH=${SYNTH:-target/release/examples/synth_capture}
+dir=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/causeway-exports.XXXXXX")}
+mkdir -p "$dir"
+trap 'rm -rf "$dir"/cap "$dir"/out.*' EXIT
+"$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
+echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS"
+arms=(report chrome perfetto parquet)
+declare -A t rss
+for r in $(seq "$RUNS"); do
+  for a in "${arms[@]}"; do
+    if [[ $a == report ]]; then
+      cmd=("$CW" report --json "$dir/cap")
+    else
+      cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap")
+    fi
+    line=$( { /usr/bin/time -f "%e %M" "${cmd[@]}" > /dev/null 2> /dev/null; } 2>&1 | tail -n 1)
+    t[$a]+="${line% *} "
+    rss[$a]+="${line#* } "
+  done
+done
+size() { if [[ -d $1 ]]; then du -sb "$1" | cut -f1; else stat -c %s "$1"; fi; }
+python3 - "$N" "${t[report]}" "${rss[report]}" \
+  "${t[chrome]}" "${rss[chrome]}" "$(size "$dir/out.chrome")" \
+  "${t[perfetto]}" "${rss[perfetto]}" "$(size "$dir/out.perfetto")" \
+  "${t[parquet]}" "${rss[parquet]}" "$(size "$dir/out.parquet")" << 'PY'
+import statistics as st, sys
+a = sys.argv[1:]
+n = int(a[0])
+f = lambda s: [float(x) for x in s.split()]
+rep_t, rep_m = f(a[1]), f(a[2])
+base = st.median(rep_t)
+def row(name, ts, ms, size=None):
+    r = f"{st.median(ts) / base:5.1f}x"
+    sz = f"{size / n:7.1f}" if size else "      -"
+    print(f"{name:9} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {r}   "
+          f"{min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}   {sz}")
+print("arm       wall s: min median    max   /report   RSS MB: min  median     max   bytes/entry")
+row("report", rep_t, rep_m)
+for i, name in enumerate(["chrome", "perfetto", "parquet"]):
+    row(name, f(a[3 + 3 * i]), f(a[4 + 3 * i]), int(a[5 + 3 * i]))
+PY
