@@ -20,7 +20,7 @@ CW=${CW:-target/release/causeway}
 SYNTH=${SYNTH:-target/release/examples/synth_capture}
 dir=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/causeway-exports.XXXXXX")}
 mkdir -p "$dir"
-trap 'rm -rf "$dir"/cap "$dir"/out.*' EXIT
+trap 'rm -rf "$dir"/cap "$dir"/out.* "$dir"/time "$dir"/stderr' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS"
 arms=(report chrome perfetto parquet)
@@ -32,7 +32,9 @@ for r in $(seq "$RUNS"); do
     else
       cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap")
     fi
-    line=$( { /usr/bin/time -f "%e %M" "${cmd[@]}" > /dev/null 2> /dev/null; } 2>&1 | tail -n 1)
+    /usr/bin/time -o "$dir/time" -f "%e %M" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
+      { cat "$dir/stderr" >&2; exit 1; }
+    line=$(tail -n 1 "$dir/time")
     t[$a]+="${line% *} "
     rss[$a]+="${line#* } "
   done
