@@ -464,12 +464,14 @@ struct Strings {
     values: Table,
 }
 
-/// One event of a track, in the order its packets are written.
+/// One event of a track, in the order its packets are written: a slice's begin (its index in the
+/// track's lane) or end, a mark (its index in the process's marks), the capture instant. Small: a
+/// track holds two of these per slice.
 #[derive(Clone, Copy)]
 enum Ev {
-    Begin(Item),
+    Begin(u32),
     End,
-    Mark(usize),
+    Mark(u32),
     Capture,
 }
 
@@ -479,6 +481,8 @@ struct Track<'l, 't> {
     uuid: u64,
     sequence: u32,
     pl: &'l ProcLayout<'t>,
+    /// The lane whose slices `Ev::Begin` indexes (empty for the process track).
+    lane: &'l [Item],
     events: Vec<(u64, Ev)>,
     stream_label: Option<String>,
     /// Iids this track's events use, per table (each listed once).
@@ -488,7 +492,7 @@ struct Track<'l, 't> {
 /// Events per unit of parallel encoding.
 const UNIT: usize = 32 << 10;
 
-pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
+pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
     let first_ns = layout.drawn().map(|p| p.first_ns).min().unwrap_or(0);
     let mut head = Vec::new();
     put(
@@ -522,18 +526,20 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
                 ..Default::default()
             },
         );
-        let mut track = |uuid: u64, events: Vec<(u64, Ev)>, stream_label: Option<String>| {
-            let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
-            tracks.push(Track {
-                uuid,
-                sequence,
-                pl,
-                events,
-                stream_label,
-                used: Default::default(),
-            });
-        };
-        track(process_track, vec![(pl.first_ns, Ev::Capture)], None);
+        let mut track =
+            |uuid: u64, lane: &'l [Item], events: Vec<(u64, Ev)>, stream_label: Option<String>| {
+                let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
+                tracks.push(Track {
+                    uuid,
+                    sequence,
+                    pl,
+                    lane,
+                    events,
+                    stream_label,
+                    used: Default::default(),
+                });
+            };
+        track(process_track, &[], vec![(pl.first_ns, Ev::Capture)], None);
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
                 let uuid = next_uuid;
@@ -561,7 +567,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
                     },
                 );
                 let marks: &[usize] = if li == 0 { &t.marks } else { &[] };
-                track(uuid, lane_events(lane, marks, pl), None);
+                track(uuid, lane, lane_events(lane, marks, pl), None);
             }
         }
         for st in &pl.streams {
@@ -577,7 +583,12 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
                         ..Default::default()
                     },
                 );
-                track(uuid, lane_events(lane, &[], pl), Some(st.stream.label()));
+                track(
+                    uuid,
+                    lane,
+                    lane_events(lane, &[], pl),
+                    Some(st.stream.label()),
+                );
             }
         }
     }
@@ -599,7 +610,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
             }
         };
         for (_, ev) in &t.events {
-            for_strings(t.pl, t.stream_label.as_deref(), ev, |table, s| {
+            for_strings(t.pl, t.lane, t.stream_label.as_deref(), ev, |table, s| {
                 let iid = match table {
                     0 => strings.names.iid(s),
                     1 => strings.categories.iid(s),
@@ -646,7 +657,7 @@ fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<(u64, Ev)
     for (ts, e) in edges {
         while let Some(&&mi) = m.peek() {
             if pl.p.marks[mi].ns < ts {
-                out.push((pl.p.marks[mi].ns, Ev::Mark(mi)));
+                out.push((pl.p.marks[mi].ns, Ev::Mark(mi as u32)));
                 m.next();
             } else {
                 break;
@@ -655,24 +666,25 @@ fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<(u64, Ev)
         out.push((
             ts,
             match e {
-                Edge::Begin(i) => Ev::Begin(lane[i]),
+                Edge::Begin(i) => Ev::Begin(i as u32),
                 Edge::End(_) => Ev::End,
             },
         ));
     }
-    out.extend(m.map(|&mi| (pl.p.marks[mi].ns, Ev::Mark(mi))));
+    out.extend(m.map(|&mi| (pl.p.marks[mi].ns, Ev::Mark(mi as u32))));
     out
 }
 
 /// The strings an event refers to, by table (0 event names, 1 categories, 2 annotation values).
 fn for_strings<'a>(
     pl: &'a ProcLayout,
+    lane: &[Item],
     stream_label: Option<&'a str>,
     ev: &Ev,
     mut f: impl FnMut(usize, &'a str),
 ) {
     match *ev {
-        Ev::Begin(it) => match it.what {
+        Ev::Begin(i) => match lane[i as usize].what {
             What::Call(i) => {
                 let c = &pl.p.calls[i];
                 f(0, &c.api);
@@ -700,7 +712,7 @@ fn for_strings<'a>(
             }
         },
         Ev::Mark(m) => {
-            let m = &pl.p.marks[m];
+            let m = &pl.p.marks[m as usize];
             f(0, &m.name);
             f(1, "nvtx");
             if let Some(d) = &m.domain {
@@ -825,7 +837,8 @@ fn events(
     for &(ts, ev) in &t.events[range] {
         te.clear();
         match ev {
-            Ev::Begin(it) => {
+            Ev::Begin(i) => {
+                let it = t.lane[i as usize];
                 uint(&mut te, 9, Type::SliceBegin as u64);
                 let mut flows: Vec<u64> = Vec::new();
                 match it.what {
@@ -897,7 +910,7 @@ fn events(
             }
             Ev::End => uint(&mut te, 9, Type::SliceEnd as u64),
             Ev::Mark(m) => {
-                let m = &pl.p.marks[m];
+                let m = &pl.p.marks[m as usize];
                 uint(&mut te, 9, Type::Instant as u64);
                 uint(&mut te, 10, strings.names.get(&m.name));
                 uint(&mut te, 3, strings.categories.get("nvtx"));
