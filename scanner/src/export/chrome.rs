@@ -291,7 +291,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
     key_us(b, "ts", it.begin);
     key_us(b, "dur", it.end - it.begin);
     let mut call = None;
-    match it.what {
+    let mut a = match it.what {
         What::Call(i) => {
             let c = &pl.p.calls[i];
             key_str(b, "name", &c.api);
@@ -306,11 +306,8 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             if let Some(s) = c.stream {
                 a.str("stream", &format!("{s:#x}"));
             }
-            if it.open {
-                a.raw("open", "true");
-            }
-            a.close();
             call = Some(i);
+            a
         }
         What::Range(i) => {
             let r = &pl.p.ranges[i];
@@ -321,10 +318,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
                 a.str("domain", d);
             }
             a.num("level", r.level);
-            if it.open {
-                a.raw("open", "true");
-            }
-            a.close();
+            a
         }
         What::Span(i) => {
             let d = &pl.p.device[i];
@@ -339,12 +333,13 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
                 a.num("call_seq", seq);
             }
             a.str("stream", &d.stream.label());
-            if it.open {
-                a.raw("open", "true");
-            }
-            a.close();
+            a
         }
+    };
+    if it.open {
+        a.raw("open", "true");
     }
+    a.close();
     b.push(b'}');
     if let Some(i) = call {
         for id in pl.flows_of(i) {

@@ -437,13 +437,19 @@ impl Table {
         i
     }
 
-    /// The iid of a string `iid` has seen.
+    /// The iid of a string `iid` has seen (`for_strings` lists what an event's encoding looks up).
     fn get(&self, s: &str) -> u64 {
-        self.by_ptr
+        let i = self
+            .by_ptr
             .get(&(s.as_ptr() as usize, s.len()))
             .or_else(|| self.by_text.get(s))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        debug_assert!(
+            i != 0,
+            "{s:?} was not interned: for_strings misses a string"
+        );
+        i
     }
 
     fn entries(&self, iids: &[u64]) -> Vec<proto::Interned> {

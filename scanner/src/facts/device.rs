@@ -5,7 +5,6 @@
 //! identity, never by timestamp proximity; [`issuer`] is that rule, for the report and the
 //! timeline alike. When an interval ran on the host clock is [`crate::facts::placement`]'s answer.
 
-use crate::facts::streams::issues_work;
 use crate::read::decode::Entries;
 use causeway_ring::layout::NO_CALL;
 use causeway_ring::{Class, Entry, Kind};
@@ -81,7 +80,7 @@ pub fn issuer(
         None => Issuer::NotInCapture,
         Some(i) => {
             let c = entries.get(i);
-            if c.kind == Some(Kind::Call) && issues_work(class_of(&c)) {
+            if c.kind == Some(Kind::Call) && class_of(&c).is_some_and(Class::issues_work) {
                 Issuer::Call(i)
             } else {
                 Issuer::WrongClass

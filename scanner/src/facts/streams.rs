@@ -1,18 +1,12 @@
 //! Streams: which stream a call is on (the per-thread default stream is each thread's own), which
-//! streams are being captured into a graph at each point of the capture, and which calls put work
-//! on a stream. The report, the waits, the device association and the timeline all read these, so
-//! each rule is written once, here.
+//! streams are being captured into a graph at each point of the capture, and which calls name a
+//! stream. The report, the waits, the device association and the timeline all read these, so each
+//! rule is written once, here (which classes issue device work is the ring crate's
+//! `Class::issues_work`).
 
 use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{capture_phase, entry_flags};
 use causeway_ring::{Class, Entry};
-
-/// Whether a call of this class issues device work a device interval can belong to (and a host
-/// wait can wait for).
-#[inline]
-pub fn issues_work(c: Option<Class>) -> bool {
-    c.is_some_and(Class::issues_work)
-}
 
 /// Whether a call of this class names a stream in its first argument (`a0`).
 #[inline]

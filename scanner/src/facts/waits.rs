@@ -45,7 +45,7 @@
 //! (null), never guessed.
 
 use crate::facts::anchors::{anchored, Anchors};
-use crate::facts::streams::{issues_work, stream_key, Captures, StreamKey, PER_THREAD_STREAM};
+use crate::facts::streams::{stream_key, Captures, StreamKey, PER_THREAD_STREAM};
 use crate::read::decode::Entries;
 use crate::read::pair::{args_of, Nesting, Tag};
 use crate::util::fastmap::HashMap;
@@ -564,7 +564,7 @@ pub(crate) fn analyze(
         entries.prefetch(i + READ_AHEAD);
         let e = args_of(i);
         let ok = e.done && e.result == 0;
-        if !issues_work(Some(class)) {
+        if !class.issues_work() {
             captures.apply(class, &e);
         } else if outermost && matches!(class, Class::Launch | Class::GraphLaunch) {
             rider.launch(i, class, &e, &captures);
@@ -572,7 +572,7 @@ pub(crate) fn analyze(
         if !outermost || !ok {
             continue;
         }
-        if !issues_work(Some(class)) {
+        if !class.issues_work() {
             // What follows may read the queues: the staged launches join theirs first.
             staged.flush(&mut pending, &mut spare);
         }
