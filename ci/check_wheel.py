@@ -7,6 +7,7 @@ seconds, its extension is stripped and small, and it reads the demo capture to t
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,21 +21,9 @@ MAX_INSTALL_SECONDS = 60
 
 
 def elf_sections(path):
-    """Section names of a 64-bit little-endian ELF file (the section header table and its string table)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:6] != b"\x7fELF\x02\x01":
-        raise SystemExit(f"{path}: not a 64-bit little-endian ELF file")
-    shoff = int.from_bytes(data[0x28:0x30], "little")
-    shentsize, shnum, shstrndx = (int.from_bytes(data[o : o + 2], "little") for o in (0x3A, 0x3C, 0x3E))
-    headers = [data[shoff + i * shentsize : shoff + (i + 1) * shentsize] for i in range(shnum)]
-    strtab = headers[shstrndx]
-    stroff = int.from_bytes(strtab[0x18:0x20], "little")
-    names = []
-    for h in headers:
-        start = stroff + int.from_bytes(h[0:4], "little")
-        names.append(data[start : data.index(b"\0", start)].decode())
-    return names
+    """Section names of an ELF file, as binutils' readelf lists them."""
+    out = subprocess.run(["readelf", "-SW", path], check=True, capture_output=True, text=True).stdout
+    return re.findall(r"^\s*\[\s*\d+\]\s+(\S*)", out, re.M)
 
 
 def main():
