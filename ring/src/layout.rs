@@ -365,21 +365,41 @@ pub enum Class {
     /// a0 = stream
     Query = 17,
     Lookup = 18,
+    /// a0 = stream, a1 = bytes: unified-memory prefetches (and discards with a prefetch)
+    Prefetch = 19,
+    /// a0 = stream, a1 = address (count for a batch), a2 = value: stream memory operations (wait on or
+    /// write a value)
+    MemOp = 20,
+    /// a0 = stream: other device operations ordered on a stream (graph upload, external semaphore
+    /// signal and wait, batch decompression, array mapping, memory attach, discards)
+    StreamOp = 21,
+    /// a0 = context, a1 = event: an event recorded over every stream of a context (`cuCtxRecordEvent`,
+    /// green contexts)
+    CtxEventRecord = 22,
+    /// a0 = context, a1 = event: every stream of a context waits for an event (`cuCtxWaitEvent`)
+    CtxEventWait = 23,
 }
 
 impl Class {
-    /// Whether calls of this class issue device work (launches, copies, memsets, graph launches):
-    /// the calls device timing follows.
+    /// Whether calls of this class issue device work (launches, copies, memsets, graph launches,
+    /// prefetches, stream memory operations and other stream-ordered operations): the calls device
+    /// timing follows and host waits wait for.
     pub const fn issues_work(self) -> bool {
         matches!(
             self,
-            Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
+            Class::Launch
+                | Class::Copy
+                | Class::Memset
+                | Class::GraphLaunch
+                | Class::Prefetch
+                | Class::MemOp
+                | Class::StreamOp
         )
     }
 
     pub fn from_u8(v: u8) -> Class {
         use Class::*;
-        const ALL: [Class; 19] = [
+        const ALL: [Class; 24] = [
             Other,
             Launch,
             Copy,
@@ -399,6 +419,11 @@ impl Class {
             Event,
             Query,
             Lookup,
+            Prefetch,
+            MemOp,
+            StreamOp,
+            CtxEventRecord,
+            CtxEventWait,
         ];
         ALL.get(v as usize).copied().unwrap_or(Other)
     }
@@ -424,6 +449,11 @@ impl Class {
             Event => "event",
             Query => "query",
             Lookup => "lookup",
+            Prefetch => "prefetch",
+            MemOp => "mem_op",
+            StreamOp => "stream_op",
+            CtxEventRecord => "ctx_event_record",
+            CtxEventWait => "ctx_event_wait",
         }
     }
 }

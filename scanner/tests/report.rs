@@ -423,11 +423,18 @@ fn untraced_driver_lookups_are_listed_by_name() {
         .map(|u| (u.name.as_str(), u.count))
         .collect();
     assert_eq!(got, vec![("cuMemcpyHtoD", 1), ("cuStreamDestroy", 2)]);
+    // Per process too.
+    let per: Vec<(&str, u64)> = r.processes[0]
+        .untraced
+        .iter()
+        .map(|u| (u.name.as_str(), u.count))
+        .collect();
+    assert_eq!(per, got);
     // They are lookups, not calls.
     assert_eq!(r.totals.calls, 0);
     let text = causeway_scanner::render::text::render(&r);
     assert!(
-        text.contains("UNTRACED DRIVER ENTRY POINTS") && text.contains("cuStreamDestroy"),
+        text.contains("UNTRACED ENTRY POINTS") && text.contains("cuStreamDestroy"),
         "{text}"
     );
 }

@@ -154,6 +154,19 @@ fn in_shim(addr: usize) -> bool {
     found && info.dli_fbase as usize == own_base()
 }
 
+/// Whether `addr` lies in a loaded CUDA runtime or driver library (by its file name, as `loaded`).
+pub fn in_cuda_library(addr: usize) -> bool {
+    // SAFETY: Dl_info is plain data for which all-zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address; info is a valid out-pointer.
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
+    let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
+    matches_layer(path, Layer::Runtime) || matches_layer(path, Layer::Driver)
+}
+
 /// Looks `name` up the way the hook's caller would have found it, skipping the shim.
 pub fn find(name: &CStr, layer: Layer) -> usize {
     // SAFETY: RTLD_NEXT relative to the shim, NUL-terminated name.

@@ -61,11 +61,11 @@ PER_THREAD_STREAM = 2
 CLASS_NAMES = (
     "other", "launch", "copy", "memset", "sync", "event_record", "event_sync", "stream_wait",
     "graph_launch", "graph", "alloc", "free", "module", "stream", "capture", "host_func", "event",
-    "query", "lookup",
+    "query", "lookup", "prefetch", "mem_op", "stream_op", "ctx_event_record", "ctx_event_wait",
 )  # fmt: skip
 # Classes whose calls take a stream in a0 (the `stream` column).
 STREAMED = {"launch", "copy", "memset", "sync", "event_record", "stream_wait", "graph_launch",
-            "capture", "host_func"}  # fmt: skip
+            "capture", "host_func", "prefetch", "mem_op", "stream_op"}  # fmt: skip
 LAYER_NAMES = {1: "runtime", 2: "driver", 3: "nvtx"}  # anything else: "loader"
 COPY_KINDS = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
               7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP"}  # fmt: skip
@@ -74,7 +74,7 @@ GRAPH_ROW = "[graph launch]"
 UNKNOWN_KERNEL_ROW = "[unknown kernel]"
 EVENT_RESOLUTION_NS = 500.0
 ASSUMED_DRIFT = 100e-6
-LAUNCH_CLASSES = ("launch", "copy", "memset", "graph_launch")
+LAUNCH_CLASSES = ("launch", "copy", "memset", "graph_launch", "prefetch", "mem_op", "stream_op")
 SYNC_CLASSES = ("sync", "event_sync")
 
 # One 64-byte entry: stamp, t_begin, t_end, tid, api, kind, flags, result, depth, reserved, a0-a2.

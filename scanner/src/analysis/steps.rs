@@ -68,8 +68,17 @@ pub const SLOWEST: usize = 5;
 /// Bins of the step-time histogram.
 pub const BINS: usize = 10;
 
-/// Call classes counted as launching work.
-pub const LAUNCH_CLASSES: [&str; 4] = ["launch", "copy", "memset", "graph_launch"];
+/// Call classes counted as launching work (the names of the classes `Class::issues_work`; a test
+/// keeps them equal).
+pub const LAUNCH_CLASSES: [&str; 7] = [
+    "launch",
+    "copy",
+    "memset",
+    "graph_launch",
+    "prefetch",
+    "mem_op",
+    "stream_op",
+];
 /// Call classes counted as blocking in a sync.
 pub const SYNC_CLASSES: [&str; 2] = ["sync", "event_sync"];
 
@@ -854,4 +863,24 @@ pub fn modes(counts: &[u64], n: u64) -> Vec<usize> {
         i = j + 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LAUNCH_CLASSES;
+    use causeway_ring::Class;
+
+    #[test]
+    fn launch_classes_are_the_classes_that_issue_work() {
+        let issuing: Vec<&str> = (0..=u8::MAX)
+            .map(Class::from_u8)
+            .filter(|c| c.issues_work())
+            .map(Class::name)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut listed = LAUNCH_CLASSES.to_vec();
+        listed.sort_unstable();
+        assert_eq!(listed, issuing);
+    }
 }

@@ -23,6 +23,9 @@ pub fn takes_stream(c: Option<Class>) -> bool {
                 | Class::GraphLaunch
                 | Class::Capture
                 | Class::HostFunc
+                | Class::Prefetch
+                | Class::MemOp
+                | Class::StreamOp
         )
     )
 }

@@ -19,6 +19,10 @@
 //!   CUDA; a wait inside stream capture builds a graph and is no dependency;
 //! * a **stream sync** of S covers the work pending on S (current generation) issued before it began,
 //!   and the work S's frontier names (cross-stream work);
+//! * a **context event record** (`cuCtxRecordEvent`, `cuGreenCtxRecordEvent`: class `CtxEventRecord`)
+//!   captures the work pending on every stream issued before it: a stream wait or event sync on its
+//!   event depends on all of it. A context event wait (`cuCtxWaitEvent`) is not modelled: it would
+//!   make every stream of the context, including streams created later, depend on the event;
 //! * a **device/context sync** (a sync-class call with stream 0 whose name does not contain `Stream`:
 //!   `cudaDeviceSynchronize`, `cuCtxSynchronize`) covers the work pending on every stream;
 //! * an **event sync** of E covers the work pending on X issued before the latest such record of E
@@ -190,6 +194,10 @@ type StreamGen = (StreamKey, u64);
 type Frontier = HashMap<StreamGen, u64>;
 
 /// The latest completed record of one event (in one generation).
+/// The stream a context event record is "on": none, no work is ever pending on it (its record's
+/// frontier names every stream instead).
+const EVERY_STREAM: StreamGen = ((u64::MAX, u32::MAX), u64::MAX);
+
 struct Record {
     /// The stream it was recorded on, in its generation.
     stream: StreamGen,
@@ -577,7 +585,13 @@ pub(crate) fn analyze(
             staged.flush(&mut pending, &mut spare);
         }
         match class {
-            Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch => {
+            Class::Launch
+            | Class::Copy
+            | Class::Memset
+            | Class::GraphLaunch
+            | Class::Prefetch
+            | Class::MemOp
+            | Class::StreamOp => {
                 if captures.capturing(&e) {
                     continue;
                 }
@@ -615,6 +629,21 @@ pub(crate) fn analyze(
                 };
                 records.insert((e.a1, eg), rec);
             }
+            // Recorded over every stream: the work pending anywhere before it, as a frontier.
+            Class::CtxEventRecord => {
+                let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
+                let all: Frontier = pending
+                    .iter()
+                    .filter(|(_, q)| q.front().is_some_and(|it| it.seq < e.seq))
+                    .map(|(sg, _)| (*sg, e.seq))
+                    .collect();
+                let rec = Record {
+                    stream: EVERY_STREAM,
+                    seq: e.seq,
+                    deps: Some(Rc::new(all)),
+                };
+                records.insert((e.a1, eg), rec);
+            }
             // A wait in a capturing stream (or one that joins a capture through it) builds a graph.
             Class::StreamWait if !captures.capturing(&e) => {
                 let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
@@ -632,7 +661,7 @@ pub(crate) fn analyze(
                 if class == Class::EventSync {
                     let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
                     if let Some(rec) = records.get(&(e.a1, eg)) {
-                        direct = Some(rec.stream);
+                        direct = (rec.stream != EVERY_STREAM).then_some(rec.stream);
                         drain(&mut pending, &rec.stream, rec.seq, &mut covered);
                         drain_frontier(&mut pending, rec.deps.as_deref(), &mut covered);
                     }

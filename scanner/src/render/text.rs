@@ -505,12 +505,15 @@ pub fn render(r: &Report) -> String {
     }
 
     if !r.unmatched_lookups.is_empty() {
-        out.push_str("
-UNTRACED DRIVER ENTRY POINTS (cuGetProcAddress answers no hook matched; their calls are not in the capture)
-");
-        let mut u = Table::new(&[("symbol", Left), ("lookups", Right)]);
-        for s in &r.unmatched_lookups {
-            u.row(vec![clip(&s.name), s.count.to_string()]);
+        out.push_str(
+            "\nUNTRACED ENTRY POINTS (looked up through cuGetProcAddress or dlsym; no hook stands in for \
+             them, so their calls are not in the capture)\n",
+        );
+        let mut u = Table::new(&[("pid", Right), ("symbol", Left), ("lookups", Right)]);
+        for p in &r.processes {
+            for s in &p.untraced {
+                u.row(vec![p.pid.to_string(), clip(&s.name), s.count.to_string()]);
+            }
         }
         u.write(&mut out);
     }

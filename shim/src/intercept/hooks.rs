@@ -19,6 +19,11 @@ pub struct Hook {
     pub hook: *const (),
     /// The real function it calls, once found.
     pub real: &'static AtomicUsize,
+    /// The CUDA version `cuGetProcAddress` maps the name to (`cudaTypedefs.h`); 0 where it has none
+    /// (the runtime, and names the typedefs do not list). Substitution matches answers by address, so
+    /// only the tests and docs/interception.md read it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub abi: u32,
 }
 
 // SAFETY: `hook` is the address of a function, immutable and valid for the life of the process.
@@ -92,21 +97,116 @@ pub fn cfg_grid(cfg: P) -> u64 {
     unsafe { (cfg as *const u64).read_unaligned() }
 }
 
+/// The product of two arguments (sizes), wrapping: no argument a program passes can make a hook
+/// panic.
+#[inline(always)]
+pub fn mul(a: u64, b: u64) -> u64 {
+    a.wrapping_mul(b)
+}
+
+/// The bytes of a batch: the sum of `count` sizes (`size_t`) at `sizes`, which the real call reads too.
+/// 0 for a null array.
+#[inline]
+pub fn sum_sizes(sizes: P, count: u64) -> u64 {
+    if sizes.is_null() {
+        return 0;
+    }
+    let sizes = sizes as *const usize;
+    let mut sum = 0u64;
+    for i in 0..count as usize {
+        // SAFETY: the caller passes `count` sizes at `sizes`, as the call's contract requires.
+        sum = sum.wrapping_add(unsafe { sizes.add(i).read_unaligned() } as u64);
+    }
+    sum
+}
+
+/// The bytes a `cudaExtent` spans (width in bytes × height × depth), from the struct as passed.
+#[inline(always)]
+pub fn extent_bytes<T: Copy>(extent: &T) -> u64 {
+    const { assert!(std::mem::size_of::<T>() >= 24) };
+    let p = extent as *const T as *const usize;
+    // SAFETY: `T` is the 24-byte cudaExtent (three size_t), checked above to be that large.
+    let (w, h, d) = unsafe {
+        (
+            p.read_unaligned(),
+            p.add(1).read_unaligned(),
+            p.add(2).read_unaligned(),
+        )
+    };
+    mul(mul(w as u64, h as u64), d as u64)
+}
+
+/// What a hook returns: the C return type's value, its result code for the entry, and what to return
+/// when the real function cannot be found.
+pub trait Ret: Copy {
+    /// The value a hook returns when its real function is missing: the error `code` for functions
+    /// that return an error code, zero (null, nothing) otherwise.
+    fn missing(code: i32) -> Self;
+    /// The entry's `result`: the value for functions that return an error code or an integer, 0 for
+    /// the rest.
+    fn code(&self) -> i32;
+}
+
+impl Ret for i32 {
+    #[inline(always)]
+    fn missing(code: i32) -> i32 {
+        code
+    }
+    #[inline(always)]
+    fn code(&self) -> i32 {
+        *self
+    }
+}
+
+macro_rules! int_ret {
+    ($($t:ty),*) => {$(
+        impl Ret for $t {
+            fn missing(_: i32) -> $t {
+                0
+            }
+            #[inline(always)]
+            fn code(&self) -> i32 {
+                *self as i32
+            }
+        }
+    )*};
+}
+int_ret!(i8, u8, i16, u16, u32, i64, u64, usize);
+
+impl Ret for () {
+    fn missing(_: i32) {}
+    #[inline(always)]
+    fn code(&self) -> i32 {
+        0
+    }
+}
+
+impl Ret for P {
+    fn missing(_: i32) -> P {
+        std::ptr::null_mut()
+    }
+    #[inline(always)]
+    fn code(&self) -> i32 {
+        0
+    }
+}
+
 /// A hook whose real function cannot be found: count it and fail the call with the runtime's
-/// "not initialised" code (3 in both cudart and the driver) rather than crash.
+/// "not initialised" code (3 in both cudart and the driver) rather than crash; a function that
+/// returns no error code returns zero.
 #[cold]
-pub fn missing(code: i32) -> i32 {
+pub fn missing<R: Ret>(code: i32) -> R {
     if let Some(w) = crate::hot::state::writer() {
         w.bump(causeway_ring::layout::counter::REAL_MISSING);
     }
-    code
+    R::missing(code)
 }
 
 macro_rules! hook_table {
     (
         $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
-        $( $name:ident : $level:literal $class:ident ( $($arg:ident : $ty:ty),* ) => [$a0:expr, $a1:expr, $a2:expr]
-           $(, after $after:expr)?; )*
+        $( $name:ident : $level:literal $class:ident abi $abi:literal ( $($arg:ident : $ty:ty),* ) -> $ret:ty
+           => [$a0:expr, $a1:expr, $a2:expr] $(, after $after:expr)?; )*
     ) => {
         #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
         #[repr(u16)]
@@ -127,21 +227,22 @@ macro_rules! hook_table {
                 },
                 hook: $name as *const (),
                 real: &REALS[Ids::$name as usize],
+                abi: $abi,
             }
         ),*];
 
         $(
             #[no_mangle]
             #[allow(clippy::too_many_arguments, clippy::missing_safety_doc, unused_variables)]
-            pub unsafe extern "C" fn $name($($arg: $ty),*) -> i32 {
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
                 let h = &$table[Ids::$name as usize];
                 let real = $crate::resolve::real(h.real, h.name, causeway_ring::layout::Layer::$layer);
                 if real == 0 {
-                    return $crate::intercept::hooks::missing($missing);
+                    return $crate::intercept::hooks::missing::<$ret>($missing);
                 }
                 // SAFETY: `real` is the function this symbol names in the real library, which has
-                // exactly this signature (the table is written from the CUDA headers).
-                let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> i32>(real) };
+                // exactly this signature (the table is generated from the CUDA headers).
+                let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> $ret>(real) };
                 const FLAGS: u8 = $crate::intercept::hooks::per_thread(stringify!($name));
                 const CLASS: causeway_ring::layout::Class = causeway_ring::layout::Class::$class;
                 // Device timing (`timing`) follows the outermost launch, copy, memset or graph launch:
@@ -168,15 +269,16 @@ macro_rules! hook_table {
                         // SAFETY: as above.
                         let r = unsafe { f($($arg),*) };
                         let seq = open.seq();
-                        open.finish(r);
+                        let code = <$ret as $crate::intercept::hooks::Ret>::code(&r);
+                        open.finish(code);
                         if let Some(b) = bracket {
-                            $crate::timing::close(b, seq, r, CLASS, ($a1) as u64, ($a2) as u64);
+                            $crate::timing::close(b, seq, code, CLASS, ($a1) as u64, ($a2) as u64);
                         }
                         if tied {
                             $crate::timing::untie();
                         }
                         // Extra entries a successful call calls for (graph nodes after instantiation).
-                        $( if r == 0 { $after; } )?
+                        $( if code == 0 { $after; } )?
                         r
                     }
                 }

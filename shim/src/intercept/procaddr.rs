@@ -27,6 +27,7 @@ pub static TABLE: [Hook; 2] = [
         info: INFO,
         hook: cuGetProcAddress as *const (),
         real: &REALS[0],
+        abi: 11030,
     },
     Hook {
         id: 901,
@@ -34,6 +35,7 @@ pub static TABLE: [Hook; 2] = [
         info: INFO,
         hook: cuGetProcAddress_v2 as *const (),
         real: &REALS[1],
+        abi: 12000,
     },
 ];
 
@@ -66,15 +68,21 @@ unsafe fn substitute(symbol: *const c_char, pfn: *mut P, version: i32, flags: u6
             return true;
         }
     }
-    if known {
-        // Say which name, so a missing variant in the tables can be found and added.
-        if let Some(w) = crate::hot::state::writer() {
-            w.bump(counter::PROC_UNMATCHED);
-            let id = crate::strings::text::TEXT.intern(sym, Some(w));
-            record::instant(Kind::ProcUnmatched, h_id(), id, version as u64, flags);
-        }
+    if known || registry::is_cuda_name(sym) {
+        // Say which name: a variant missing from the tables, or a name they do not have at all
+        // (a newer driver's), so the gap is visible in the report rather than silent.
+        untraced(sym, version as u64, flags);
     }
     false
+}
+
+/// Records a lookup whose answer no hook stands in for: `name` is reached, but its calls are not traced.
+pub(super) fn untraced(name: &[u8], version: u64, flags: u64) {
+    if let Some(w) = crate::hot::state::writer() {
+        w.bump(counter::PROC_UNMATCHED);
+        let id = crate::strings::text::TEXT.intern(name, Some(w));
+        record::instant(Kind::ProcUnmatched, h_id(), id, version, flags);
+    }
 }
 
 /// # Safety

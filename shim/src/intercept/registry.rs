@@ -1,10 +1,13 @@
 //! The registry: every hook of every table, looked up by name or by address, and how `dlsym` and
 //! `cuGetProcAddress` answers are swapped for hooks (`substitute`, `driver_variants`).
+//!
+//! The generated tables are sorted by name (a unit test checks), so a name is found by binary search
+//! and a base name's variants (`cuMemcpyHtoD`, `cuMemcpyHtoD_v2`, `cuMemcpyHtoD_v2_ptds`) are one run
+//! of the driver table: `cuGetProcAddress` is answered in O(log n) even with a thousand hooks.
 
 use super::hooks::{per_thread, Hook};
 use super::procaddr;
 use super::tables::{driver, runtime};
-use causeway_ring::layout::Layer;
 use std::ffi::CStr;
 use std::sync::atomic::Ordering;
 
@@ -25,7 +28,23 @@ pub fn find_bytes(name: &[u8]) -> Option<&'static Hook> {
     if !name.starts_with(b"cu") && !name.starts_with(b"__cuda") {
         return None;
     }
-    all().find(|h| h.name.to_bytes() == name)
+    let table: &'static [Hook] = if name.starts_with(b"cuda") || name.starts_with(b"__cuda") {
+        &runtime::TABLE
+    } else {
+        &driver::TABLE
+    };
+    if let Ok(i) = table.binary_search_by(|h| h.name.to_bytes().cmp(name)) {
+        return Some(&table[i]);
+    }
+    procaddr::TABLE.iter().find(|h| h.name.to_bytes() == name)
+}
+
+/// Whether `name` is a CUDA runtime or driver entry point by its spelling (`cu…`, `cuda…`,
+/// `__cuda…`): a lookup of such a name that no hook answers is one the capture should list.
+pub fn is_cuda_name(name: &[u8]) -> bool {
+    name.starts_with(b"cuda")
+        || name.starts_with(b"__cuda")
+        || (name.starts_with(b"cu") && name.get(2).is_some_and(u8::is_ascii_uppercase))
 }
 
 /// The hook exported as `name`, as device timing's CUPTI runtime callback records its calls
@@ -40,7 +59,17 @@ pub fn hooked_api(name: &[u8]) -> Option<crate::timing::HookedApi> {
 }
 
 pub fn is_hook(addr: usize) -> bool {
-    all().any(|h| h.hook as usize == addr)
+    hook_addresses().binary_search(&addr).is_ok()
+}
+
+/// Every hook's address, sorted: built once (addresses are only known at run time).
+fn hook_addresses() -> &'static [usize] {
+    static ADDRS: std::sync::OnceLock<Box<[usize]>> = std::sync::OnceLock::new();
+    ADDRS.get_or_init(|| {
+        let mut v: Vec<usize> = all().map(|h| h.hook as usize).collect();
+        v.sort_unstable();
+        v.into_boxed_slice()
+    })
 }
 
 /// What to hand a caller who looked up `h` and got `real`: our hook if it calls exactly that
@@ -85,10 +114,30 @@ const ALIASES: &[(&[u8], &[u8])] = &[(b"cuGraphInstantiate", b"cuGraphInstantiat
 /// with.
 pub fn driver_variants(symbol: &[u8]) -> impl Iterator<Item = &'static Hook> + '_ {
     let alias = ALIASES.iter().find(|(s, _)| *s == symbol).map(|&(_, a)| a);
-    all().filter(move |h| {
-        let base = base_name(h.name.to_bytes());
-        h.info.layer == Layer::Driver && (base == symbol || Some(base) == alias)
-    })
+    let of =
+        |base: &'static [u8]| run_of(&driver::TABLE, base).chain(run_of(&procaddr::TABLE, base));
+    of_static(symbol)
+        .into_iter()
+        .flat_map(of)
+        .chain(alias.into_iter().flat_map(of))
+}
+
+/// `symbol` as the static name of the first hook whose base name it is (the run's key), if any.
+fn of_static(symbol: &[u8]) -> Option<&'static [u8]> {
+    run_of(&driver::TABLE, symbol)
+        .chain(run_of(&procaddr::TABLE, symbol))
+        .next()
+        .map(|h| base_name(h.name.to_bytes()))
+}
+
+/// The hooks of a name-sorted `table` whose base name is `base`: they all start with `base`, so they
+/// lie in one run from the first name not below it.
+fn run_of<'a>(table: &'static [Hook], base: &'a [u8]) -> impl Iterator<Item = &'static Hook> + 'a {
+    let start = table.partition_point(|h| h.name.to_bytes() < base);
+    table[start..]
+        .iter()
+        .take_while(move |h| h.name.to_bytes().starts_with(base))
+        .filter(move |h| base_name(h.name.to_bytes()) == base)
 }
 
 #[cfg(test)]
@@ -103,6 +152,42 @@ mod tests {
         assert_eq!(base_name(b"cuMemsetD2D8_v2"), b"cuMemsetD2D8");
         assert_eq!(base_name(b"cuStreamWaitValue32"), b"cuStreamWaitValue32");
         assert_eq!(base_name(b"cuLaunchKernelEx"), b"cuLaunchKernelEx");
+    }
+
+    #[test]
+    fn the_generator_knows_which_classes_issue_work() {
+        // hookgen.py lists the work-issuing classes for CUPTI's callback ids; they must be the ones
+        // `Class::issues_work` says.
+        let gen = include_str!("../../gen/hookgen.py");
+        let line = gen
+            .lines()
+            .find(|l| l.starts_with("WORK_CLASSES = {"))
+            .expect("WORK_CLASSES in hookgen.py");
+        let mut listed: Vec<String> = line
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        listed.sort();
+        let mut issuing: Vec<String> = (0..=u8::MAX)
+            .map(causeway_ring::Class::from_u8)
+            .filter(|c| c.issues_work())
+            .map(|c| format!("{c:?}"))
+            .collect();
+        issuing.sort();
+        issuing.dedup();
+        assert_eq!(listed, issuing);
+    }
+
+    #[test]
+    fn generated_tables_are_sorted_by_name() {
+        for t in [&runtime::TABLE[..], &driver::TABLE[..]] {
+            assert!(
+                t.windows(2).all(|w| w[0].name < w[1].name),
+                "a table is not sorted: binary search would miss names"
+            );
+        }
     }
 
     #[test]
@@ -131,6 +216,12 @@ mod tests {
             .map(|h| h.name.to_str().unwrap())
             .collect();
         assert_eq!(gpa.len(), 2, "{gpa:?}");
+        let abi = |n: &str| find_bytes(n.as_bytes()).map(|h| h.abi);
+        assert_eq!(abi("cuMemcpyHtoD"), Some(2000), "the legacy 32-bit form");
+        assert_eq!(abi("cuMemcpyHtoD_v2"), Some(3020));
+        assert_eq!(abi("cuMemcpyHtoD_v2_ptds"), Some(7000));
+        assert_eq!(abi("cuStreamWaitValue32_v2"), Some(11070));
+        assert_eq!(abi("cuMemcpyBatchAsync_v2"), Some(13000));
         let inst: Vec<_> = driver_variants(b"cuGraphInstantiate")
             .map(|h| h.name.to_str().unwrap())
             .collect();

@@ -46,8 +46,9 @@ pub struct Report {
     /// Sorted by total time, largest first.
     pub ranges: Vec<RangeStats>,
     pub marks: Vec<MarkStats>,
-    /// Driver entry points `cuGetProcAddress` answered with a function none of the shim's hooks match:
-    /// their calls were not traced. Sorted by name.
+    /// CUDA entry points the program looked up (through `cuGetProcAddress` or `dlsym`) and got a
+    /// function no hook of the shim stands in for: their calls were not traced. All processes, sorted
+    /// by name (per process: `Process::untraced`).
     pub unmatched_lookups: Vec<Unmatched>,
     /// Level 3: what the device observed (all zero and empty without device intervals).
     pub device: DeviceReport,
@@ -114,6 +115,10 @@ pub struct Process {
     pub device_untimed: u64,
     /// Device intervals not on the ring's clock: their durations count, their times do not.
     pub unconverted: u64,
+    /// Entry points this process reached that the shim does not trace (`Report::unmatched_lookups`),
+    /// sorted by name; absent from the JSON when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untraced: Vec<Unmatched>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -645,6 +650,7 @@ fn process(
         step_sampled: h.flags & flags::STEP_SAMPLED != 0,
         head_behind: h.head_behind,
         recorded_nothing: false,
+        untraced: Vec::new(),
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
@@ -1031,6 +1037,15 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         wait_partials.push(p.waits);
         device_dropped = device_dropped.saturating_add(p.process.device_dropped);
         device_untimed = device_untimed.saturating_add(p.process.device_untimed);
+        let mut untraced: Vec<Unmatched> = p
+            .unmatched
+            .iter()
+            .map(|(name, &count)| Unmatched {
+                name: name.clone(),
+                count,
+            })
+            .collect();
+        untraced.sort_by(|a, b| a.name.cmp(&b.name));
         for (name, n) in p.unmatched {
             *unmatched.entry(name).or_default() += n;
         }
@@ -1047,7 +1062,10 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         totals.graph_launches_unresolved += t.graph_launches_unresolved;
         totals.captured_launches += t.captured_launches;
         totals.unmatched_range_ends += t.unmatched_range_ends;
-        processes.push(p.process);
+        processes.push(Process {
+            untraced,
+            ..p.process
+        });
         for (name, a) in p.apis {
             let m = apis.entry(name).or_insert_with(|| ApiAcc {
                 layer: a.layer.clone(),

@@ -225,9 +225,14 @@ mod tests {
 
     #[test]
     fn runtime_hook_skips_unknown_and_uncorrelated_calls() {
-        // cudaMemset3D (142): not in our tables.
-        assert!(runtime_hook(find, 142, None).is_none());
-        assert!(runtime_hook(find, 142, Some(c"cudaMemset3D")).is_none());
+        // cudaGetDeviceCount (3): hooked, but it issues no device work.
+        assert!(runtime_hook(find, 3, None).is_none());
+        assert!(runtime_hook(find, 3, Some(c"cudaGetDeviceCount")).is_none());
+        // cudaMemset3D (142) issues work: the id finds its hook.
+        assert_eq!(
+            runtime_hook(find, 142, None).map(|h| h.name),
+            Some(c"cudaMemset3D")
+        );
         // An unknown id falls back on the name, but only for correlating runtime calls.
         assert_eq!(
             runtime_hook(find, 9999, Some(c"cudaLaunchKernel")).map(|h| h.name),

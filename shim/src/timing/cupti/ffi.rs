@@ -150,52 +150,9 @@ pub(super) const DOMAIN_RUNTIME: u32 = 2;
 pub(super) const API_ENTER: u32 = 0;
 pub(super) const API_EXIT: u32 = 1;
 
-/// The runtime callback ids (`cupti_runtime_cbid.h`, CUDA 13.0) of the launch, copy, memset and
-/// graph-launch entry points of our runtime table, sorted by id. Entry points the table lacks
-/// (`cudaMemset3D*`, `cudaMemcpy3DPeer*`, the array and batch copies) are left out: their calls would
-/// have no API id to be recorded under.
-pub(super) const RUNTIME_CBIDS: &[(u32, &str)] = &[
-    (31, "cudaMemcpy"),
-    (32, "cudaMemcpy2D"),
-    (39, "cudaMemcpyToSymbol"),
-    (40, "cudaMemcpyFromSymbol"),
-    (41, "cudaMemcpyAsync"),
-    (44, "cudaMemcpy2DAsync"),
-    (47, "cudaMemcpyToSymbolAsync"),
-    (48, "cudaMemcpyFromSymbolAsync"),
-    (49, "cudaMemset"),
-    (50, "cudaMemset2D"),
-    (51, "cudaMemsetAsync"),
-    (52, "cudaMemset2DAsync"),
-    (144, "cudaMemcpy3D"),
-    (145, "cudaMemcpy3DAsync"),
-    (160, "cudaMemcpyPeer"),
-    (161, "cudaMemcpyPeerAsync"),
-    (211, "cudaLaunchKernel"),
-    (214, "cudaLaunchKernel_ptsz"),
-    (215, "cudaMemcpy_ptds"),
-    (216, "cudaMemcpy2D_ptds"),
-    (223, "cudaMemcpyToSymbol_ptds"),
-    (224, "cudaMemcpyFromSymbol_ptds"),
-    (225, "cudaMemcpyAsync_ptsz"),
-    (228, "cudaMemcpy2DAsync_ptsz"),
-    (231, "cudaMemcpyToSymbolAsync_ptsz"),
-    (232, "cudaMemcpyFromSymbolAsync_ptsz"),
-    (233, "cudaMemset_ptds"),
-    (234, "cudaMemset2D_ptds"),
-    (235, "cudaMemsetAsync_ptsz"),
-    (236, "cudaMemset2DAsync_ptsz"),
-    (245, "cudaMemcpy3D_ptds"),
-    (246, "cudaMemcpy3DAsync_ptsz"),
-    (269, "cudaLaunchCooperativeKernel"),
-    (270, "cudaLaunchCooperativeKernel_ptsz"),
-    (311, "cudaGraphLaunch"),
-    (312, "cudaGraphLaunch_ptsz"),
-    (430, "cudaLaunchKernelExC"),
-    (431, "cudaLaunchKernelExC_ptsz"),
-    (505, "__cudaLaunchKernel"),
-    (506, "__cudaLaunchKernel_ptsz"),
-];
+/// The runtime and driver callback ids of the hooks that issue device work: generated from CUPTI's
+/// headers with the hook tables (`shim/gen/hookgen.py`), so the two cannot drift apart.
+pub(super) use super::cbids::{DRIVER_CBIDS, RUNTIME_CBIDS};
 
 /// `CUpti_CallbackData` (CUDA 13.0, LP64): the fields up to `correlationId`.
 #[repr(C)]
@@ -213,20 +170,3 @@ pub(super) struct CallbackData {
 
 /// `CUPTI_CB_DOMAIN_DRIVER_API`.
 pub(super) const DOMAIN_DRIVER: u32 = 1;
-
-/// The driver callback ids (`cupti_driver_cbid.h`; ids are never reused) of the launch, copy, memset and
-/// graph-launch entry points, all ABI versions and stream variants: the calls whose work a device record
-/// can carry. Callbacks on these only, not the whole domain, so other driver calls pay nothing.
-pub(super) const DRIVER_CBIDS: &[u32] = &[
-    43, 45, 47, 49, 51, 53, 54, 55, 56, 57, 58, 60, 62, 64, 66, 67, 68, 69, // cuMemcpy* (v1)
-    71, 73, 75, 77, 79, 81, 216, 218, 220, 222, 224, 226, // cuMemset* (v1)
-    248, 249, 250, 251, 252, 253, 254, // cuMemcpy_v2, cuMemset*_v2
-    276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 305,
-    306, 307, 318, 319, 320, 321, // cuMemcpy, cuMemcpyAsync, cuLaunchKernel, peer copies
-    397, 398, 399, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, // _ptds copies
-    411, 412, 413, 414, 415, 416, // _ptds memsets
-    418, 419, 420, 421, 422, 423, 424, 425, 426, 427, // _ptsz async copies
-    428, 429, 430, 431, 432, 433, // _ptsz async memsets
-    442, 477, 478, 514, 515, 652, 653, // launches (_ptsz, cooperative, Ex) and cuGraphLaunch
-    776, 777, 778, 779, // batch copies
-];

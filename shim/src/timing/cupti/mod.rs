@@ -65,6 +65,7 @@
 //! start-up.
 
 mod callback;
+mod cbids;
 mod clocks;
 mod collect;
 mod correlate;
