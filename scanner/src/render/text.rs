@@ -504,6 +504,32 @@ pub fn render(r: &Report) -> String {
         m.write(&mut out);
     }
 
+    if !r.nvtx_names.is_empty() {
+        out.push_str("\nNVTX NAMES (what the program named through NVTX)\n");
+        let mut n = Table::new(&[
+            ("pid", Right),
+            ("what", Left),
+            ("handle", Right),
+            ("domain", Left),
+            ("name", Left),
+        ]);
+        for x in &r.nvtx_names {
+            // Pointers (streams, events, contexts) in hex; ordinals, categories and threads in decimal.
+            let handle = match x.kind {
+                "stream" | "event" | "context" | "other" => format!("{:#x}", x.handle),
+                _ => x.handle.to_string(),
+            };
+            n.row(vec![
+                x.pid.to_string(),
+                x.kind.into(),
+                handle,
+                domain(&x.domain),
+                clip(&x.name),
+            ]);
+        }
+        n.write(&mut out);
+    }
+
     if !r.unmatched_lookups.is_empty() {
         out.push_str("
 UNTRACED DRIVER ENTRY POINTS (cuGetProcAddress answers no hook matched; their calls are not in the capture)
