@@ -519,11 +519,16 @@ pub fn render(r: &Report) -> String {
                 "stream" | "event" | "context" | "other" => format!("{:#x}", x.handle),
                 _ => x.handle.to_string(),
             };
+            // Only categories and resources belong to a domain.
+            let dom = match x.kind {
+                "category" | "other" => domain(&x.domain),
+                _ => x.domain.clone().unwrap_or_else(|| "-".into()),
+            };
             n.row(vec![
                 x.pid.to_string(),
                 x.kind.into(),
                 handle,
-                domain(&x.domain),
+                dom,
                 clip(&x.name),
             ]);
         }

@@ -74,7 +74,8 @@ pub struct NvtxName {
     /// The handle (stream, event, context), device ordinal, category number, thread id or resource
     /// identifier named.
     pub handle: u64,
-    /// The category's domain (`None`: the default domain, or not a category).
+    /// The domain of a category or resource (`None`: the default domain, or named by a call that
+    /// takes none).
     pub domain: Option<String>,
     pub name: String,
 }
@@ -106,7 +107,7 @@ fn nvtx_names(h: &Header, entries: Entries, names: &Names, apis: &ApiTable) -> V
             continue;
         }
         let kind = named_kind(e.a2);
-        let domain = if kind == "category" { e.a2 >> 32 } else { 0 };
+        let domain = e.a2 >> 32;
         latest.insert((kind, e.a0, domain), names.text(e.a1));
     }
     latest
