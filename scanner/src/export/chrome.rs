@@ -291,7 +291,9 @@ impl<'b> Args<'b> {
             match p {
                 crate::facts::model::Payload::Ext { .. } => self.str("payload", &v),
                 // Non-finite floats are not JSON numbers.
-                crate::facts::model::Payload::Double(f) if !f.is_finite() => self.str("payload", &v),
+                crate::facts::model::Payload::Double(f) if !f.is_finite() => {
+                    self.str("payload", &v)
+                }
                 crate::facts::model::Payload::Float(f) if !f.is_finite() => self.str("payload", &v),
                 _ => self.raw("payload", &v),
             }

@@ -196,7 +196,10 @@ pub enum Payload {
     Float(f32),
     /// An extended payload (`nvToolsExtPayload.h`): the first payload's schema id and how many
     /// payloads there were (their bytes are not kept).
-    Ext { schema: u64, count: u16 },
+    Ext {
+        schema: u64,
+        count: u16,
+    },
 }
 
 impl Payload {
@@ -327,11 +330,13 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
     let entries = d.entries();
     // The calls (most of the entries), in chunks on every thread; beside them the NVTX entries
     // (paired in order, on one) and the device intervals.
-    let ((calls, call_threads, named), ((mut ranges, mut marks, nvtx_threads), (device, unplaced_device))) =
-        rayon::join(
-            || calls_of(h, entries, names),
-            || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
-        );
+    let (
+        (calls, call_threads, named),
+        ((mut ranges, mut marks, nvtx_threads), (device, unplaced_device)),
+    ) = rayon::join(
+        || calls_of(h, entries, names),
+        || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
+    );
     let resources = Resources::of(&named, names);
     resources.name_categories(&mut ranges, &mut marks);
     let mut threads = call_threads;
