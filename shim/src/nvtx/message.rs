@@ -93,7 +93,7 @@ pub(super) unsafe fn resource_attrs(a: *const ResourceAttributes) -> (i32, u64, 
     let size = unsafe { declared_size(a as *const u8) };
     let end = |off: usize, n: usize| off + n <= size;
     let (mut ty, mut id, mut msg) = (0, 0, Msg::None);
-    // SAFETY (each read): the field lies within the `size` bytes the caller declared.
+    // SAFETY: each field read lies within the `size` bytes the caller declared.
     unsafe {
         if end(std::mem::offset_of!(ResourceAttributes, identifier), 8) {
             ty = std::ptr::addr_of!((*a).identifier_type).read_unaligned();
@@ -159,7 +159,7 @@ pub(super) unsafe fn attr_extras(a: *const EventAttributes) -> Extras {
     let size = unsafe { declared_size(a as *const u8) };
     let has = |off: usize, n: usize| off + n <= size;
     let mut x = Extras::default();
-    // SAFETY (each read): the field lies within the `size` bytes the caller declared.
+    // SAFETY: each field read lies within the `size` bytes the caller declared.
     unsafe {
         if has(std::mem::offset_of!(EventAttributes, category), 4) {
             x.category = std::ptr::addr_of!((*a).category).read_unaligned();
