@@ -355,6 +355,7 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
             device: Vec::new(),
             unplaced_device: 0,
             backend: "none".into(),
+            stream_names: Default::default(),
         }],
     };
     let r = Report::build("x", &[]);

@@ -121,7 +121,7 @@ fn check_both(cap: &Path) -> (Timeline, PerfettoStats, ChromeStats) {
     // One device track per stream of the timeline (plus overlap tracks where spans overlap).
     let streams: BTreeSet<String> = drawn
         .iter()
-        .flat_map(|p| p.device.iter().map(|d| d.stream.label()))
+        .flat_map(|p| p.device.iter().map(|d| p.stream_label(&d.stream)))
         .collect();
     let tracks: BTreeSet<String> = pf.device_tracks.iter().map(|n| base(n)).collect();
     assert_eq!(tracks, streams);
@@ -212,5 +212,72 @@ fn nvtx_ranges_of_a_real_program_are_on_their_threads() {
         .host
         .iter()
         .any(|s| s.categories[0] == "launch" && s.begin >= kernel.begin && s.end <= kernel.end));
+    let _ = std::fs::remove_dir_all(&cap);
+}
+
+/// A stream named through NVTX is its track's name and its spans' `stream` argument in the Chrome
+/// export (and its label in the timeline); a range's category, colour and payload are its arguments.
+#[test]
+fn nvtx_stream_names_and_payloads_reach_the_exports() {
+    let cap = capture("nvtx_full", &[]);
+    let (t, _pf, _ch) = check_both(&cap);
+    // check_both wrote the exports beside the capture.
+    let text = std::fs::read_to_string(cap.join("trace.chrome")).unwrap();
+    let p = &t.processes[0];
+    let labels: BTreeSet<String> = p.device.iter().map(|d| p.stream_label(&d.stream)).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("cw_named_stream (stream 0x")),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("cw_wide_stream (stream 0x")),
+        "{labels:?}"
+    );
+    let (root, _) = check_chrome(&text);
+    let events = root["traceEvents"].as_array().unwrap();
+    let tracks: BTreeSet<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for l in &labels {
+        assert!(tracks.contains(l.as_str()), "{l} in {tracks:?}");
+        assert!(
+            events
+                .iter()
+                .any(|e| e["cat"] == "kernel" && e["args"]["stream"] == l.as_str()),
+            "a kernel on {l}"
+        );
+    }
+    let arg = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == name && e["cat"] == "nvtx")
+            .unwrap_or_else(|| panic!("{name}"))["args"]
+            .clone()
+    };
+    let r = arg("cw_payload_range");
+    assert_eq!(r["payload"], 42);
+    assert_eq!(r["payload_type"], "u64");
+    assert_eq!(r["category"], "cw_category");
+    assert_eq!(r["color"], "#ff00aa00");
+    assert_eq!(arg("cw_start_ex")["payload"], -5);
+    assert_eq!(arg("cw_mark_double")["payload"], 2.5);
+    assert_eq!(arg("cw_domain_push")["payload"], 0.5);
+    let m = arg("cw_domain_mark");
+    assert_eq!(
+        (m["payload"].clone(), m["category"].clone()),
+        (
+            serde_json::json!(-7),
+            serde_json::json!("cw_domain_category")
+        )
+    );
+    assert_eq!(arg("cw_registered")["payload_type"], "ext");
+    assert!(arg("cw_push_a").get("payload").is_none());
     let _ = std::fs::remove_dir_all(&cap);
 }

@@ -487,6 +487,100 @@ fn nvtx_ranges_from_the_v3_headers_are_recorded_at_every_level() {
     }
 }
 
+/// Every NVTX entry point of the CORE, CORE2, CUDA, CUDART and SYNC modules, called through the
+/// real headers, is recorded exactly as often as the program called it, at every level: marks and
+/// ranges as marks and ranges, every other call as a call of its own name.
+#[test]
+fn every_nvtx_callback_slot_is_recorded_exactly() {
+    for level in [1, 2] {
+        let (out, r) = same_bare_and_traced("nvtx_full", &[], level);
+        let counts: Vec<(&str, u64)> = out
+            .lines()
+            .filter(|l| l.starts_with("nvtx"))
+            .map(|l| {
+                let (k, v) = l.split_once('=').unwrap();
+                (k, v.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(counts.len(), 50, "one line per entry point: {out}");
+        let is_event = |k: &str| {
+            ["Mark", "RangeStart", "RangeEnd", "RangePush", "RangePop"]
+                .iter()
+                .any(|w| {
+                    k.starts_with(&format!("nvtx{w}")) || k.starts_with(&format!("nvtxDomain{w}"))
+                })
+        };
+        let mut pushes_and_starts = 0;
+        let mut marks = 0;
+        for &(k, n) in &counts {
+            assert!(n >= 1, "{k} called");
+            if is_event(k) {
+                assert_eq!(calls(&r, k), 0, "{k} is a mark or range, not a call");
+                if k.contains("Push") || k.contains("Start") {
+                    pushes_and_starts += n;
+                }
+                if k.contains("Mark") {
+                    marks += n;
+                }
+            } else {
+                assert_eq!(calls(&r, k), n, "{k} at level {level}");
+            }
+        }
+        let ranges: u64 = r["ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["count"].as_u64().unwrap() + x["open"].as_u64().unwrap())
+            .sum();
+        assert_eq!(ranges, pushes_and_starts, "{}", r["ranges"]);
+        let got_marks: u64 = r["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(got_marks, marks);
+        assert_eq!(range(&r, "cw_payload_range", None), (1, 0));
+        assert_eq!(range(&r, "cw_registered", Some("cw_full")), (1, 0));
+        // What the program named, the later name of a stream named twice.
+        let named: Vec<(String, String)> = r["nvtx_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let s = |f: &str| x[f].as_str().unwrap().to_owned();
+                (s("kind"), s("name"))
+            })
+            .collect();
+        for (kind, name) in [
+            ("stream", "cw_named_stream"),
+            ("stream", "cw_wide_stream"),
+            ("event", "cw_event_w"),
+            ("device", "cw_cuda_device"),
+            ("context", "cw_context_w"),
+            ("category", "cw_domain_category"),
+            ("thread", "cw_thread_w"),
+            ("other", "cw_resource"),
+        ] {
+            assert!(
+                named.contains(&(kind.into(), name.into())),
+                "{kind} {name}: {named:?}"
+            );
+        }
+        assert!(!named.iter().any(|n| n.1 == "cw_first_name"), "{named:?}");
+        let o = Command::new(cli())
+            .arg("report")
+            .arg(r["capture"].as_str().unwrap())
+            .output()
+            .unwrap();
+        let text = stdout(&o);
+        assert!(
+            text.contains("NVTX NAMES") && text.contains("cw_named_stream"),
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn nvcc13_launch_stubs_are_traced_with_kernel_names() {
     // nvcc 13's <<<>>> lowers to __cudaGetKernel + __cudaLaunchKernel(cudaKernel_t, ...).

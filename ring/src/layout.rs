@@ -171,6 +171,8 @@ pub mod entry_flags {
     /// Device interval times are signed nanoseconds of the device clock relative to a device anchor
     /// (events backend): `t_begin`/`t_end` are `i64` offsets from the anchor named in `a2 >> 32`.
     pub const ANCHORED: u8 = 8;
+    /// NVTX attributes (`Kind::NvtxAttributes`): the event carried an ARGB colour (`a2 >> 32`).
+    pub const NVTX_COLOR: u8 = 16;
 }
 
 /// What an entry records.
@@ -204,6 +206,41 @@ pub enum Kind {
     /// a1 = device ordinal, a2 = device nanoseconds since the previous anchor of the same device
     /// (`i64`; `NO_ELAPSED` for a device's first anchor).
     DeviceAnchor = 13,
+    /// What an NVTX mark or range's attribute structure carried besides its message, written by the
+    /// same thread right after that entry when any of it is set: a0 = the mark's or range's sequence
+    /// number, a1 = the payload's bits (`nvtx_payload`; for `EXT`, the first payload's schema id),
+    /// a2 = category | colour << 32 (colour only with `entry_flags::NVTX_COLOR`), result = NVTX's
+    /// payload type (0: none), depth = number of extended payloads (`EXT` only).
+    NvtxAttributes = 14,
+}
+
+/// NVTX payload types (`nvtxPayloadType_t`; `NVTX_PAYLOAD_TYPE_EXT` from `nvToolsExtPayload.h`), as
+/// `Kind::NvtxAttributes` carries them in `result`. 32-bit values sit in the low half of `a1`.
+pub mod nvtx_payload {
+    pub const U64: i32 = 1;
+    pub const I64: i32 = 2;
+    pub const DOUBLE: i32 = 3;
+    pub const U32: i32 = 4;
+    pub const I32: i32 = 5;
+    pub const FLOAT: i32 = 6;
+    /// Extended payload (`nvtxPayloadData_t` array): a1 = the first one's schema id.
+    pub const EXT: i32 = 0xDFBD_0009_u32 as i32;
+}
+
+/// `a2 & 0xff` of a name-class call: what the NVTX call named (`a0` is its handle or id).
+pub mod named {
+    /// Not one of the below (a generic `nvtxDomainResourceCreate` identifier).
+    pub const OTHER: u64 = 0;
+    /// A device ordinal (`CUdevice`, or cudart's `int` device).
+    pub const DEVICE: u64 = 1;
+    pub const CONTEXT: u64 = 2;
+    /// A stream handle (`CUstream` or `cudaStream_t`: the same pointer).
+    pub const STREAM: u64 = 3;
+    pub const EVENT: u64 = 4;
+    /// An NVTX category id, within the domain in `a2 >> 32`.
+    pub const CATEGORY: u64 = 5;
+    /// An OS thread id.
+    pub const THREAD: u64 = 6;
 }
 
 /// `a2` of a device anchor with no earlier anchor on its device.
@@ -275,6 +312,7 @@ impl Kind {
             11 => Kind::ProcUnmatched,
             12 => Kind::DeviceInterval,
             13 => Kind::DeviceAnchor,
+            14 => Kind::NvtxAttributes,
             _ => return None,
         })
     }
@@ -378,6 +416,9 @@ pub enum Class {
     CtxEventRecord = 22,
     /// a0 = context, a1 = event: every stream of a context waits for an event (`cuCtxWaitEvent`)
     CtxEventWait = 23,
+    /// An NVTX call naming a resource: a0 = handle or id named, a1 = text id of the name (0: none),
+    /// a2 = `named` kind | domain text id << 32 (categories; 0 = the default domain)
+    Name = 24,
 }
 
 impl Class {
@@ -399,7 +440,7 @@ impl Class {
 
     pub fn from_u8(v: u8) -> Class {
         use Class::*;
-        const ALL: [Class; 24] = [
+        const ALL: [Class; 25] = [
             Other,
             Launch,
             Copy,
@@ -424,6 +465,7 @@ impl Class {
             StreamOp,
             CtxEventRecord,
             CtxEventWait,
+            Name,
         ];
         ALL.get(v as usize).copied().unwrap_or(Other)
     }
@@ -454,6 +496,7 @@ impl Class {
             StreamOp => "stream_op",
             CtxEventRecord => "ctx_event_record",
             CtxEventWait => "ctx_event_wait",
+            Name => "name",
         }
     }
 }

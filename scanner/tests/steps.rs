@@ -25,6 +25,7 @@ fn timeline() -> ProcessTimeline {
         device: Vec::new(),
         unplaced_device: 0,
         backend: "cupti".into(),
+        stream_names: Default::default(),
     }
 }
 
@@ -52,6 +53,7 @@ fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
         begin_ns: T0 + b,
         end_ns: Some(T0 + e),
         level,
+        attrs: Default::default(),
     }
 }
 

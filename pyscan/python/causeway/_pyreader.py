@@ -62,7 +62,10 @@ CLASS_NAMES = (
     "other", "launch", "copy", "memset", "sync", "event_record", "event_sync", "stream_wait",
     "graph_launch", "graph", "alloc", "free", "module", "stream", "capture", "host_func", "event",
     "query", "lookup", "prefetch", "mem_op", "stream_op", "ctx_event_record", "ctx_event_wait",
+    "name",
 )  # fmt: skip
+# `a2 & 0xff` of a name-class call naming a stream (`layout::named::STREAM`).
+NAMED_STREAM = 3
 # Classes whose calls take a stream in a0 (the `stream` column).
 STREAMED = {"launch", "copy", "memset", "sync", "event_record", "stream_wait", "graph_launch",
             "capture", "host_func", "prefetch", "mem_op", "stream_op"}  # fmt: skip
@@ -656,9 +659,11 @@ def _anchors(ns, entries):
 # ---- the timeline model, per ring ------------------------------------------------------------------------
 
 
-def _stream_label(kind, v):
+def _stream_label(kind, v, stream_names=None):
     if kind == "handle":
-        return "stream 0 (legacy default)" if v == 0 else f"stream {v:#x}"
+        label = "stream 0 (legacy default)" if v == 0 else f"stream {v:#x}"
+        name = stream_names.get(v) if stream_names else None
+        return label if name is None else f"{name} ({label})"
     if kind == "thread":
         return f"per-thread default stream of {v}"
     return f"device stream {v}"
@@ -777,6 +782,13 @@ def _process(h, strings, entries):
         for i in (infos[e[4]],)
     ]  # fmt: skip
     threads.update(c[1] for c in calls)
+    # Streams the program named through NVTX (name-class calls), the later name winning.
+    stream_names = {}
+    named = {api for api, i in infos.items() if i[2] == "name"}
+    if named:
+        for e in entries:
+            if e[KIND] == K_CALL and e[API] in named and e[A1] != 0 and e[A2] & 0xFF == NAMED_STREAM:
+                stream_names[e[A0]] = names.text(e[A1])
     for e in entries:
         k = e[KIND]
         if k == K_CALL or k > K_MARK:
@@ -815,6 +827,7 @@ def _process(h, strings, entries):
         "unplaced": unplaced,
         "backend": backend,
         "symbols": names.symbols,
+        "stream_names": stream_names,
     }
 
 
@@ -1087,15 +1100,16 @@ class PyCapture:
         def clamp(col):
             return [v if v is None or v <= I64_MAX else I64_MAX for v in col]
 
-        labels = {}
-
-        def label(s):
-            v = labels.get(s)
-            if v is None:
-                v = labels[s] = _stream_label(*s)
-            return v
-
         for h, _s, _t, p in self._procs:
+            labels = {}
+            stream_names = p["stream_names"]
+
+            def label(s, labels=labels, stream_names=stream_names):
+                v = labels.get(s)
+                if v is None:
+                    v = labels[s] = _stream_label(*s, stream_names)
+                return v
+
             pid, ring = h.pid, h.ring
             sym = p["symbols"]
             add("processes", [[ring], [pid], [h.ppid], [h.exe], [h.host], [p["backend"]], [p["unplaced"]]])

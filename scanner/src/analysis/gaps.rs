@@ -194,11 +194,11 @@ fn track(label: String, stream: Option<StreamId>, spans: &[&DeviceSpan]) -> (Tra
     (t, gaps)
 }
 
-fn span_ref(s: &DeviceSpan) -> SpanRef {
+fn span_ref(p: &ProcessTimeline, s: &DeviceSpan) -> SpanRef {
     SpanRef {
         kind: s.kind,
         name: s.name.to_string(),
-        stream: s.stream.label(),
+        stream: p.stream_label(&s.stream),
         begin_ns: s.begin_ns,
         end_ns: s.end_ns,
     }
@@ -299,7 +299,7 @@ pub fn process_gaps(p: &ProcessTimeline) -> ProcessGaps {
         by_stream.entry(s.stream).or_default().push(s);
     }
     for (id, spans) in &by_stream {
-        tracks.push(track(id.label(), Some(*id), spans).0);
+        tracks.push(track(p.stream_label(id), Some(*id), spans).0);
     }
     let mut big: Vec<&RawGap> = raw.iter().filter(|g| g.1 > g.0).collect();
     big.sort_by(|a, b| (b.1 - b.0).cmp(&(a.1 - a.0)).then(a.0.cmp(&b.0)));
@@ -314,8 +314,8 @@ pub fn process_gaps(p: &ProcessTimeline) -> ProcessGaps {
                 end_ns: hi,
                 gap_ns: hi - lo,
                 bound_ns: all[before].bound_ns + all[after].bound_ns,
-                before: span_ref(all[before]),
-                after: span_ref(all[after]),
+                before: span_ref(p, all[before]),
+                after: span_ref(p, all[after]),
                 host_in_calls_ns,
                 calls_total,
                 calls,

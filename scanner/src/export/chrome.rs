@@ -110,7 +110,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
         for st in &pl.streams {
             for (li, lane) in st.lanes.iter().enumerate() {
                 let tid = synthetic();
-                let name = ProcLayout::stream_name(&st.stream, li);
+                let name = pl.stream_name(&st.stream, li);
                 meta(&mut units, &|b| {
                     meta_str(b, pid, tid, "thread_name", "name", &name)
                 });
@@ -277,6 +277,29 @@ impl<'b> Args<'b> {
         self.key(k);
         self.b.extend_from_slice(v.as_bytes());
     }
+    /// An NVTX mark's or range's category, colour (`#aarrggbb`) and payload (`payload` = its value,
+    /// a JSON number except for extended payloads; `payload_type`).
+    fn attrs(&mut self, x: &crate::facts::model::Attrs) {
+        if let Some(c) = &x.category {
+            self.str("category", c);
+        }
+        if let Some(c) = x.color_hex() {
+            self.str("color", &c);
+        }
+        if let Some(p) = &x.payload {
+            let (ty, v) = p.parts();
+            match p {
+                crate::facts::model::Payload::Ext { .. } => self.str("payload", &v),
+                // Non-finite floats are not JSON numbers.
+                crate::facts::model::Payload::Double(f) if !f.is_finite() => {
+                    self.str("payload", &v)
+                }
+                crate::facts::model::Payload::Float(f) if !f.is_finite() => self.str("payload", &v),
+                _ => self.raw("payload", &v),
+            }
+            self.str("payload_type", ty);
+        }
+    }
     fn close(self) {
         if !self.any {
             self.b.push(b'{');
@@ -318,6 +341,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
                 a.str("domain", d);
             }
             a.num("level", r.level);
+            a.attrs(&r.attrs);
             a
         }
         What::Span(i) => {
@@ -332,7 +356,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             if let Some(seq) = d.call {
                 a.num("call_seq", seq);
             }
-            a.str("stream", &d.stream.label());
+            a.str("stream", &pl.p.stream_label(&d.stream));
             a
         }
     };
@@ -377,6 +401,7 @@ fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
     if let Some(d) = &m.domain {
         a.str("domain", d);
     }
+    a.attrs(&m.attrs);
     a.close();
     b.push(b'}');
 }

@@ -356,11 +356,14 @@ impl<'t> ProcLayout<'t> {
         }
     }
 
-    pub fn stream_name(stream: &StreamId, lane: usize) -> String {
+    /// Name of a stream's track (lane 0) or of one of its overlap tracks: its label, with the name
+    /// the program gave it through NVTX.
+    pub fn stream_name(&self, stream: &StreamId, lane: usize) -> String {
+        let label = self.p.stream_label(stream);
         if lane == 0 {
-            stream.label()
+            label
         } else {
-            format!("{} (overlap {lane})", stream.label())
+            format!("{label} (overlap {lane})")
         }
     }
 

@@ -155,7 +155,10 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
         .iter()
         .flat_map(|p| p.device.iter().map(move |d| (p.pid, d, p)))
         .collect();
-    let labels: Vec<String> = spans.iter().map(|s| s.1.stream.label()).collect();
+    let labels: Vec<String> = spans
+        .iter()
+        .map(|s| s.2.stream_label(&s.1.stream))
+        .collect();
     let device = batch(vec![
         strs("ring", spans.iter().map(|s| s.2.ring.as_str()).collect()),
         u32s("pid", spans.iter().map(|s| s.0).collect()),

@@ -585,7 +585,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                     TrackDescriptor {
                         uuid: Some(uuid),
                         parent_uuid: Some(process_track),
-                        name: Some(ProcLayout::stream_name(&st.stream, li)),
+                        name: Some(pl.stream_name(&st.stream, li)),
                         ..Default::default()
                     },
                 );
@@ -593,7 +593,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                     uuid,
                     lane,
                     lane_events(lane, &[], pl),
-                    Some(st.stream.label()),
+                    Some(pl.p.stream_label(&st.stream)),
                 );
             }
         }
@@ -821,6 +821,31 @@ fn annotation(
     bytes(te, 4, scratch);
 }
 
+/// A debug annotation named by its text (not interned) with a string value (not interned): for the
+/// rare annotations whose interning would change every track's first packet.
+fn annotation_text(te: &mut Vec<u8>, scratch: &mut Vec<u8>, name: &str, value: &str) {
+    scratch.clear();
+    bytes(scratch, 10, name.as_bytes());
+    bytes(scratch, 6, value.as_bytes());
+    bytes(te, 4, scratch);
+}
+
+/// An NVTX mark's or range's category, colour (`#aarrggbb`) and payload (`payload`: its type and
+/// value), as the Chrome export's arguments.
+fn attr_annotations(te: &mut Vec<u8>, scratch: &mut Vec<u8>, x: &crate::facts::model::Attrs) {
+    if let Some(c) = &x.category {
+        annotation_text(te, scratch, "category", c);
+    }
+    if let Some(c) = x.color_hex() {
+        annotation_text(te, scratch, "color", &c);
+    }
+    if let Some(p) = &x.payload {
+        let (ty, v) = p.parts();
+        annotation_text(te, scratch, "payload", &v);
+        annotation_text(te, scratch, "payload_type", ty);
+    }
+}
+
 /// `range` of track `t`'s events, each a `Trace.packet`. `capture` and `processes` fill the
 /// `causeway capture` instant.
 fn events(
@@ -885,6 +910,7 @@ fn events(
                         annotation(&mut te, &mut scratch, "level", |b| {
                             uint(b, 3, u64::from(r.level))
                         });
+                        attr_annotations(&mut te, &mut scratch, &r.attrs);
                     }
                     What::Span(i) => {
                         let d = &pl.p.device[i];
@@ -925,6 +951,7 @@ fn events(
                         uint(b, 17, strings.values.get(d))
                     });
                 }
+                attr_annotations(&mut te, &mut scratch, &m.attrs);
             }
             Ev::Capture => {
                 // Once per process: its annotations are written out, not interned.

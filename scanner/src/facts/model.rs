@@ -36,12 +36,28 @@ pub struct ProcessTimeline {
     pub unplaced_device: u64,
     /// Device-timing backend (`none`, `cupti`, `events`).
     pub backend: String,
+    /// Streams the program named through NVTX (`nvtxNameCuStream*`, `nvtxNameCudaStream*`, or a
+    /// stream resource), by handle; a stream named twice has its later name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub stream_names: std::collections::BTreeMap<u64, Name>,
     /// Kernel names that are demangled symbols → the symbols (names shown as they are, absent).
     #[serde(skip)]
     pub symbols: std::collections::HashMap<String, String>,
 }
 
 impl ProcessTimeline {
+    /// A stream's track label: `StreamId::label`, after the name the program gave the stream through
+    /// NVTX, if any.
+    pub fn stream_label(&self, s: &StreamId) -> String {
+        match s {
+            StreamId::Handle(h) => match self.stream_names.get(h) {
+                Some(name) => format!("{name} ({})", s.label()),
+                None => s.label(),
+            },
+            _ => s.label(),
+        }
+    }
+
     /// The raw symbol of a kernel name as shown (itself when it was not mangled).
     pub fn symbol_of<'a>(&'a self, name: &'a str) -> &'a str {
         self.symbols.get(name).map_or(name, String::as_str)
@@ -128,6 +144,9 @@ pub struct Range {
     /// Push/pop ranges: how many ranges of the same thread and domain enclose it (0 = outermost);
     /// start/end ranges: 0.
     pub level: u32,
+    /// Category, colour and payload of the range's attribute structure, when set.
+    #[serde(flatten)]
+    pub attrs: Attrs,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,6 +155,86 @@ pub struct Mark {
     pub name: Name,
     pub domain: Option<Name>,
     pub ns: u64,
+    #[serde(flatten)]
+    pub attrs: Attrs,
+}
+
+/// What an NVTX mark's or range's attribute structure carried besides its message (the ring's
+/// `NvtxAttributes` entry). All `None` for marks and ranges without one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Attrs {
+    /// The category: its NVTX name (`nvtxNameCategory`, `nvtxDomainNameCategory` in the mark's
+    /// domain), else its number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<Name>,
+    /// ARGB colour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
+    /// The category as recorded: (domain text id, category number), before it is named.
+    #[serde(skip)]
+    pub category_key: Option<(u64, u32)>,
+}
+
+impl Attrs {
+    /// `#aarrggbb`, as exports show a colour.
+    pub fn color_hex(&self) -> Option<String> {
+        self.color.map(|c| format!("#{c:08x}"))
+    }
+}
+
+/// An NVTX payload, by its type.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Payload {
+    U64(u64),
+    I64(i64),
+    U32(u32),
+    I32(i32),
+    Double(f64),
+    Float(f32),
+    /// An extended payload (`nvToolsExtPayload.h`): the first payload's schema id and how many
+    /// payloads there were (their bytes are not kept).
+    Ext {
+        schema: u64,
+        count: u16,
+    },
+}
+
+impl Payload {
+    /// The payload of an `NvtxAttributes` entry; `None` when it has none or one of a type this
+    /// scanner does not know.
+    pub fn of(e: &Entry) -> Option<Payload> {
+        use causeway_ring::layout::nvtx_payload as t;
+        let v = e.a1;
+        Some(match e.result {
+            t::U64 => Payload::U64(v),
+            t::I64 => Payload::I64(v as i64),
+            t::DOUBLE => Payload::Double(f64::from_bits(v)),
+            t::U32 => Payload::U32(v as u32),
+            t::I32 => Payload::I32(v as u32 as i32),
+            t::FLOAT => Payload::Float(f32::from_bits(v as u32)),
+            t::EXT => Payload::Ext {
+                schema: v,
+                count: e.depth,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The payload's type name and its value as text (exports' arguments).
+    pub fn parts(&self) -> (&'static str, String) {
+        match *self {
+            Payload::U64(v) => ("u64", v.to_string()),
+            Payload::I64(v) => ("i64", v.to_string()),
+            Payload::U32(v) => ("u32", v.to_string()),
+            Payload::I32(v) => ("i32", v.to_string()),
+            Payload::Double(v) => ("double", v.to_string()),
+            Payload::Float(v) => ("float", v.to_string()),
+            Payload::Ext { schema, count } => ("ext", format!("schema {schema} ×{count}")),
+        }
+    }
 }
 
 /// When device work ran, on the host clock.
@@ -231,11 +330,15 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
     let entries = d.entries();
     // The calls (most of the entries), in chunks on every thread; beside them the NVTX entries
     // (paired in order, on one) and the device intervals.
-    let ((calls, call_threads), ((ranges, marks, nvtx_threads), (device, unplaced_device))) =
-        rayon::join(
-            || calls_of(h, entries, names),
-            || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
-        );
+    let (
+        (calls, call_threads, named),
+        ((mut ranges, mut marks, nvtx_threads), (device, unplaced_device)),
+    ) = rayon::join(
+        || calls_of(h, entries, names),
+        || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
+    );
+    let resources = Resources::of(&named, names);
+    resources.name_categories(&mut ranges, &mut marks);
     let mut threads = call_threads;
     threads.extend(nvtx_threads);
     threads.sort_unstable();
@@ -257,21 +360,80 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
         device,
         unplaced_device,
         backend: crate::facts::device::backend_name(h.backend),
+        stream_names: resources.streams,
+    }
+}
+
+/// One NVTX naming call (class `Name`): (sequence number, a0, a1, a2).
+pub(crate) type Naming = (u64, u64, u64, u64);
+
+/// What a process named through NVTX, later namings of the same thing winning.
+#[derive(Default)]
+pub(crate) struct Resources {
+    pub streams: std::collections::BTreeMap<u64, Name>,
+    /// (domain text id, category) → name.
+    pub categories: std::collections::HashMap<(u64, u32), Name>,
+}
+
+impl Resources {
+    /// From the naming calls, in sequence order.
+    pub(crate) fn of(named: &[Naming], names: &Names) -> Resources {
+        use causeway_ring::layout::named as what;
+        let mut r = Resources::default();
+        for &(_, a0, a1, a2) in named {
+            if a1 == 0 {
+                continue;
+            }
+            match a2 & 0xff {
+                what::STREAM => {
+                    r.streams.insert(a0, names.text_name(a1));
+                }
+                what::CATEGORY => {
+                    r.categories
+                        .insert((a2 >> 32, a0 as u32), names.text_name(a1));
+                }
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// A category's name in a domain (`domain`: its text id, 0 the default domain), else its number.
+    fn category(&self, domain: u64, id: u32) -> Name {
+        match self.categories.get(&(domain & 0xffff_ffff, id)) {
+            Some(n) => n.clone(),
+            None => Name::from(id.to_string()),
+        }
+    }
+
+    /// Names the categories of ranges and marks (`nvtx_of` cannot: the naming calls are read beside it).
+    fn name_categories(&self, ranges: &mut [Range], marks: &mut [Mark]) {
+        let attrs = ranges
+            .iter_mut()
+            .map(|r| &mut r.attrs)
+            .chain(marks.iter_mut().map(|m| &mut m.attrs));
+        for a in attrs {
+            if let Some((domain, id)) = a.category_key {
+                a.category = Some(self.category(domain, id));
+            }
+        }
     }
 }
 
 /// Entries per work item of the calls' parallel pass.
 const CALLS_CHUNK: usize = 1 << 16;
 
-/// The calls, in sequence order, and the threads that made them (sorted, distinct).
-fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>) {
+/// The calls, in sequence order, the threads that made them (sorted, distinct), and the NVTX
+/// naming calls among them.
+fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>, Vec<Naming>) {
     let starts: Vec<usize> = (0..entries.len()).step_by(CALLS_CHUNK).collect();
-    let parts: Vec<(Vec<Call>, Vec<u32>)> = starts
+    let parts: Vec<(Vec<Call>, Vec<u32>, Vec<Naming>)> = starts
         .par_iter()
         .map(|&start| {
             let end = (start + CALLS_CHUNK).min(entries.len());
             let mut calls = Vec::with_capacity(end - start);
             let mut threads: Vec<u32> = Vec::new();
+            let mut named = Vec::new();
             for i in start..end {
                 let e = entries.get(i);
                 if e.kind != Some(Kind::Call) {
@@ -280,20 +442,26 @@ fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>
                 if threads.last() != Some(&e.tid) {
                     threads.push(e.tid);
                 }
-                calls.push(call_of(h, &e, names));
+                let call = call_of(h, &e, names);
+                if call.class == Some(Class::Name.name()) {
+                    named.push((e.seq, e.a0, e.a1, e.a2));
+                }
+                calls.push(call);
             }
             threads.sort_unstable();
             threads.dedup();
-            (calls, threads)
+            (calls, threads, named)
         })
         .collect();
     let mut calls = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
     let mut threads = Vec::new();
-    for (c, t) in parts {
+    let mut named = Vec::new();
+    for (c, t, n) in parts {
         calls.extend(c);
         threads.extend(t);
+        named.extend(n);
     }
-    (calls, threads)
+    (calls, threads, named)
 }
 
 #[inline]
@@ -327,6 +495,11 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
     let mut marks = Vec::new();
     let mut threads: Vec<u32> = Vec::new();
     let mut pairer = crate::facts::ranges::Pairer::default();
+    let extras = crate::facts::ranges::attributes(d);
+    let attrs = |e: &Entry| match extras.get(&e.seq) {
+        Some(x) => attrs_of(e, x),
+        None => Attrs::default(),
+    };
     let range = |open: &Entry, end: Option<u64>, level: u32| Range {
         tid: open.tid,
         name: names.text_name(open.a0),
@@ -334,6 +507,7 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
         begin_ns: ns(open.t_begin),
         end_ns: end.map(ns),
         level,
+        attrs: attrs(open),
     };
     for (_, e) in d.rest() {
         let e = &e;
@@ -351,6 +525,7 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
                 name: names.text_name(e.a0),
                 domain: names.domain_name(e.a1),
                 ns: ns(e.t_begin),
+                attrs: attrs(e),
             }),
             _ => {}
         }
@@ -360,6 +535,17 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
     }
     ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
     (ranges, marks, threads)
+}
+
+/// A mark's or range's attributes from its `NvtxAttributes` entry `x` (its category still a number).
+fn attrs_of(owner: &Entry, x: &Entry) -> Attrs {
+    let category = (x.a2 as u32 != 0).then_some((owner.a1, x.a2 as u32));
+    Attrs {
+        category: category.map(|(_, c)| Name::from(c.to_string())),
+        color: (x.flags & entry_flags::NVTX_COLOR != 0).then_some((x.a2 >> 32) as u32),
+        payload: Payload::of(x),
+        category_key: category,
+    }
 }
 
 fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64) {

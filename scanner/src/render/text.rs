@@ -504,6 +504,37 @@ pub fn render(r: &Report) -> String {
         m.write(&mut out);
     }
 
+    if !r.nvtx_names.is_empty() {
+        out.push_str("\nNVTX NAMES (what the program named through NVTX)\n");
+        let mut n = Table::new(&[
+            ("pid", Right),
+            ("what", Left),
+            ("handle", Right),
+            ("domain", Left),
+            ("name", Left),
+        ]);
+        for x in &r.nvtx_names {
+            // Pointers (streams, events, contexts) in hex; ordinals, categories and threads in decimal.
+            let handle = match x.kind {
+                "stream" | "event" | "context" | "other" => format!("{:#x}", x.handle),
+                _ => x.handle.to_string(),
+            };
+            // Only categories and resources belong to a domain.
+            let dom = match x.kind {
+                "category" | "other" => domain(&x.domain),
+                _ => x.domain.clone().unwrap_or_else(|| "-".into()),
+            };
+            n.row(vec![
+                x.pid.to_string(),
+                x.kind.into(),
+                handle,
+                dom,
+                clip(&x.name),
+            ]);
+        }
+        n.write(&mut out);
+    }
+
     if !r.unmatched_lookups.is_empty() {
         out.push_str(
             "\nUNTRACED ENTRY POINTS (looked up through cuGetProcAddress or dlsym; no hook stands in for \

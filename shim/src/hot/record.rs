@@ -4,6 +4,7 @@
 
 use super::guard::{tls, Tls};
 use super::state;
+use causeway_ring::layout::entry_flags;
 use causeway_ring::{clock, Fields, Kind};
 
 #[cold]
@@ -132,10 +133,17 @@ impl Open {
 /// every level.
 #[inline(always)]
 pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
-    let Some(w) = state::writer() else { return };
+    instant_seq(kind, api, a0, a1, a2);
+}
+
+/// `instant`, returning the entry's sequence number (`None`: not recorded), which an NVTX mark's or
+/// range's `NvtxAttributes` entry names.
+#[inline(always)]
+pub fn instant_seq(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) -> Option<u64> {
+    let w = state::writer()?;
     let t = tls();
     if t.internal.get() {
-        return;
+        return None;
     }
     if !matches!(kind, Kind::ProcessStart | Kind::ProcessExit) {
         state::ensure_reserved();
@@ -145,6 +153,68 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
         tid: tid(t),
         api,
         kind: kind as u8,
+        a0,
+        a1,
+        a2,
+        ..Fields::default()
+    };
+    w.complete(&f, f.t_begin, 0)
+}
+
+/// What an NVTX attribute structure carried beyond its message, for the entry `owner` (see
+/// `Kind::NvtxAttributes`).
+pub struct NvtxAttributes {
+    pub owner: u64,
+    pub payload: u64,
+    pub category: u32,
+    pub color: Option<u32>,
+    pub payload_type: i32,
+    pub ext_count: u16,
+}
+
+/// Records the `NvtxAttributes` entry that follows an NVTX mark or range. Recorded at every level.
+#[inline]
+pub fn nvtx_attributes(api: u16, x: &NvtxAttributes) {
+    let Some(w) = state::writer() else { return };
+    let t = tls();
+    if t.internal.get() {
+        return;
+    }
+    let f = Fields {
+        t_begin: clock::ticks(),
+        tid: tid(t),
+        api,
+        kind: Kind::NvtxAttributes as u8,
+        flags: if x.color.is_some() {
+            entry_flags::NVTX_COLOR
+        } else {
+            0
+        },
+        depth: x.ext_count,
+        a0: x.owner,
+        a1: x.payload,
+        a2: x.category as u64 | (x.color.unwrap_or(0) as u64) << 32,
+    };
+    w.complete(&f, f.t_begin, x.payload_type);
+}
+
+/// Records an NVTX call that is not a mark or range (naming, domains, resources, user sync objects)
+/// as a complete call: it does nothing the program waits for, so it takes no time. Recorded at every
+/// level, like the marks and ranges, at this thread's current call depth.
+#[inline]
+pub fn nvtx_call(api: u16, a0: u64, a1: u64, a2: u64) {
+    let Some(w) = state::writer() else { return };
+    let t = tls();
+    if t.internal.get() {
+        return;
+    }
+    state::ensure_reserved();
+    let f = Fields {
+        t_begin: clock::ticks(),
+        tid: tid(t),
+        api,
+        kind: Kind::Call as u8,
+        depth: t.depth.get(),
         a0,
         a1,
         a2,

@@ -7,9 +7,24 @@ use std::ffi::{c_int, c_uint, c_void};
 /// `NVTX_ETID_CALLBACKS` and `NVTX_ETID_VERSIONINFO` (`enum NvtxExportTableID`).
 pub(super) const ETID_CALLBACKS: u32 = 1;
 pub(super) const ETID_VERSIONINFO: u32 = 3;
-/// `NVTX_CB_MODULE_CORE` and `NVTX_CB_MODULE_CORE2` (`enum NvtxCallbackModule`).
+/// `NVTX_CB_MODULE_*` (`enum NvtxCallbackModule`): CORE, CUDA, CUDART, CORE2, SYNC (3, OpenCL, is
+/// not filled).
 pub(super) const MODULE_CORE: c_int = 1;
+pub(super) const MODULE_CUDA: c_int = 2;
+pub(super) const MODULE_CUDART: c_int = 4;
 pub(super) const MODULE_CORE2: c_int = 5;
+pub(super) const MODULE_SYNC: c_int = 6;
+/// `NVTX_COLOR_ARGB` (`enum nvtxColorType_t`).
+pub(super) const COLOR_ARGB: i32 = 1;
+/// `NVTX_RESOURCE_MAKE_TYPE(CLASS, INDEX)` = class << 16 | index, for the classes whose identifiers
+/// name CUDA objects (`nvToolsExtCuda.h`: class 4, `nvToolsExtCudaRt.h`: class 5).
+pub(super) const RESOURCE_CUDA_DEVICE: i32 = 4 << 16 | 1;
+pub(super) const RESOURCE_CUDA_CONTEXT: i32 = 4 << 16 | 2;
+pub(super) const RESOURCE_CUDA_STREAM: i32 = 4 << 16 | 3;
+pub(super) const RESOURCE_CUDA_EVENT: i32 = 4 << 16 | 4;
+pub(super) const RESOURCE_CUDART_DEVICE: i32 = 5 << 16;
+pub(super) const RESOURCE_CUDART_STREAM: i32 = 5 << 16 | 1;
+pub(super) const RESOURCE_CUDART_EVENT: i32 = 5 << 16 | 2;
 /// `NVTX_VERSION` of the headers this was written against.
 pub(super) const NVTX_VERSION: u32 = 3;
 /// `NVTX_NO_PUSH_POP_TRACKING`: what push and pop return when levels are not tracked.
@@ -60,6 +75,35 @@ pub struct EventAttributes {
     pub message: *const c_void,
 }
 
+/// `nvtxResourceAttributes_v0`: 32 bytes.
+#[repr(C)]
+pub struct ResourceAttributes {
+    pub version: u16,
+    pub size: u16,
+    pub identifier_type: i32,
+    /// `union identifier_t` (a pointer or a `uint64_t`).
+    pub identifier: u64,
+    pub message_type: i32,
+    pub message: *const c_void,
+}
+
+/// `nvtxSyncUserAttributes_v0`: 16 bytes.
+#[repr(C)]
+pub struct SyncUserAttributes {
+    pub version: u16,
+    pub size: u16,
+    pub message_type: i32,
+    pub message: *const c_void,
+}
+
+/// `nvtxPayloadData_t` (`nvToolsExtPayload.h`): one extended payload.
+#[repr(C)]
+pub struct PayloadData {
+    pub schema_id: u64,
+    pub size: usize,
+    pub payload: *const c_void,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +115,12 @@ mod tests {
         assert_eq!(std::mem::size_of::<EventAttributes>(), 48);
         assert_eq!(std::mem::size_of::<ExportTableVersionInfo>(), 24);
         assert_eq!(std::mem::size_of::<ExportTableCallbacks>(), 16);
+        assert_eq!(std::mem::offset_of!(EventAttributes, payload), 24);
+        assert_eq!(std::mem::offset_of!(ResourceAttributes, identifier), 8);
+        assert_eq!(std::mem::offset_of!(ResourceAttributes, message), 24);
+        assert_eq!(std::mem::size_of::<ResourceAttributes>(), 32);
+        assert_eq!(std::mem::offset_of!(SyncUserAttributes, message), 8);
+        assert_eq!(std::mem::size_of::<SyncUserAttributes>(), 16);
+        assert_eq!(std::mem::size_of::<PayloadData>(), 24);
     }
 }

@@ -1,57 +1,84 @@
 //! The injection entry point. Each copy of the header-only NVTX in the process dlopens the library
 //! `NVTX_INJECTION64_PATH` names (the shim, see `announce`) on its first call and calls its
-//! `InitializeInjectionNvtx2`, which writes the shim's callbacks into NVTX's core
-//! (`NVTX_CB_MODULE_CORE`) and domain (`NVTX_CB_MODULE_CORE2`) function tables.
+//! `InitializeInjectionNvtx2`, which writes the shim's callbacks into every slot of NVTX's CORE, CORE2,
+//! CUDA, CUDART and SYNC function tables.
 
 use super::abi::*;
 use super::callbacks::*;
 use std::ffi::{c_int, c_uint};
 
-/// (callback id, function) pairs for `NVTX_CB_MODULE_CORE` (`enum NvtxCallbackIdCore`). 12 and 13
-/// (NameCategoryA/W) stay NVTX's no-ops.
-pub(super) fn core_callbacks() -> [(u32, *const ()); 13] {
+/// Every callback slot the shim fills: (module, callback id, function). Ids are the header's
+/// `NVTX_CBID_<MODULE>_<Name>` (`nvtxDetail/nvtxTypes.h`); each module's ids run from 1 without gaps,
+/// and all of them are here (OpenCL's module, 3, is not filled).
+pub(super) fn slots() -> [(c_int, u32, *const ()); 50] {
+    const C: c_int = MODULE_CORE;
+    const C2: c_int = MODULE_CORE2;
+    const CU: c_int = MODULE_CUDA;
+    const RT: c_int = MODULE_CUDART;
+    const SY: c_int = MODULE_SYNC;
     [
-        (1, mark_ex as *const ()),           // NVTX_CBID_CORE_MarkEx
-        (2, mark_a as *const ()),            // NVTX_CBID_CORE_MarkA
-        (3, mark_w as *const ()),            // NVTX_CBID_CORE_MarkW
-        (4, range_start_ex as *const ()),    // NVTX_CBID_CORE_RangeStartEx
-        (5, range_start_a as *const ()),     // NVTX_CBID_CORE_RangeStartA
-        (6, range_start_w as *const ()),     // NVTX_CBID_CORE_RangeStartW
-        (7, range_end as *const ()),         // NVTX_CBID_CORE_RangeEnd
-        (8, range_push_ex as *const ()),     // NVTX_CBID_CORE_RangePushEx
-        (9, range_push_a as *const ()),      // NVTX_CBID_CORE_RangePushA
-        (10, range_push_w as *const ()),     // NVTX_CBID_CORE_RangePushW
-        (11, range_pop as *const ()),        // NVTX_CBID_CORE_RangePop
-        (14, name_os_thread_a as *const ()), // NVTX_CBID_CORE_NameOsThreadA
-        (15, name_os_thread_w as *const ()), // NVTX_CBID_CORE_NameOsThreadW
+        (C, 1, mark_ex as *const ()),
+        (C, 2, mark_a as *const ()),
+        (C, 3, mark_w as *const ()),
+        (C, 4, range_start_ex as *const ()),
+        (C, 5, range_start_a as *const ()),
+        (C, 6, range_start_w as *const ()),
+        (C, 7, range_end as *const ()),
+        (C, 8, range_push_ex as *const ()),
+        (C, 9, range_push_a as *const ()),
+        (C, 10, range_push_w as *const ()),
+        (C, 11, range_pop as *const ()),
+        (C, 12, name_category_a as *const ()),
+        (C, 13, name_category_w as *const ()),
+        (C, 14, name_os_thread_a as *const ()),
+        (C, 15, name_os_thread_w as *const ()),
+        (C2, 1, domain_mark_ex as *const ()),
+        (C2, 2, domain_range_start_ex as *const ()),
+        (C2, 3, domain_range_end as *const ()),
+        (C2, 4, domain_range_push_ex as *const ()),
+        (C2, 5, domain_range_pop as *const ()),
+        (C2, 6, domain_resource_create as *const ()),
+        (C2, 7, domain_resource_destroy as *const ()),
+        (C2, 8, domain_name_category_a as *const ()),
+        (C2, 9, domain_name_category_w as *const ()),
+        (C2, 10, domain_register_string_a as *const ()),
+        (C2, 11, domain_register_string_w as *const ()),
+        (C2, 12, domain_create_a as *const ()),
+        (C2, 13, domain_create_w as *const ()),
+        (C2, 14, domain_destroy as *const ()),
+        (C2, 15, initialize as *const ()),
+        (CU, 1, name_cu_device_a as *const ()),
+        (CU, 2, name_cu_device_w as *const ()),
+        (CU, 3, name_cu_context_a as *const ()),
+        (CU, 4, name_cu_context_w as *const ()),
+        (CU, 5, name_cu_stream_a as *const ()),
+        (CU, 6, name_cu_stream_w as *const ()),
+        (CU, 7, name_cu_event_a as *const ()),
+        (CU, 8, name_cu_event_w as *const ()),
+        (RT, 1, name_cuda_device_a as *const ()),
+        (RT, 2, name_cuda_device_w as *const ()),
+        (RT, 3, name_cuda_stream_a as *const ()),
+        (RT, 4, name_cuda_stream_w as *const ()),
+        (RT, 5, name_cuda_event_a as *const ()),
+        (RT, 6, name_cuda_event_w as *const ()),
+        (SY, 1, sync_user_create as *const ()),
+        (SY, 2, sync_user_destroy as *const ()),
+        (SY, 3, sync_user_acquire_start as *const ()),
+        (SY, 4, sync_user_acquire_failed as *const ()),
+        (SY, 5, sync_user_acquire_success as *const ()),
+        (SY, 6, sync_user_releasing as *const ()),
     ]
 }
 
-/// (callback id, function) pairs for `NVTX_CB_MODULE_CORE2` (`enum NvtxCallbackIdCore2`). 6-9
-/// (resources, category names) and 15 (Initialize) stay NVTX's no-ops.
-pub(super) fn core2_callbacks() -> [(u32, *const ()); 10] {
-    [
-        (1, domain_mark_ex as *const ()), // NVTX_CBID_CORE2_DomainMarkEx
-        (2, domain_range_start_ex as *const ()), // NVTX_CBID_CORE2_DomainRangeStartEx
-        (3, domain_range_end as *const ()), // NVTX_CBID_CORE2_DomainRangeEnd
-        (4, domain_range_push_ex as *const ()), // NVTX_CBID_CORE2_DomainRangePushEx
-        (5, domain_range_pop as *const ()), // NVTX_CBID_CORE2_DomainRangePop
-        (10, domain_register_string_a as *const ()), // NVTX_CBID_CORE2_DomainRegisterStringA
-        (11, domain_register_string_w as *const ()), // NVTX_CBID_CORE2_DomainRegisterStringW
-        (12, domain_create_a as *const ()), // NVTX_CBID_CORE2_DomainCreateA
-        (13, domain_create_w as *const ()), // NVTX_CBID_CORE2_DomainCreateW
-        (14, domain_destroy as *const ()), // NVTX_CBID_CORE2_DomainDestroy
-    ]
-}
-
-/// Writes `fns` into the slots of one module's function table. False if NVTX has no such table.
+/// Writes this module's functions of `slots` into its function table. False if NVTX has no such
+/// table (an NVTX older than the module).
 ///
 /// # Safety
 /// `get_table` is NVTX's `GetModuleFunctionTable`.
 unsafe fn install(
     get_table: GetModuleFunctionTable,
     module: c_int,
-    fns: &[(u32, *const ())],
+    slots: &[(c_int, u32, *const ())],
 ) -> bool {
     let mut table: FunctionTable = std::ptr::null_mut();
     let mut size: c_uint = 0;
@@ -59,7 +86,7 @@ unsafe fn install(
     if unsafe { get_table(module, &mut table, &mut size) } == 0 || table.is_null() {
         return false;
     }
-    for &(cbid, f) in fns {
+    for &(_, cbid, f) in slots.iter().filter(|s| s.0 == module) {
         // `size` counts the table's entries, index 0 (always NULL) included.
         if cbid >= size {
             continue;
@@ -103,10 +130,13 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
         let Some(get_table) = (*cb).get_module_function_table else {
             return 0;
         };
-        if !install(get_table, MODULE_CORE, &core_callbacks()) {
+        let slots = slots();
+        if !install(get_table, MODULE_CORE, &slots) {
             return 0;
         }
-        install(get_table, MODULE_CORE2, &core2_callbacks());
+        for module in [MODULE_CORE2, MODULE_CUDA, MODULE_CUDART, MODULE_SYNC] {
+            install(get_table, module, &slots);
+        }
     }
     1
 }
@@ -118,31 +148,46 @@ mod tests {
     use std::ffi::{c_char, c_void};
     use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-    // A stand-in for NVTX's side of the protocol: two modules of 16 slots (index 0 unused), as in
-    // nvtxGlobals_t's functionTable_CORE / functionTable_CORE2.
+    // A stand-in for NVTX's side of the protocol: one table per module, each `NVTX_CBID_<M>_SIZE`
+    // slots long (index 0 unused), as in nvtxGlobals_t's functionTable_<M>.
     const UNSET: usize = 0xdead;
     static CORE: [AtomicUsize; 16] = [const { AtomicUsize::new(UNSET) }; 16];
     static CORE2: [AtomicUsize; 16] = [const { AtomicUsize::new(UNSET) }; 16];
+    static CUDA: [AtomicUsize; 16] = [const { AtomicUsize::new(UNSET) }; 16];
+    static CUDART: [AtomicUsize; 16] = [const { AtomicUsize::new(UNSET) }; 16];
+    static SYNC: [AtomicUsize; 16] = [const { AtomicUsize::new(UNSET) }; 16];
     static VERSION_SET: AtomicU32 = AtomicU32::new(0);
+
+    /// (table, NVTX_CBID_<M>_SIZE) of a module.
+    fn table(module: c_int) -> Option<(&'static [AtomicUsize; 16], u32)> {
+        Some(match module {
+            MODULE_CORE => (&CORE, 16),
+            MODULE_CORE2 => (&CORE2, 16),
+            MODULE_CUDA => (&CUDA, 9),
+            MODULE_CUDART => (&CUDART, 7),
+            MODULE_SYNC => (&SYNC, 7),
+            _ => return None,
+        })
+    }
 
     unsafe extern "C" fn fake_table(
         module: c_int,
         out: *mut FunctionTable,
         size: *mut c_uint,
     ) -> c_int {
-        let slots = match module {
-            MODULE_CORE => &CORE,
-            MODULE_CORE2 => &CORE2,
-            _ => return 0,
+        let Some((slots, n)) = table(module) else {
+            return 0;
         };
-        let mut v: Vec<*mut *const ()> =
-            slots.iter().map(|s| s.as_ptr() as *mut *const ()).collect();
+        let mut v: Vec<*mut *const ()> = slots[..n as usize]
+            .iter()
+            .map(|s| s.as_ptr() as *mut *const ())
+            .collect();
         v[0] = std::ptr::null_mut();
         v.push(std::ptr::null_mut());
         // SAFETY: the caller's out-pointers.
         unsafe {
             *out = Box::leak(v.into_boxed_slice()).as_mut_ptr();
-            *size = 16;
+            *size = n;
         }
         1
     }
@@ -185,16 +230,37 @@ mod tests {
         assert_eq!(VERSION_SET.load(Ordering::Relaxed), 3);
         let core = |i: usize| CORE[i].load(Ordering::Relaxed);
         let core2 = |i: usize| CORE2[i].load(Ordering::Relaxed);
-        for (cbid, f) in core_callbacks() {
-            assert_eq!(core(cbid as usize), f as usize, "core {cbid}");
+        for (module, cbid, f) in slots() {
+            let (t, _) = table(module).unwrap();
+            assert_eq!(
+                t[cbid as usize].load(Ordering::Relaxed),
+                f as usize,
+                "{module} {cbid}"
+            );
         }
-        for (cbid, f) in core2_callbacks() {
-            assert_eq!(core2(cbid as usize), f as usize, "core2 {cbid}");
+        // Every slot of every module but index 0 is filled, each with a different function, and
+        // nothing past a module's size is written.
+        let mut seen = std::collections::HashSet::new();
+        for module in [
+            MODULE_CORE,
+            MODULE_CORE2,
+            MODULE_CUDA,
+            MODULE_CUDART,
+            MODULE_SYNC,
+        ] {
+            let (t, n) = table(module).unwrap();
+            for (i, slot) in t.iter().enumerate() {
+                let v = slot.load(Ordering::Relaxed);
+                if i == 0 || i >= n as usize {
+                    assert_eq!(v, UNSET, "module {module} slot {i}");
+                } else {
+                    assert!(v != UNSET && seen.insert(v), "module {module} slot {i}");
+                }
+            }
         }
-        assert_eq!((core(0), core(12), core(13)), (UNSET, UNSET, UNSET));
-        for i in [0, 6, 7, 8, 9, 15] {
-            assert_eq!(core2(i), UNSET, "core2 {i}");
-        }
+        assert_eq!(seen.len(), 50);
+        // Each API id is recorded by exactly one slot's function, and every slot's API is named.
+        assert_eq!(crate::nvtx::apis().count(), 50);
         assert_eq!(core(9), range_push_a as *const () as usize);
         assert_eq!(core2(12), domain_create_a as *const () as usize);
 

@@ -1,10 +1,14 @@
 //! An NVTX event's message — ASCII, wide or a registered string — read within the bounds the caller
 //! declared and interned in the process-wide text table (`strings::text`), whose ids entries carry.
 
-use super::abi::{EventAttributes, MESSAGE_ASCII, MESSAGE_REGISTERED, MESSAGE_UNICODE};
+use super::abi::{
+    EventAttributes, PayloadData, ResourceAttributes, SyncUserAttributes, COLOR_ARGB,
+    MESSAGE_ASCII, MESSAGE_REGISTERED, MESSAGE_UNICODE,
+};
 use super::WChar;
 use crate::hot::state;
 use crate::strings::text::{self, Table, MAX_LEN};
+use causeway_ring::layout::nvtx_payload;
 use causeway_ring::Writer;
 use std::ffi::{c_char, c_void};
 
@@ -54,12 +58,143 @@ pub(super) unsafe fn attr_message(a: *const EventAttributes) -> Msg {
             std::ptr::addr_of!((*a).message).read_unaligned(),
         )
     };
+    msg_of(ty, v)
+}
+
+/// A message from its `nvtxMessageType_t` and `nvtxMessageValue_t`.
+fn msg_of(ty: i32, v: *const c_void) -> Msg {
     match ty {
         MESSAGE_ASCII => Msg::Ascii(v as *const c_char),
         MESSAGE_UNICODE => Msg::Wide(v as *const WChar),
         MESSAGE_REGISTERED => Msg::Registered(v as usize as u64),
         _ => Msg::None,
     }
+}
+
+/// The declared size of an attribute structure (its `u16` at offset 2), 0 for NULL.
+///
+/// # Safety
+/// `a` is NULL or points to at least 4 readable bytes.
+#[inline]
+unsafe fn declared_size(a: *const u8) -> usize {
+    if a.is_null() {
+        return 0;
+    }
+    // SAFETY: every NVTX attribute structure starts with `u16 version, u16 size`.
+    unsafe { (a.add(2) as *const u16).read_unaligned() as usize }
+}
+
+/// The message and identifier (type, value) of a resource attribute structure, within its size.
+///
+/// # Safety
+/// `a` is NULL or points to at least `(*a).size` readable bytes.
+pub(super) unsafe fn resource_attrs(a: *const ResourceAttributes) -> (i32, u64, Msg) {
+    // SAFETY: forwarded contract.
+    let size = unsafe { declared_size(a as *const u8) };
+    let end = |off: usize, n: usize| off + n <= size;
+    let (mut ty, mut id, mut msg) = (0, 0, Msg::None);
+    // SAFETY: each field read lies within the `size` bytes the caller declared.
+    unsafe {
+        if end(std::mem::offset_of!(ResourceAttributes, identifier), 8) {
+            ty = std::ptr::addr_of!((*a).identifier_type).read_unaligned();
+            id = std::ptr::addr_of!((*a).identifier).read_unaligned();
+        }
+        if end(std::mem::offset_of!(ResourceAttributes, message), 8) {
+            msg = msg_of(
+                std::ptr::addr_of!((*a).message_type).read_unaligned(),
+                std::ptr::addr_of!((*a).message).read_unaligned(),
+            );
+        }
+    }
+    (ty, id, msg)
+}
+
+/// The message of a user sync object's attribute structure, within its size.
+///
+/// # Safety
+/// `a` is NULL or points to at least `(*a).size` readable bytes.
+pub(super) unsafe fn sync_user_message(a: *const SyncUserAttributes) -> Msg {
+    // SAFETY: forwarded contract.
+    let size = unsafe { declared_size(a as *const u8) };
+    if size < std::mem::offset_of!(SyncUserAttributes, message) + 8 {
+        return Msg::None;
+    }
+    // SAFETY: both fields lie within the declared size.
+    unsafe {
+        msg_of(
+            std::ptr::addr_of!((*a).message_type).read_unaligned(),
+            std::ptr::addr_of!((*a).message).read_unaligned(),
+        )
+    }
+}
+
+/// What an event attribute structure carries besides its message (`Kind::NvtxAttributes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Extras {
+    pub category: u32,
+    pub color: Option<u32>,
+    /// `nvtxPayloadType_t` (0: none).
+    pub payload_type: i32,
+    /// The payload's bits; for an extended payload, the first one's schema id.
+    pub payload: u64,
+    /// Extended payloads: how many (`reserved0`).
+    pub ext_count: u16,
+}
+
+impl Extras {
+    pub fn is_empty(&self) -> bool {
+        *self == Extras::default()
+    }
+}
+
+/// The category, colour and payload of an event attribute structure, reading only fields inside its
+/// declared `size` (and, for an extended payload, only the first `nvtxPayloadData_t`'s schema id,
+/// never the data it points to).
+///
+/// # Safety
+/// `a` is NULL or points to at least `(*a).size` readable bytes; an extended payload's pointer is NULL
+/// or points to `reserved0` `nvtxPayloadData_t`s, as the NVTX API requires.
+pub(super) unsafe fn attr_extras(a: *const EventAttributes) -> Extras {
+    // SAFETY: forwarded contract.
+    let size = unsafe { declared_size(a as *const u8) };
+    let has = |off: usize, n: usize| off + n <= size;
+    let mut x = Extras::default();
+    // SAFETY: each field read lies within the `size` bytes the caller declared.
+    unsafe {
+        if has(std::mem::offset_of!(EventAttributes, category), 4) {
+            x.category = std::ptr::addr_of!((*a).category).read_unaligned();
+        }
+        if has(std::mem::offset_of!(EventAttributes, color), 4)
+            && std::ptr::addr_of!((*a).color_type).read_unaligned() == COLOR_ARGB
+        {
+            x.color = Some(std::ptr::addr_of!((*a).color).read_unaligned());
+        }
+        if !has(std::mem::offset_of!(EventAttributes, payload), 8) {
+            return x;
+        }
+        let ty = std::ptr::addr_of!((*a).payload_type).read_unaligned();
+        let bits = std::ptr::addr_of!((*a).payload).read_unaligned();
+        match ty {
+            nvtx_payload::U64 | nvtx_payload::I64 | nvtx_payload::DOUBLE => {
+                (x.payload_type, x.payload) = (ty, bits)
+            }
+            // 32-bit members of the union sit in its first four bytes (little-endian).
+            nvtx_payload::U32 | nvtx_payload::I32 | nvtx_payload::FLOAT => {
+                (x.payload_type, x.payload) = (ty, bits & 0xffff_ffff)
+            }
+            nvtx_payload::EXT => {
+                let count = std::ptr::addr_of!((*a).reserved0).read_unaligned();
+                let data = bits as usize as *const PayloadData;
+                x.payload_type = ty;
+                x.ext_count = count.clamp(0, u16::MAX as i32) as u16;
+                if count > 0 && !data.is_null() {
+                    x.payload = std::ptr::addr_of!((*data).schema_id).read_unaligned();
+                }
+            }
+            _ => {}
+        }
+    }
+    x
 }
 
 /// The bytes of a C string, at most `MAX_LEN`; a cut never splits a UTF-8 sequence.
@@ -217,6 +352,54 @@ pub(super) mod tests {
             assert_eq!(attr_message(&short), Msg::None);
             assert_eq!(attr_message(&zero), Msg::None);
             assert_eq!(attr_message(std::ptr::null()), Msg::None);
+        }
+    }
+
+    #[test]
+    fn categories_colours_and_payloads_are_read_within_the_size() {
+        let mut a = attrs(MESSAGE_ASCII, c"m".as_ptr() as *const c_void);
+        a.category = 7;
+        a.payload_type = nvtx_payload::DOUBLE;
+        a.payload = 2.5f64.to_bits();
+        // SAFETY: valid structs (or NULL) of their declared sizes; `data` outlives the reads.
+        unsafe {
+            let x = attr_extras(&a);
+            assert_eq!((x.category, x.color), (7, Some(0xff88_0000)));
+            assert_eq!((x.payload_type, x.payload), (3, 2.5f64.to_bits()));
+            a.payload_type = nvtx_payload::I32;
+            a.payload = 0xdead_beef_ffff_fffe;
+            a.color_type = 0;
+            let x = attr_extras(&a);
+            assert_eq!((x.color, x.payload), (None, 0xffff_fffe));
+            let data = [PayloadData {
+                schema_id: 0x1_0001,
+                size: 16,
+                payload: std::ptr::null(),
+            }];
+            a.payload_type = nvtx_payload::EXT;
+            a.reserved0 = 1;
+            a.payload = data.as_ptr() as u64;
+            let x = attr_extras(&a);
+            assert_eq!((x.payload, x.ext_count), (0x1_0001, 1));
+            a.payload = 0;
+            assert_eq!(
+                attr_extras(&a).payload,
+                0,
+                "a NULL payload array is not read"
+            );
+            a.payload_type = 99;
+            a.category = 0;
+            assert!(
+                attr_extras(&a).is_empty(),
+                "an unknown payload type is dropped"
+            );
+            a.category = 7;
+            a.size = 8;
+            let x = attr_extras(&a);
+            assert_eq!((x.category, x.color, x.payload_type), (7, None, 0));
+            a.size = 4;
+            assert!(attr_extras(&a).is_empty());
+            assert!(attr_extras(std::ptr::null()).is_empty());
         }
     }
 

@@ -60,6 +60,67 @@ pub struct Report {
     pub totals: Totals,
     /// One line each, for the user: lost or unfinished entries, shims that disabled themselves.
     pub warnings: Vec<String>,
+    /// What the programs named through NVTX (streams, events, devices, contexts, categories, threads),
+    /// by process, kind and handle; a thing named twice has its later name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nvtx_names: Vec<NvtxName>,
+}
+
+/// A stream, event, device, context, category or thread the program named through NVTX.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NvtxName {
+    pub pid: u32,
+    /// `stream`, `event`, `device`, `context`, `category`, `thread` or `other` (a generic resource).
+    pub kind: &'static str,
+    /// The handle (stream, event, context), device ordinal, category number, thread id or resource
+    /// identifier named.
+    pub handle: u64,
+    /// The domain of a category or resource (`None`: the default domain, or named by a call that
+    /// takes none).
+    pub domain: Option<String>,
+    pub name: String,
+}
+
+/// The `named` kind of a name-class call, as reports print it.
+fn named_kind(a2: u64) -> &'static str {
+    use causeway_ring::layout::named;
+    match a2 & 0xff {
+        named::DEVICE => "device",
+        named::CONTEXT => "context",
+        named::STREAM => "stream",
+        named::EVENT => "event",
+        named::CATEGORY => "category",
+        named::THREAD => "thread",
+        _ => "other",
+    }
+}
+
+/// The NVTX names of one ring: a walk over its calls, made only when the per-API table counted a
+/// naming call (programs rarely name anything).
+fn nvtx_names(h: &Header, entries: Entries, names: &Names, apis: &ApiTable) -> Vec<NvtxName> {
+    let named = |id: u16| names.api(id).is_some_and(|(_, i)| i.class == Class::Name);
+    if !apis.by_id.iter().any(|(id, a)| a.calls > 0 && named(*id)) {
+        return Vec::new();
+    }
+    let mut latest: BTreeMap<(&'static str, u64, u64), String> = BTreeMap::new();
+    for e in entries.iter() {
+        if e.kind != Some(Kind::Call) || names.class(&e) != Some(Class::Name) || e.a1 == 0 {
+            continue;
+        }
+        let kind = named_kind(e.a2);
+        let domain = e.a2 >> 32;
+        latest.insert((kind, e.a0, domain), names.text(e.a1));
+    }
+    latest
+        .into_iter()
+        .map(|((kind, handle, domain), name)| NvtxName {
+            pid: h.pid,
+            kind,
+            handle,
+            domain: names.domain(domain),
+            name,
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -323,6 +384,7 @@ struct Partial {
     waits: WaitsPartial,
     /// Demangled kernel names → the symbols they came from.
     symbols: Vec<(String, String)>,
+    nvtx_names: Vec<NvtxName>,
 }
 
 /// One ring's analysis, in as few passes over its entries as the dependencies allow: a pass over 10 M
@@ -548,6 +610,7 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
     Partial {
         process,
         decoded_totals: totals,
+        nvtx_names: nvtx_names(h, entries, names, &apis),
         apis: apis.named(names),
         kernels,
         ranges: others.ranges,
@@ -1024,6 +1087,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     let mut ranges: HashMap<RangeKey, RangeAcc> = HashMap::default();
     let mut marks: HashMap<RangeKey, u64> = HashMap::default();
     let mut unmatched: HashMap<String, u64> = HashMap::default();
+    let mut nvtx_names: Vec<NvtxName> = Vec::new();
     let mut devices = Vec::new();
     let mut wait_partials = Vec::new();
     let mut device_dropped = 0u64;
@@ -1091,7 +1155,9 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         for (key, n) in p.marks {
             *marks.entry(key).or_default() += n;
         }
+        nvtx_names.extend(p.nvtx_names);
     }
+    nvtx_names.sort();
     // The rows' percentiles are most of the merge's work (millions of samples in the largest):
     // computed side by side, rows and sections.
     let apis = || {
@@ -1195,6 +1261,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         longest_waits,
         totals,
         warnings,
+        nvtx_names,
     }
 }
 

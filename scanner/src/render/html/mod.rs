@@ -552,7 +552,7 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
                 rows: *rows,
             },
             LaneKey::Stream(s) => Lane {
-                label: s.label(),
+                label: p.map_or_else(|| s.label(), |p| p.stream_label(s)),
                 kind: "stream",
                 rows: *rows,
             },
