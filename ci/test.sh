@@ -52,6 +52,9 @@ make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC" CUP
 cargo build --workspace --quiet
 
 # --- checks and tests ---------------------------------------------------------------------------------
+# The hook tables, CUPTI callback ids and docs/interception.md are what shim/gen/hookgen.py writes from
+# the pinned CUDA headers and shim/gen/overrides.txt.
+python3 shim/gen/hookgen.py --check
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The scanner tests copy every ring they write to CAUSEWAY_KEEP_TEST_CAPTURES, and the end-to-end tests keep

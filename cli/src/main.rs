@@ -64,13 +64,15 @@ enum Cmd {
             (128+S if a signal S killed it).",
         after_help = "LEVELS (what is recorded; each level includes the ones before it):\n  \
             1  phases: NVTX ranges and marks, process and thread lifecycle\n  \
-            2  host:   + the calls that create or wait for device work (launches, copies, memsets,\n             \
-            syncs, event records and waits, stream waits, graph launches and instantiation,\n             \
+            2  host:   + the calls that issue device work or wait for it (launches, copies, memsets,\n             \
+            prefetches, stream memory operations, graph launches and uploads, host functions,\n             \
+            syncs, event records and waits, stream waits, context events, graph instantiation,\n             \
             stream capture)\n  \
             3  full:   + device intervals: when each kernel, copy and memset ran on the device,\n             \
             tied to the call that issued it (the device-timing backend, --backend)\n  \
-            4  edge:   + every intercepted call: queries, handles, allocations, module loading,\n             \
-            entry-point lookups (device intervals only with --backend)\n\n\
+            4  edge:   + every other call of the CUDA runtime and driver API (docs/interception.md):\n             \
+            queries, handles, allocations, module loading, entry-point lookups (device intervals\n             \
+            only with --backend)\n\n\
             DEVICE TIMING (level 3, default cupti; level 4 with --backend; an error at levels 1 and 2):\n  \
             cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
             (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \

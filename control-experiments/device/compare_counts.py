@@ -52,7 +52,9 @@ def load_json(path, what):
 
 
 def as_count_map(obj, what):
-    """{name: int} from a dict or a list of {name, launches|count} objects."""
+    """{name: int} from a dict or a list of {name, launches|count} objects. A causeway report row
+    names a kernel as the program's symbol (`symbol`, the mangled name CUPTI reports) when its `name`
+    is the demangled form."""
     out = {}
     if isinstance(obj, dict):
         items = obj.items()
@@ -62,7 +64,7 @@ def as_count_map(obj, what):
             if not isinstance(row, dict) or "name" not in row:
                 raise InputError(f"{what}: kernel entry without a name: {row!r}")
             n = row.get("launches", row.get("count"))
-            items.append((row["name"], n))
+            items.append((row.get("symbol") or row["name"], n))
     else:
         raise InputError(f"{what}: kernels is neither an object nor a list")
     for name, n in items:

@@ -74,6 +74,19 @@ class CompareCounts(unittest.TestCase):
         self.assertIn("| `_Z12scale_kernelPjji` | 7 | 7 | 7 | yes |", text)
         self.assertIn("result: **PASS**", text)
 
+    def test_demangled_report_names_match_by_symbol(self):
+        # The report shows demangled names and keeps the mangled symbol CUPTI counts under.
+        rep = report(SPINE)
+        for row in rep["kernels"]:
+            if row["name"] == "_Z12scale_kernelPjji":
+                row["symbol"] = row["name"]
+                row["name"] = "scale_kernel(unsigned int*, unsigned int, int)"
+        cw = self.write("cw.json", rep)
+        cu = self.write("cu.json", {"kernels": SPINE, "dropped": 0, "records": 43})
+        rc, out = self.run_cc("--title", "spine", "--causeway", cw, "--cupti", cu)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("result=PASS", out.splitlines()[-1])
+
     def test_graph_kernels_missing_in_causeway(self):
         cw_counts = dict(SPINE)
         for k, g in GRAPH.items():

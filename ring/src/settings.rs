@@ -278,8 +278,8 @@ from_str_by_name!(Policy, Backend, Correlation);
 pub enum Level {
     /// 1: NVTX ranges and marks, process and thread lifecycle.
     Phases = 1,
-    /// 2: + the calls that create or wait for device work (launches, copies, memsets, syncs, event
-    /// records and waits, graph launches and instantiation, stream capture), with host times.
+    /// 2: + the calls that issue device work or wait for it, with host times (which calls:
+    /// docs/interception.md, generated with the hook tables).
     Host = 2,
     /// 3: + device intervals: when each kernel, copy and memset ran on the device, from a
     /// device-timing backend.

@@ -245,12 +245,14 @@ macro_rules! hook_table {
                 let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> $ret>(real) };
                 const FLAGS: u8 = $crate::intercept::hooks::per_thread(stringify!($name));
                 const CLASS: causeway_ring::layout::Class = causeway_ring::layout::Class::$class;
-                // Device timing (`timing`) follows the outermost launch, copy, memset or graph launch:
-                // the events backend's start event is recorded before the call's begin time is read
-                // (so its cost stays out of the call's duration). Other classes compile this away.
+                // Device timing (`timing`) follows the outermost device-work call: the events
+                // backend's start event (only for the classes it brackets) is recorded before the
+                // call's begin time is read (so its cost stays out of the call's duration). Other
+                // classes compile this away.
                 const WORK: bool = CLASS.issues_work();
+                const BRACKETED: bool = $crate::timing::brackets(CLASS);
                 let started = $crate::hot::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
-                    if WORK && depth == 0 { $crate::timing::bracket(FLAGS, ($a0) as u64) } else { None }
+                    if BRACKETED && depth == 0 { $crate::timing::bracket(FLAGS, ($a0) as u64) } else { None }
                 });
                 match started {
                     // SAFETY: the caller's own arguments, passed on unchanged.

@@ -19,6 +19,17 @@ use causeway_ring::settings::Backend;
 pub use cupti::{FindApi, HookedApi};
 pub use events::Bracket;
 
+/// Whether the events backend brackets calls of `class`: kernels, copies, memsets and graph launches,
+/// the work the ring has a device kind for. Prefetches, stream memory operations and other stream
+/// operations issue work too (host waits wait for them; CUPTI ties what it records of them) but get no
+/// timing events: their device time is stated unknown, never guessed.
+pub const fn brackets(class: Class) -> bool {
+    matches!(
+        class,
+        Class::Launch | Class::Copy | Class::Memset | Class::GraphLaunch
+    )
+}
+
 /// At start-up, before the ring goes live: with CUPTI, device timing starts on the process's first
 /// hooked call (of any level), and the CUPTI runtime callback finds hooked entry points with `find`.
 pub fn configure(backend: Backend, find: FindApi) {
