@@ -11,7 +11,9 @@
 #      coverage_check.py checks each report (names, classes, untraced lookups, association, kernel
 #      executions) against the bare run;
 #   2. runs spine.sh (kernel counts against a CUPTI reference for static cudart, per-thread streams and
-#      PyTorch) with the rest of the time budget, and lists the PyTorch capture's untraced lookups.
+#      PyTorch) with the rest of the time budget, and lists the PyTorch capture's untraced lookups;
+#   3. when .carry/before/libcauseway.so is there (the shim before a change), bench/hotpath.sh for it
+#      and for .carry/libcauseway.so, alternating, 3 times each: the hot path before and after.
 # Files in $OUT: coverage.log, coverage-summary.txt, newer-apis.tar.gz (reports and outputs), spine/.
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}"
@@ -61,7 +63,7 @@ tar -czf "$OUT/newer-apis.tar.gz" -C "$WORK" $(cd "$WORK" && ls *.out *.err *.rc
 say "== spine.sh (kernel counts against CUPTI under the generated tables)"
 OUT="$OUT/spine" SPINE_BUDGET_S=${SPINE_BUDGET_S:-420} bash "$DEV/spine.sh" >> "$LOG" 2>&1 || status=1
 cat "$OUT/spine/summary.md" 2> /dev/null | head -n 40 | tee -a "$OUT/coverage-summary.txt"
-if tar -xzf "$OUT/spine/artifacts.tar.gz" -C "$WORK" torch.causeway.json 2> /dev/null; then
+if tar -xzf "$OUT/spine/artifacts.tar.gz" -C "$WORK" ./torch.causeway.json 2> /dev/null; then
   python3 - "$WORK/torch.causeway.json" << 'PY' | tee -a "$OUT/coverage-summary.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -71,6 +73,17 @@ for a in r["apis"]:
     layers[a["layer"]] = layers.get(a["layer"], 0) + 1
 print("torch distinct APIs recorded per layer:", layers)
 PY
+fi
+if [[ -f $REPO/.carry/before/libcauseway.so ]]; then
+  say "== hot path before/after (bench/hotpath.sh, 5 rounds each, alternating)"
+  for p in 1 2 3; do
+    for arm in before after; do
+      shim="$REPO/.carry/libcauseway.so"
+      [[ $arm == before ]] && shim="$REPO/.carry/before/libcauseway.so"
+      SHIM=$shim bash "$REPO/bench/hotpath.sh" 5 1000000 2>&1 | grep -E '^(added by|bare )' |
+        sed "s/^/pair $p $arm: /" | tee -a "$OUT/coverage-summary.txt" | tee -a "$LOG"
+    done
+  done
 fi
 say "== coverage.sh done in ${SECONDS}s: $([[ $status == 0 ]] && echo PASS || echo FAIL)"
 exit $status
