@@ -67,7 +67,7 @@ enum Cmd {
             2  host:   + the calls that issue device work or wait for it (launches, copies, memsets,\n             \
             prefetches, stream memory operations, graph launches and uploads, host functions,\n             \
             syncs, event records and waits, stream waits, context events, graph instantiation,\n             \
-            stream capture)\n  \
+            stream capture, stream, event and graph lifetimes: creation and destruction)\n  \
             3  full:   + device intervals: when each kernel, copy and memset ran on the device,\n             \
             tied to the call that issued it (the device-timing backend, --backend)\n  \
             4  edge:   + every other call of the CUDA runtime and driver API (docs/interception.md):\n             \
@@ -251,6 +251,46 @@ enum Cmd {
         a: PathBuf,
         /// The second capture (B)
         b: PathBuf,
+    },
+    /// Why one item was late: its critical predecessor chain, each link's edge type and evidence
+    #[command(
+        long_about = "Explain one item of a capture from its dependency graph (host calls, device work; \
+            program order, issue, stream order, event waits, host waits; each edge explicit, observed, \
+            inferred or missing): the critical predecessor chain back from the item, per link what, edge \
+            type, evidence class and the delay that entered there; the item's phases (issue, submitted, \
+            start, end); a cause — host (issued late: what the thread did before), dependency (waited \
+            for a predecessor: which), device (ready, but the device was busy: with what) or unknown (a \
+            record the chain needs is not in the capture) — and whether the chain is complete. Late is \
+            against a stated baseline: the median of the same item (kernel launch-to-start latency, \
+            step time, API call duration).",
+        group(clap::ArgGroup::new("what").required(true).args(["step", "kernel", "call"])),
+        after_help = "Device work needs a level-3 capture; at level 2 chains run through calls only.\n\
+            JSON keys: target, pid, late_ns, baseline, cause, detail, complete, chain [{what, edge, \
+            evidence, confidence, delay_ns}], phases, scope. Definitions: docs/views.md.\n\n\
+            EXAMPLES:\n  \
+            causeway why --step slowest CAPTURE\n  \
+            causeway why --step 12 --range train_step CAPTURE\n  \
+            causeway why --kernel gemm_kernel#3 --json CAPTURE\n  \
+            causeway why --call 4242:1234 CAPTURE"
+    )]
+    Why {
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
+        /// A step of the steps view by index, or `slowest`
+        #[arg(long, value_name = "N|slowest")]
+        step: Option<String>,
+        /// The steps are the ranges with this name (with --step)
+        #[arg(long, value_name = "NAME", requires = "step")]
+        range: Option<String>,
+        /// An execution of a kernel: NAME (the latest against its baseline) or NAME#K (the K-th, from 1)
+        #[arg(long, value_name = "NAME[#K]")]
+        kernel: Option<String>,
+        /// A call: PID:SEQ
+        #[arg(long, value_name = "PID:SEQ")]
+        call: Option<String>,
+        /// A capture directory (cw-…) or a single ring file
+        capture: PathBuf,
     },
     /// Check the instrumented arm's claims against runs without device timing (and optionally bare)
     #[command(
@@ -471,6 +511,14 @@ fn main() -> ExitCode {
             capture,
         } => export(format, &output, force, &capture),
         Cmd::Compare { json, range, a, b } => compare(json, range, &a, &b),
+        Cmd::Why {
+            json,
+            step,
+            range,
+            kernel,
+            call,
+            capture,
+        } => why(json, step, range, kernel, call, &capture),
         Cmd::Html {
             output,
             force,
@@ -685,6 +733,53 @@ fn compare(
         Err(e) => return error(e),
     };
     match emit(json, &c, "the comparison", render::render_compare) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
+}
+
+/// `why`: one item's critical predecessor chain.
+fn why(
+    json: bool,
+    step: Option<String>,
+    range: Option<String>,
+    kernel: Option<String>,
+    call: Option<String>,
+    capture: &std::path::Path,
+) -> ExitCode {
+    use causeway_scanner::analysis::causal::why::{from_path, Target};
+    let target = if let Some(s) = step {
+        match s.as_str() {
+            "slowest" => Ok(Target::Step { index: None, range }),
+            n => n
+                .parse()
+                .map(|i| Target::Step {
+                    index: Some(i),
+                    range,
+                })
+                .map_err(|_| format!("--step {n}: expected a step index or `slowest`")),
+        }
+    } else if let Some(k) = kernel {
+        Target::kernel(&k)
+    } else if let Some(c) = call {
+        Target::call(&c)
+    } else {
+        Err("say what to explain: --step, --kernel or --call".into())
+    };
+    let target = match target {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let w = match from_path(capture, &target) {
+        Ok(w) => w,
+        Err(e) => return error(e),
+    };
+    match emit(
+        json,
+        &w,
+        "the answer",
+        causeway_scanner::render::why::render,
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => code,
     }

@@ -551,7 +551,7 @@ fn help_explains_levels_policies_and_env() {
         "1  phases: NVTX ranges",
         "2  host:",
         "3  full:   + device intervals: when each kernel, copy and memset ran on the device",
-        "4  edge:   + every intercepted call",
+        "4  edge:   + every other call of the CUDA runtime and driver API",
         "DEVICE TIMING (level 3, default cupti; level 4 with --backend",
         "cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback",
         "--cupti PATH names libcupti.so (CAUSEWAY_CUPTI)",

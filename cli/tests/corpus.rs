@@ -104,6 +104,16 @@ fn standard(key: &str, path: &str) -> Vec<Case> {
             Out::None,
         ),
         case(
+            f("why--step-slowest"),
+            &["why", "--step", "slowest", path],
+            Out::None,
+        ),
+        case(
+            f("why--step-slowest--json"),
+            &["why", "--step", "slowest", "--json", path],
+            Out::None,
+        ),
+        case(
             f("export-chrome"),
             &["export", "--format", "chrome", "-o", &o("json"), path],
             Out::Chrome(o("json")),

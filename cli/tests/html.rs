@@ -334,6 +334,7 @@ fn call(i: u64) -> Call {
         result: 0,
         stream: Some(0),
         kernel: None,
+        handle: None,
     }
 }
 
@@ -356,6 +357,7 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
             unplaced_device: 0,
             backend: "none".into(),
             stream_names: Default::default(),
+            loss: Default::default(),
         }],
     };
     let r = Report::build("x", &[]);

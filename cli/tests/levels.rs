@@ -34,7 +34,7 @@ fn phrase(class: &str) -> &'static str {
         "Module" => "module loading",
         "Lookup" => "entry-point lookups",
         "Query" => "queries",
-        "Stream" | "Event" => "handles",
+        "Stream" | "Event" => "lifetimes",
         "Other" => "every other call",
         other => panic!("class {other} has no phrase: add one here and to the help and README"),
     }

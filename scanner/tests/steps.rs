@@ -26,6 +26,7 @@ fn timeline() -> ProcessTimeline {
         unplaced_device: 0,
         backend: "cupti".into(),
         stream_names: Default::default(),
+        loss: Default::default(),
     }
 }
 
@@ -42,6 +43,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         result: 0,
         stream: Some(0),
         kernel: None,
+        handle: None,
     }
 }
 

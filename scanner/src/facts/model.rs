@@ -36,6 +36,9 @@ pub struct ProcessTimeline {
     pub unplaced_device: u64,
     /// Device-timing backend (`none`, `cupti`, `events`).
     pub backend: String,
+    /// What the ring lost; not serialised.
+    #[serde(skip)]
+    pub loss: Loss,
     /// Streams the program named through NVTX (`nvtxNameCuStream*`, `nvtxNameCudaStream*`, or a
     /// stream resource), by handle; a stream named twice has its later name.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -130,6 +133,28 @@ pub struct Call {
     pub stream: Option<u64>,
     /// A launch's kernel name, when known.
     pub kernel: Option<Name>,
+    /// The handle the call names besides its stream (entry `a1`): the event of event-record, -wait,
+    /// -sync and event-class calls (context events too), the graph exec of a graph launch, the graph
+    /// of a graph-class call; `None` for other classes. For the causal graph; not serialised.
+    #[serde(skip)]
+    pub handle: Option<u64>,
+}
+
+/// What a ring lost (the causal graph states a chain through a lost record as incomplete).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loss {
+    /// Entries the writer dropped because the ring was full.
+    pub dropped: u64,
+    /// Entries lost to the overwrite policy (the window starts after them).
+    pub overwritten: u64,
+    /// Slots reserved but never committed.
+    pub torn: u64,
+}
+
+impl Loss {
+    pub fn any(&self) -> bool {
+        self.dropped + self.overwritten + self.torn > 0
+    }
 }
 
 /// An NVTX range on one thread (push/pop) or across threads (start/end).
@@ -361,6 +386,11 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
         unplaced_device,
         backend: crate::facts::device::backend_name(h.backend),
         stream_names: resources.streams,
+        loss: Loss {
+            dropped: d.dropped,
+            overwritten: d.overwritten,
+            torn: d.torn,
+        },
     }
 }
 
@@ -485,6 +515,21 @@ fn call_of(h: &Header, e: &Entry, names: &Names) -> Call {
         kernel: (class == Some(Class::Launch))
             .then(|| names.kernel_name(e.a1))
             .flatten(),
+        handle: class
+            .is_some_and(|c| {
+                matches!(
+                    c,
+                    Class::EventRecord
+                        | Class::EventSync
+                        | Class::StreamWait
+                        | Class::Event
+                        | Class::CtxEventRecord
+                        | Class::CtxEventWait
+                        | Class::GraphLaunch
+                        | Class::Graph
+                )
+            })
+            .then_some(e.a1),
     }
 }
 

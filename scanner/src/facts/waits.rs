@@ -910,6 +910,10 @@ mod tests {
     const DEVICE_SYNC: u16 = 9;
     const BEGIN_CAPTURE: u16 = 10;
     const END_CAPTURE: u16 = 11;
+    const PREFETCH: u16 = 12;
+    const WRITE_VALUE: u16 = 13;
+    const CTX_RECORD: u16 = 14;
+    const CTX_WAIT: u16 = 15;
 
     const TID: u32 = 1000;
     const TID2: u32 = 1001;
@@ -932,6 +936,10 @@ mod tests {
             DEVICE_SYNC => ("cudaDeviceSynchronize", Class::Sync),
             BEGIN_CAPTURE => ("cudaStreamBeginCapture", Class::Capture),
             END_CAPTURE => ("cudaStreamEndCapture", Class::Capture),
+            PREFETCH => ("cudaMemPrefetchAsync", Class::Prefetch),
+            WRITE_VALUE => ("cuStreamWriteValue32_v2", Class::MemOp),
+            CTX_RECORD => ("cuCtxRecordEvent", Class::CtxEventRecord),
+            CTX_WAIT => ("cuCtxWaitEvent", Class::CtxEventWait),
             _ => return None,
         })
     }
@@ -1147,6 +1155,54 @@ mod tests {
         assert_eq!(streams(w), [(A, 0, 1, false)]);
         let acc = &p.by_name["cudaStreamSynchronize"];
         assert_eq!((acc.count, acc.empty, acc.work_items), (2, 0, 4));
+    }
+
+    #[test]
+    fn prefetches_and_stream_memory_operations_are_work_a_sync_waits_for() {
+        let mut r = Ring::default();
+        r.call(PREFETCH, [A, 4096, 0]);
+        r.launch(A, "a0");
+        r.call(WRITE_VALUE, [B, 0xf1a9, 1]);
+        let sa = r.sync(A);
+        let sb = r.sync(B);
+        let p = r.analyze();
+        let w = wait_of(&p, sa);
+        assert_eq!((w.work_items, w.cross_stream_items), (2, 0));
+        assert_eq!(streams(w), [(A, 0, 2, false)]);
+        let w = wait_of(&p, sb);
+        assert_eq!((w.work_items, w.cross_stream_items), (1, 0));
+    }
+
+    #[test]
+    fn a_context_event_captures_every_streams_earlier_work() {
+        const CTX: u64 = 0xc7c7;
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.launch(B, "b0");
+        r.call(CTX_RECORD, [CTX, E, 0]);
+        // After the record: not captured.
+        r.launch(C, "c0");
+        // A context wait is not modelled: it adds no dependency.
+        r.call(CTX_WAIT, [CTX, E, 0]);
+        let es = r.event_sync(E);
+        let sc = r.sync(C);
+        let p = r.analyze();
+        // Like a device sync, it waits on no one stream: every covered stream is direct.
+        let w = wait_of(&p, es);
+        assert_eq!(summary(w), (2, 0, vec!["a0", "b0"]));
+        let w = wait_of(&p, sc);
+        assert_eq!(summary(w), (1, 0, vec!["c0"]));
+        // A stream that waits on the context's event depends on both streams' work before it.
+        let mut r = Ring::default();
+        r.launch(A, "a0");
+        r.launch(B, "b0");
+        r.call(CTX_RECORD, [CTX, E, 0]);
+        r.wait(C, E);
+        r.launch(C, "c0");
+        let sc = r.sync(C);
+        let p = r.analyze();
+        let w = wait_of(&p, sc);
+        assert_eq!(summary(w), (3, 2, vec!["a0", "b0", "c0"]));
     }
 
     #[test]

@@ -3,3 +3,4 @@
 
 pub mod html;
 pub mod text;
+pub mod why;

@@ -184,10 +184,10 @@ hook_table! {
     cuEGLStreamProducerDisconnect: 4 Other abi 0 (conn: P) -> i32 => [0, 0, 0];
     cuEGLStreamProducerPresentFrame: 4 Other abi 0 (conn: P, eglframe: S_CUeglFrame_st, pStream: P) -> i32 => [0, 0, 0];
     cuEGLStreamProducerReturnFrame: 4 Other abi 0 (conn: P, eglframe: P, pStream: P) -> i32 => [0, 0, 0];
-    cuEventCreate: 4 Event abi 2000 (phEvent: P, Flags: u32) -> i32 => [0, 0, Flags];
+    cuEventCreate: 2 Event abi 2000 (phEvent: P, Flags: u32) -> i32 => [0, 0, Flags];
     cuEventCreateFromEGLSync: 4 Other abi 0 (phEvent: P, eglSync: P, flags: u32) -> i32 => [0, 0, 0];
-    cuEventDestroy: 4 Event abi 2000 (hEvent: P) -> i32 => [0, hEvent, 0];
-    cuEventDestroy_v2: 4 Event abi 4000 (hEvent: P) -> i32 => [0, hEvent, 0];
+    cuEventDestroy: 2 Event abi 2000 (hEvent: P) -> i32 => [0, hEvent, 0];
+    cuEventDestroy_v2: 2 Event abi 4000 (hEvent: P) -> i32 => [0, hEvent, 0];
     cuEventElapsedTime: 4 Event abi 2000 (pMilliseconds: P, hStart: P, hEnd: P) -> i32 => [0, hStart, hEnd];
     cuEventElapsedTime_v2: 4 Event abi 12080 (pMilliseconds: P, hStart: P, hEnd: P) -> i32 => [0, hStart, hEnd];
     cuEventQuery: 4 Query abi 2000 (hEvent: P) -> i32 => [0, hEvent, 0];
@@ -254,7 +254,7 @@ hook_table! {
     cuGraphConditionalHandleCreate: 4 Other abi 12030 (pHandle_out: P, hGraph: P, ctx: P, defaultLaunchValue: u32, flags: u32) -> i32 => [0, 0, 0];
     cuGraphCreate: 4 Other abi 10000 (phGraph: P, flags: u32) -> i32 => [0, 0, 0];
     cuGraphDebugDotPrint: 4 Other abi 11030 (hGraph: P, path: P, flags: u32) -> i32 => [0, 0, 0];
-    cuGraphDestroy: 4 Graph abi 10000 (hGraph: P) -> i32 => [0, hGraph, 0];
+    cuGraphDestroy: 2 Graph abi 10000 (hGraph: P) -> i32 => [0, hGraph, 0];
     cuGraphDestroyNode: 4 Other abi 10000 (hNode: P) -> i32 => [0, 0, 0];
     cuGraphEventRecordNodeGetEvent: 4 Other abi 11010 (hNode: P, event_out: P) -> i32 => [0, 0, 0];
     cuGraphEventRecordNodeSetEvent: 4 Other abi 11010 (hNode: P, event: P) -> i32 => [0, 0, 0];
@@ -262,7 +262,7 @@ hook_table! {
     cuGraphEventWaitNodeSetEvent: 4 Other abi 11010 (hNode: P, event: P) -> i32 => [0, 0, 0];
     cuGraphExecBatchMemOpNodeSetParams: 4 Other abi 11070 (hGraphExec: P, hNode: P, nodeParams: P) -> i32 => [0, 0, 0];
     cuGraphExecChildGraphNodeSetParams: 4 Other abi 11010 (hGraphExec: P, hNode: P, childGraph: P) -> i32 => [0, 0, 0];
-    cuGraphExecDestroy: 4 Graph abi 10000 (hGraphExec: P) -> i32 => [0, hGraphExec, 0];
+    cuGraphExecDestroy: 2 Graph abi 10000 (hGraphExec: P) -> i32 => [0, hGraphExec, 0];
     cuGraphExecEventRecordNodeSetEvent: 4 Other abi 11010 (hGraphExec: P, hNode: P, event: P) -> i32 => [0, 0, 0];
     cuGraphExecEventWaitNodeSetEvent: 4 Other abi 11010 (hGraphExec: P, hNode: P, event: P) -> i32 => [0, 0, 0];
     cuGraphExecExternalSemaphoresSignalNodeSetParams: 4 Other abi 11020 (hGraphExec: P, hNode: P, nodeParams: P) -> i32 => [0, 0, 0];
@@ -343,7 +343,7 @@ hook_table! {
     cuGreenCtxGetDevResource: 4 Other abi 12040 (hCtx: P, resource: P, type_: i32) -> i32 => [0, 0, 0];
     cuGreenCtxGetId: 4 Other abi 12090 (greenCtx: P, greenCtxId: P) -> i32 => [0, 0, 0];
     cuGreenCtxRecordEvent: 2 CtxEventRecord abi 12040 (hCtx: P, hEvent: P) -> i32 => [hCtx, hEvent, 0];
-    cuGreenCtxStreamCreate: 4 Stream abi 12050 (phStream: P, greenCtx: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
+    cuGreenCtxStreamCreate: 2 Stream abi 12050 (phStream: P, greenCtx: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
     cuGreenCtxWaitEvent: 2 CtxEventWait abi 12040 (hCtx: P, hEvent: P) -> i32 => [hCtx, hEvent, 0];
     cuImportExternalMemory: 4 Other abi 10000 (extMem_out: P, memHandleDesc: P) -> i32 => [0, 0, 0];
     cuImportExternalSemaphore: 4 Other abi 10000 (extSem_out: P, semHandleDesc: P) -> i32 => [0, 0, 0];
@@ -633,10 +633,10 @@ hook_table! {
     cuStreamBeginCapture_v2_ptsz: 2 Capture abi 10010 (hStream: P, mode: i32) -> i32 => [hStream, mode, capture_phase::BEGIN];
     cuStreamCopyAttributes: 4 Other abi 11000 (dst: P, src: P) -> i32 => [0, 0, 0];
     cuStreamCopyAttributes_ptsz: 4 Other abi 11000 (dst: P, src: P) -> i32 => [0, 0, 0];
-    cuStreamCreate: 4 Stream abi 2000 (phStream: P, Flags: u32) -> i32 => [0, 0, Flags];
-    cuStreamCreateWithPriority: 4 Stream abi 5050 (phStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
-    cuStreamDestroy: 4 Stream abi 2000 (hStream: P) -> i32 => [hStream, 0, 0];
-    cuStreamDestroy_v2: 4 Stream abi 4000 (hStream: P) -> i32 => [hStream, 0, 0];
+    cuStreamCreate: 2 Stream abi 2000 (phStream: P, Flags: u32) -> i32 => [0, 0, Flags];
+    cuStreamCreateWithPriority: 2 Stream abi 5050 (phStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
+    cuStreamDestroy: 2 Stream abi 2000 (hStream: P) -> i32 => [hStream, 0, 0];
+    cuStreamDestroy_v2: 2 Stream abi 4000 (hStream: P) -> i32 => [hStream, 0, 0];
     cuStreamEndCapture: 2 Capture abi 10000 (hStream: P, phGraph: P) -> i32 => [hStream, 0, capture_phase::END];
     cuStreamEndCapture_ptsz: 2 Capture abi 10000 (hStream: P, phGraph: P) -> i32 => [hStream, 0, capture_phase::END];
     cuStreamGetAttribute: 4 Other abi 11000 (hStream: P, attr: i32, value_out: P) -> i32 => [0, 0, 0];

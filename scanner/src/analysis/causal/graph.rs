@@ -1,0 +1,517 @@
+//! The dependency graph of one process: a partial order over its host calls and device work, each
+//! edge typed (what established it) and carrying its evidence class.
+//!
+//! Built in one walk over the outermost calls in sequence order (the order calls began), with the
+//! runtime's rules, never timestamp proximity:
+//! * **program order**: consecutive outermost calls of a thread;
+//! * **issue**: a call → the device work it issued (the device interval names the call's sequence
+//!   number: CUPTI's correlation id, or the events backend's bracket); a graph launch → each node
+//!   execution (`graph_node`);
+//! * **stream order**: each work item on a stream (in the stream's generation) after the one before
+//!   it on that stream;
+//! * **event wait**: an event record of E on stream X captures X's last work item; a stream wait of S
+//!   on E makes S's next work item depend on it; a context event record captures every stream's;
+//! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's,
+//!   an event sync for what the event's latest record captured;
+//! * **legacy stream** (`inferred`, confidence 0.5): work on the legacy default stream and work on
+//!   other streams, each after the other's latest item — CUDA orders them when the other stream is
+//!   blocking, which the capture does not say.
+//!
+//! A work item's node is its device interval when one was recorded (the first-starting one as the
+//! item's entry, the last-ending as its exit), else its call. Handles carry generations: a stream or
+//! event destroyed and created again is a new one, so a record in one lifetime never explains a wait
+//! in the next. An edge whose source record is not in the capture — a wait on an event whose record
+//! the ring lost, device work whose call was lost — comes from an `Absent` node with `missing`
+//! evidence, so a chain through it is never complete. With a lossless ring, a wait on an event never
+//! recorded is a no-op, as in CUDA, and no edge.
+
+use crate::facts::model::{Call, ProcessTimeline};
+use crate::facts::streams::PER_THREAD_STREAM;
+use crate::util::fastmap::HashMap;
+use causeway_ring::Class;
+use serde::Serialize;
+
+/// A node: a host call (index into `ProcessTimeline::calls`), a device interval (into
+/// `ProcessTimeline::device`), or a record the capture does not have (into `Graph::absent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Node {
+    Call(usize),
+    Work(usize),
+    Absent(usize),
+}
+
+/// What established an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    ProgramOrder,
+    Issue,
+    GraphNode,
+    StreamOrder,
+    EventWait,
+    ContextEvent,
+    HostWait,
+    LegacyStream,
+    Handoff,
+}
+
+impl EdgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::ProgramOrder => "program_order",
+            EdgeKind::Issue => "issue",
+            EdgeKind::GraphNode => "graph_node",
+            EdgeKind::StreamOrder => "stream_order",
+            EdgeKind::EventWait => "event_wait",
+            EdgeKind::ContextEvent => "context_event",
+            EdgeKind::HostWait => "host_wait",
+            EdgeKind::LegacyStream => "legacy_stream",
+            EdgeKind::Handoff => "handoff",
+        }
+    }
+}
+
+/// How an edge is known.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "class")]
+pub enum Evidence {
+    /// The runtime's semantics establish it (stream order, events, correlation ids).
+    Explicit,
+    /// The program declared it, or the capture saw it directly (a work-token handoff).
+    Observed,
+    /// Consistent with times and state, unproven; never promoted.
+    Inferred { confidence: f32 },
+    /// A record the edge needs is not in the capture.
+    Missing,
+}
+
+impl Evidence {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Evidence::Explicit => "explicit",
+            Evidence::Observed => "observed",
+            Evidence::Inferred { .. } => "inferred",
+            Evidence::Missing => "missing",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Edge {
+    pub from: Node,
+    pub to: Node,
+    pub kind: EdgeKind,
+    pub evidence: Evidence,
+}
+
+/// One process's graph: its edges, grouped by the node they lead to.
+pub struct Graph<'t> {
+    pub p: &'t ProcessTimeline,
+    pub edges: Vec<Edge>,
+    /// What each `Node::Absent` stands for.
+    pub absent: Vec<String>,
+    /// `edges` indices by target node (`slot`), as offsets: the edges into slot k are
+    /// `by_target[start[k]..start[k + 1]]`.
+    start: Vec<u32>,
+    by_target: Vec<u32>,
+    /// Each call's device intervals (indices into `device`), by call index.
+    spans_of: Vec<Vec<u32>>,
+}
+
+/// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
+/// generation.
+type StreamGen = ((u64, u32), u64);
+
+/// What an event record captured: the work items (call indices) its wait depends on.
+struct Record {
+    items: Vec<usize>,
+    kind: EdgeKind,
+}
+
+impl<'t> Graph<'t> {
+    pub fn build(p: &'t ProcessTimeline) -> Graph<'t> {
+        let mut b = Builder {
+            p,
+            edges: Vec::new(),
+            absent: Vec::new(),
+            spans_of: vec![Vec::new(); p.calls.len()],
+        };
+        b.issue_edges();
+        b.walk();
+        let Builder {
+            edges,
+            absent,
+            spans_of,
+            ..
+        } = b;
+        let mut g = Graph {
+            p,
+            edges,
+            absent,
+            start: Vec::new(),
+            by_target: Vec::new(),
+            spans_of,
+        };
+        g.index();
+        g
+    }
+
+    fn slot(&self, n: Node) -> usize {
+        match n {
+            Node::Call(i) => i,
+            Node::Work(j) => self.p.calls.len() + j,
+            Node::Absent(k) => self.p.calls.len() + self.p.device.len() + k,
+        }
+    }
+
+    fn index(&mut self) {
+        let slots = self.p.calls.len() + self.p.device.len() + self.absent.len();
+        let mut count = vec![0u32; slots + 1];
+        for e in &self.edges {
+            count[self.slot(e.to) + 1] += 1;
+        }
+        for k in 0..slots {
+            count[k + 1] += count[k];
+        }
+        let mut next = count.clone();
+        let mut by_target = vec![0u32; self.edges.len()];
+        for (i, e) in self.edges.iter().enumerate() {
+            let s = self.slot(e.to);
+            by_target[next[s] as usize] = i as u32;
+            next[s] += 1;
+        }
+        self.start = count;
+        self.by_target = by_target;
+    }
+
+    /// The edges into `n`.
+    pub fn preds(&self, n: Node) -> impl Iterator<Item = &Edge> + '_ {
+        let s = self.slot(n);
+        self.by_target[self.start[s] as usize..self.start[s + 1] as usize]
+            .iter()
+            .map(move |&i| &self.edges[i as usize])
+    }
+
+    /// The device intervals call `i` issued.
+    pub fn spans_of(&self, i: usize) -> &[u32] {
+        &self.spans_of[i]
+    }
+
+    /// The call with sequence number `seq`.
+    pub fn call_of_seq(&self, seq: u64) -> Option<usize> {
+        self.p.calls.binary_search_by_key(&seq, |c| c.seq).ok()
+    }
+
+    /// When a node's time begins and ends (host nanoseconds); an absent node has none.
+    pub fn times(&self, n: Node) -> Option<(u64, u64)> {
+        match n {
+            Node::Call(i) => {
+                let c = &self.p.calls[i];
+                Some((c.begin_ns, c.end_ns.unwrap_or(c.begin_ns)))
+            }
+            Node::Work(j) => {
+                let d = &self.p.device[j];
+                Some((d.begin_ns, d.end_ns.max(d.begin_ns)))
+            }
+            Node::Absent(_) => None,
+        }
+    }
+
+    /// A short description of a node for the user.
+    pub fn describe(&self, n: Node) -> String {
+        match n {
+            Node::Call(i) => {
+                let c = &self.p.calls[i];
+                format!("call {} (seq {}, thread {})", c.api, c.seq, c.tid)
+            }
+            Node::Work(j) => {
+                let d = &self.p.device[j];
+                let call = d
+                    .call
+                    .map_or(String::new(), |s| format!(", issued by seq {s}"));
+                format!(
+                    "{} {} on {}{call}",
+                    d.kind,
+                    d.name,
+                    self.p.stream_label(&d.stream)
+                )
+            }
+            Node::Absent(k) => self.absent[k].clone(),
+        }
+    }
+}
+
+struct Builder<'t> {
+    p: &'t ProcessTimeline,
+    edges: Vec<Edge>,
+    absent: Vec<String>,
+    spans_of: Vec<Vec<u32>>,
+}
+
+fn per_thread_name(api: &str) -> bool {
+    api.ends_with("_ptsz") || api.ends_with("_ptds")
+}
+
+/// The stream key of a stream-ordered call, by the waits' rule (`facts::streams::stream_key`).
+fn key_of(c: &Call) -> (u64, u32) {
+    let s = c.stream.unwrap_or(0);
+    if s == PER_THREAD_STREAM || (s == 0 && per_thread_name(&c.api)) {
+        (PER_THREAD_STREAM, c.tid)
+    } else {
+        (s, 0)
+    }
+}
+
+fn class_of(c: &Call) -> Option<Class> {
+    c.class.map(|name| {
+        (0..=u8::MAX)
+            .map(Class::from_u8)
+            .find(|k| k.name() == name)
+            .unwrap_or(Class::Other)
+    })
+}
+
+impl Builder<'_> {
+    fn edge(&mut self, from: Node, to: Node, kind: EdgeKind, evidence: Evidence) {
+        if from != to {
+            self.edges.push(Edge {
+                from,
+                to,
+                kind,
+                evidence,
+            });
+        }
+    }
+
+    fn absent(&mut self, what: String) -> Node {
+        self.absent.push(what);
+        Node::Absent(self.absent.len() - 1)
+    }
+
+    /// Call → device work, by the interval's issuing sequence number; work whose call the capture
+    /// lost comes from an absent node.
+    fn issue_edges(&mut self) {
+        let p = self.p;
+        for (j, d) in p.device.iter().enumerate() {
+            let i = d
+                .call
+                .and_then(|s| p.calls.binary_search_by_key(&s, |c| c.seq).ok());
+            match i {
+                Some(i) => {
+                    self.spans_of[i].push(j as u32);
+                    let kind = if p.calls[i].class == Some("graph_launch") {
+                        EdgeKind::GraphNode
+                    } else {
+                        EdgeKind::Issue
+                    };
+                    self.edge(Node::Call(i), Node::Work(j), kind, Evidence::Explicit);
+                }
+                None => {
+                    let what = match d.call {
+                        Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
+                        None => "the call that issued it: not tied to any (no correlation)".into(),
+                    };
+                    let a = self.absent(what);
+                    self.edge(a, Node::Work(j), EdgeKind::Issue, Evidence::Missing);
+                }
+            }
+        }
+        for (i, spans) in self.spans_of.iter_mut().enumerate() {
+            let _ = i;
+            spans.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
+        }
+    }
+
+    /// Where a work item's dependencies enter: its first device interval, else its call.
+    fn entry(&self, i: usize) -> Node {
+        self.spans_of[i]
+            .first()
+            .map_or(Node::Call(i), |&j| Node::Work(j as usize))
+    }
+
+    /// What a work item's dependents wait for: its last-ending device interval, else its call.
+    fn exit(&self, i: usize) -> Node {
+        self.spans_of[i]
+            .iter()
+            .max_by_key(|&&j| (self.p.device[j as usize].end_ns, j))
+            .map_or(Node::Call(i), |&j| Node::Work(j as usize))
+    }
+
+    fn walk(&mut self) {
+        let p = self.p;
+        let mut last_on_thread: HashMap<u32, usize> = HashMap::default();
+        let mut stream_gen: HashMap<(u64, u32), u64> = HashMap::default();
+        let mut event_gen: HashMap<u64, u64> = HashMap::default();
+        let mut last_item: HashMap<StreamGen, usize> = HashMap::default();
+        let mut records: HashMap<(u64, u64), Record> = HashMap::default();
+        // Dependencies a stream's next work item takes on (from stream waits).
+        let mut waits_for: HashMap<StreamGen, Vec<(Node, EdgeKind, Evidence)>> = HashMap::default();
+        let mut capturing: HashMap<(u64, u32), ()> = HashMap::default();
+        let legacy: (u64, u32) = (0, 0);
+        for (i, c) in p.calls.iter().enumerate() {
+            if c.depth != 0 {
+                continue;
+            }
+            if let Some(prev) = last_on_thread.insert(c.tid, i) {
+                self.edge(
+                    Node::Call(prev),
+                    Node::Call(i),
+                    EdgeKind::ProgramOrder,
+                    Evidence::Explicit,
+                );
+            }
+            let ok = c.end_ns.is_some() && c.result == 0;
+            let Some(class) = class_of(c) else { continue };
+            if !ok {
+                continue;
+            }
+            let key = key_of(c);
+            let sg = |stream_gen: &HashMap<(u64, u32), u64>, key| {
+                (key, stream_gen.get(&key).copied().unwrap_or(0))
+            };
+            match class {
+                Class::Capture => {
+                    if c.api.contains("Begin") {
+                        capturing.insert(key, ());
+                    } else if c.api.contains("End") {
+                        capturing.remove(&key);
+                    }
+                }
+                k if k.issues_work() => {
+                    if capturing.contains_key(&key) {
+                        continue;
+                    }
+                    let s = sg(&stream_gen, key);
+                    let to = self.entry(i);
+                    if let Some(&prev) = last_item.get(&s) {
+                        let from = self.exit(prev);
+                        self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                    }
+                    for (from, kind, ev) in waits_for.remove(&s).unwrap_or_default() {
+                        self.edge(from, to, kind, ev);
+                    }
+                    // The legacy default stream and blocking streams order each other; whether a
+                    // stream is blocking is not in the capture.
+                    let inferred = Evidence::Inferred { confidence: 0.5 };
+                    if key == legacy {
+                        let others: Vec<usize> = last_item
+                            .iter()
+                            .filter(|((k, _), _)| *k != legacy && k.0 != PER_THREAD_STREAM)
+                            .map(|(_, &it)| it)
+                            .collect();
+                        for it in others {
+                            let from = self.exit(it);
+                            self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                        }
+                    } else if key.0 != PER_THREAD_STREAM {
+                        let l = sg(&stream_gen, legacy);
+                        if let Some(&it) = last_item.get(&l) {
+                            if last_item.get(&s).is_none_or(|&prev| prev < it) {
+                                let from = self.exit(it);
+                                self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                            }
+                        }
+                    }
+                    last_item.insert(s, i);
+                }
+                Class::Stream if c.api.contains("Destroy") => {
+                    *stream_gen.entry(key).or_default() += 1;
+                }
+                Class::Event if c.api.contains("Destroy") => {
+                    if let Some(e) = c.handle {
+                        *event_gen.entry(e).or_default() += 1;
+                    }
+                }
+                Class::EventRecord if !capturing.contains_key(&key) => {
+                    let Some(e) = c.handle else { continue };
+                    let g = event_gen.get(&e).copied().unwrap_or(0);
+                    let s = sg(&stream_gen, key);
+                    let items = last_item.get(&s).into_iter().copied().collect();
+                    records.insert(
+                        (e, g),
+                        Record {
+                            items,
+                            kind: EdgeKind::EventWait,
+                        },
+                    );
+                }
+                Class::CtxEventRecord => {
+                    let Some(e) = c.handle else { continue };
+                    let g = event_gen.get(&e).copied().unwrap_or(0);
+                    let mut items: Vec<usize> = last_item.values().copied().collect();
+                    items.sort_unstable();
+                    records.insert(
+                        (e, g),
+                        Record {
+                            items,
+                            kind: EdgeKind::ContextEvent,
+                        },
+                    );
+                }
+                Class::StreamWait if !capturing.contains_key(&key) => {
+                    let Some(e) = c.handle else { continue };
+                    let g = event_gen.get(&e).copied().unwrap_or(0);
+                    let s = sg(&stream_gen, key);
+                    let deps = self.record_deps(&records, e, g, "stream wait");
+                    waits_for.entry(s).or_default().extend(deps);
+                }
+                Class::EventSync => {
+                    let Some(e) = c.handle else { continue };
+                    let g = event_gen.get(&e).copied().unwrap_or(0);
+                    for (from, _, ev) in self.record_deps(&records, e, g, "event sync") {
+                        self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
+                    }
+                }
+                Class::Sync => {
+                    let device_wide = c.stream.unwrap_or(0) == 0
+                        && !per_thread_name(&c.api)
+                        && !c.api.contains("Stream");
+                    let items: Vec<usize> = if device_wide {
+                        let mut v: Vec<usize> = last_item.values().copied().collect();
+                        v.sort_unstable();
+                        v
+                    } else {
+                        last_item
+                            .get(&sg(&stream_gen, key))
+                            .into_iter()
+                            .copied()
+                            .collect()
+                    };
+                    for it in items {
+                        let from = self.exit(it);
+                        self.edge(from, Node::Call(i), EdgeKind::HostWait, Evidence::Explicit);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// What a wait on event `e` (generation `g`) depends on: the latest record's items; a record the
+    /// ring may have lost, as an absent node; nothing for an event never recorded in a lossless ring.
+    fn record_deps(
+        &mut self,
+        records: &HashMap<(u64, u64), Record>,
+        e: u64,
+        g: u64,
+        what: &str,
+    ) -> Vec<(Node, EdgeKind, Evidence)> {
+        match records.get(&(e, g)) {
+            Some(r) => r
+                .items
+                .iter()
+                .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
+                .collect(),
+            None if self.p.loss.any() => {
+                let l = self.p.loss;
+                let a = self.absent(format!(
+                    "the record of event {e:#x} this {what} waits on: not in the capture (the ring \
+                     dropped {}, overwrote {} and lost {} torn entries)",
+                    l.dropped, l.overwritten, l.torn
+                ));
+                vec![(a, EdgeKind::EventWait, Evidence::Missing)]
+            }
+            None => Vec::new(),
+        }
+    }
+}

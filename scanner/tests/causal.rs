@@ -1,0 +1,378 @@
+//! The causal graph and `why` on timelines built in code, one cause injected at a known place each:
+//! a host gap before a launch, a cross-stream event wait, an unrelated kernel hogging the device, a
+//! lost event record, a reused event handle, a sync waiting for a long kernel, a slow step. The
+//! answers — cause, chain, completeness — are worked out by hand.
+
+use causeway_scanner::analysis::causal::graph::{EdgeKind, Evidence, Graph, Node};
+use causeway_scanner::analysis::causal::why::{why, Target, SLACK_NS};
+use causeway_scanner::facts::model::{
+    Call, DeviceSpan, Loss, ProcessTimeline, Range, StreamId, Timeline,
+};
+
+const TID: u32 = 7;
+const A: u64 = 0xa000;
+const B: u64 = 0xb000;
+const E: u64 = 0xe000;
+
+/// A process built call by call: sequence numbers follow the order calls are added.
+struct P {
+    p: ProcessTimeline,
+}
+
+impl P {
+    fn new() -> P {
+        P {
+            p: ProcessTimeline {
+                ring: "h-42-1-0".into(),
+                symbols: Default::default(),
+                pid: 42,
+                ppid: 1,
+                exe: "/usr/bin/app".into(),
+                host: "h".into(),
+                threads: vec![TID],
+                calls: Vec::new(),
+                ranges: Vec::new(),
+                marks: Vec::new(),
+                device: Vec::new(),
+                unplaced_device: 0,
+                backend: "cupti".into(),
+                stream_names: Default::default(),
+                loss: Loss::default(),
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &mut self,
+        api: &str,
+        class: &'static str,
+        b: u64,
+        e: u64,
+        stream: Option<u64>,
+        handle: Option<u64>,
+    ) -> u64 {
+        let seq = self.p.calls.len() as u64 * 2; // sequence numbers need not be dense
+        self.p.calls.push(Call {
+            seq,
+            tid: TID,
+            api: api.into(),
+            layer: "runtime",
+            class: Some(class),
+            begin_ns: b,
+            end_ns: Some(e),
+            depth: 0,
+            result: 0,
+            stream,
+            kernel: None,
+            handle,
+        });
+        seq
+    }
+
+    /// A launch on `stream` over [b, b+100] whose kernel `name` ran over [k0, k1].
+    fn launch(&mut self, stream: u64, b: u64, name: &str, k0: u64, k1: u64) -> u64 {
+        let seq = self.call("cudaLaunchKernel", "launch", b, b + 100, Some(stream), None);
+        self.p.device.push(DeviceSpan {
+            kind: "kernel",
+            name: name.into(),
+            begin_ns: k0,
+            end_ns: k1,
+            bound_ns: 0,
+            stream: StreamId::Handle(stream),
+            call: Some(seq),
+            bytes: 0,
+        });
+        seq
+    }
+
+    fn record(&mut self, event: u64, stream: u64, b: u64) -> u64 {
+        self.call(
+            "cudaEventRecord",
+            "event_record",
+            b,
+            b + 50,
+            Some(stream),
+            Some(event),
+        )
+    }
+
+    fn wait(&mut self, stream: u64, event: u64, b: u64) -> u64 {
+        self.call(
+            "cudaStreamWaitEvent",
+            "stream_wait",
+            b,
+            b + 50,
+            Some(stream),
+            Some(event),
+        )
+    }
+
+    fn sync(&mut self, stream: u64, b: u64, e: u64) -> u64 {
+        self.call("cudaStreamSynchronize", "sync", b, e, Some(stream), None)
+    }
+
+    fn timeline(mut self) -> Timeline {
+        self.p.device.sort_by_key(|d| (d.begin_ns, d.end_ns));
+        self.p.ranges.sort_by_key(|r| (r.begin_ns, r.tid, r.level));
+        Timeline {
+            processes: vec![self.p],
+        }
+    }
+}
+
+fn kernel(name: &str, k: usize) -> Target {
+    Target::Kernel {
+        name: name.into(),
+        k: Some(k),
+    }
+}
+
+fn edges(w: &causeway_scanner::analysis::causal::why::Why) -> Vec<&str> {
+    w.chain.iter().map(|l| l.edge).collect()
+}
+
+#[test]
+fn a_host_gap_before_a_launch_is_the_hosts() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "k", 1_200, 2_000);
+    // The thread does something else for ~0.5 ms before the next launch.
+    p.launch(A, 500_000, "k", 500_200, 501_000);
+    p.launch(A, 501_100, "k", 501_300, 502_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("k", 2)).unwrap();
+    assert_eq!(w.cause, "host", "{w:#?}");
+    assert!(
+        w.detail.contains("made no call for 498900 ns"),
+        "{}",
+        w.detail
+    );
+    assert_eq!(edges(&w), ["issue", "program_order"]);
+    assert!(w.complete);
+    assert_eq!(w.chain[0].delay_ns, 200);
+    assert_eq!(w.phases.start_ns, Some(500_200));
+    assert_eq!(w.phases.issue_ns, Some(500_000));
+    // Launch-to-start latency 200 against a median of 200: not late by that baseline.
+    assert_eq!(w.late_ns, Some(0));
+}
+
+#[test]
+fn a_cross_stream_event_wait_is_a_dependency_and_the_chain_follows_it() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "long", 1_200, 300_000);
+    p.record(E, A, 1_300);
+    p.wait(B, E, 1_400);
+    p.launch(B, 1_500, "consumer", 300_050, 301_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert_eq!(w.cause, "dependency", "{w:#?}");
+    assert!(w.detail.contains("kernel long"), "{}", w.detail);
+    assert_eq!(w.chain[0].edge, "event_wait");
+    assert_eq!(w.chain[0].evidence, "explicit");
+    assert_eq!(w.chain[0].delay_ns, 50);
+    // Then why `long` ran when it did: issued right before (the host's).
+    assert_eq!(w.chain[1].edge, "issue");
+    assert!(w.complete);
+}
+
+#[test]
+fn two_independent_streams_close_in_time_are_no_dependency() {
+    // Same symptom as above (consumer starts right after `long` ends), no event: the graph has no
+    // edge between them, and the wait for the device is the device's.
+    let mut p = P::new();
+    p.launch(A, 1_000, "long", 1_200, 300_000);
+    p.launch(B, 1_500, "consumer", 300_050, 301_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert_eq!(w.cause, "device", "{w:#?}");
+    assert!(w.detail.contains("kernel long"), "{}", w.detail);
+    assert_eq!(edges(&w), ["issue"]);
+    let g = Graph::build(&t.processes[0]);
+    assert!(!g.edges.iter().any(|e| e.kind == EdgeKind::EventWait));
+}
+
+#[test]
+fn an_unrelated_kernel_hogging_the_device_is_the_devices() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "hog", 1_100, 900_000);
+    p.launch(B, 2_000, "victim", 900_100, 901_000);
+    p.launch(B, 901_000, "victim", 901_300, 902_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("victim", 1)).unwrap();
+    assert_eq!(w.cause, "device", "{w:#?}");
+    assert!(w.detail.contains("hog"), "{}", w.detail);
+    assert!(w.chain[0].delay_ns as u64 > SLACK_NS);
+    // Without #K: the execution latest against the baseline is the first one.
+    let w2 = why(
+        &t,
+        &Target::Kernel {
+            name: "victim".into(),
+            k: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(w2.target, "kernel victim#1");
+    assert!(w2.late_ns.unwrap() > 0);
+}
+
+#[test]
+fn a_wait_on_a_lost_record_is_missing_and_the_chain_incomplete() {
+    let mut p = P::new();
+    // The record of E was overwritten: the ring says so.
+    p.p.loss.overwritten = 5;
+    p.wait(B, E, 1_000);
+    p.launch(B, 1_100, "consumer", 50_000, 51_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert_eq!(w.cause, "unknown", "{w:#?}");
+    assert!(!w.complete);
+    assert_eq!(w.chain[0].evidence, "missing");
+    assert!(
+        w.chain[0].what.contains("not in the capture"),
+        "{}",
+        w.chain[0].what
+    );
+    // The same program with a lossless ring: a wait on an event never recorded is a no-op.
+    let mut p = P::new();
+    p.wait(B, E, 1_000);
+    p.launch(B, 1_100, "consumer", 1_250, 2_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert!(w.complete);
+    assert_ne!(w.cause, "unknown");
+}
+
+#[test]
+fn device_work_whose_call_was_lost_is_missing() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "k", 1_200, 2_000);
+    p.p.device[0].call = Some(999_999);
+    let t = p.timeline();
+    let w = why(&t, &kernel("k", 1)).unwrap();
+    assert_eq!(w.cause, "unknown");
+    assert!(!w.complete);
+    let g = Graph::build(&t.processes[0]);
+    assert!(g
+        .preds(Node::Work(0))
+        .any(|e| e.evidence == Evidence::Missing));
+}
+
+#[test]
+fn a_reused_event_handle_never_explains_a_wait_in_its_next_lifetime() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "long", 1_200, 300_000);
+    p.record(E, A, 1_300);
+    p.call("cudaEventDestroy", "event", 1_400, 1_450, None, Some(E));
+    p.call("cudaEventCreate", "event", 1_500, 1_550, None, Some(0));
+    // Same handle, new event, never recorded: the wait is a no-op.
+    p.wait(B, E, 1_600);
+    p.launch(B, 1_700, "consumer", 1_900, 2_500);
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    assert!(!g.edges.iter().any(|e| e.kind == EdgeKind::EventWait));
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert!(!edges(&w).contains(&"event_wait"), "{w:#?}");
+    // Recorded again in the new lifetime: now it is the edge.
+    let mut p = P::new();
+    p.launch(A, 1_000, "long", 1_200, 300_000);
+    p.record(E, A, 1_300);
+    p.call("cudaEventDestroy", "event", 1_400, 1_450, None, Some(E));
+    p.launch(A, 1_500, "second", 300_100, 400_000);
+    p.record(E, A, 1_600);
+    p.wait(B, E, 1_700);
+    p.launch(B, 1_800, "consumer", 400_020, 401_000);
+    let t = p.timeline();
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert_eq!(w.cause, "dependency");
+    assert!(w.detail.contains("second"), "{}", w.detail);
+}
+
+#[test]
+fn a_sync_waited_for_the_kernel_before_it_on_its_stream() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "short", 1_200, 2_000);
+    p.launch(A, 2_100, "long", 2_300, 800_000);
+    let s = p.sync(A, 2_500, 800_010);
+    let t = p.timeline();
+    let w = why(&t, &Target::Call { pid: 42, seq: s }).unwrap();
+    assert_eq!(w.cause, "dependency", "{w:#?}");
+    assert!(w.detail.contains("kernel long"), "{}", w.detail);
+    assert_eq!(w.chain[0].edge, "host_wait");
+    assert_eq!(w.chain[0].delay_ns, 10);
+    assert!(w.complete);
+    let e = why(
+        &t,
+        &Target::Call {
+            pid: 42,
+            seq: 12345,
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("no call with sequence number 12345"), "{e}");
+}
+
+#[test]
+fn the_slowest_step_names_the_work_its_end_waited_for() {
+    let mut p = P::new();
+    for (i, k1) in [(0u64, 10_000u64), (1, 400_000), (2, 10_000)] {
+        let b = 1_000_000 * (i + 1);
+        p.p.ranges.push(Range {
+            tid: TID,
+            name: "step".into(),
+            domain: None,
+            begin_ns: b,
+            end_ns: Some(b + k1 + 1_000),
+            level: 0,
+            attrs: Default::default(),
+        });
+        p.launch(A, b + 100, &format!("k{i}"), b + 300, b + k1);
+        p.sync(A, b + 500, b + k1 + 20);
+    }
+    let t = p.timeline();
+    let w = why(
+        &t,
+        &Target::Step {
+            index: None,
+            range: None,
+        },
+    )
+    .unwrap();
+    assert!(w.target.starts_with("step 1"), "{}", w.target);
+    assert_eq!(w.cause, "dependency", "{w:#?}");
+    assert!(w.detail.contains("kernel k1"), "{}", w.detail);
+    assert!(w.late_ns.unwrap() > 300_000);
+    let e = why(
+        &t,
+        &Target::Step {
+            index: Some(9),
+            range: None,
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("no step 9"), "{e}");
+}
+
+#[test]
+fn targets_parse_and_say_what_is_wrong() {
+    assert_eq!(
+        Target::kernel("gemm#3").unwrap(),
+        Target::Kernel {
+            name: "gemm".into(),
+            k: Some(3)
+        }
+    );
+    assert_eq!(
+        Target::kernel("a#b").unwrap(),
+        Target::Kernel {
+            name: "a#b".into(),
+            k: None
+        }
+    );
+    assert!(Target::kernel("gemm#0").unwrap_err().contains("from #1"));
+    assert_eq!(
+        Target::call("12:34").unwrap(),
+        Target::Call { pid: 12, seq: 34 }
+    );
+    assert!(Target::call("1234").unwrap_err().contains("PID:SEQ"));
+    assert!(Target::call("x:1").unwrap_err().contains("process id"));
+}
