@@ -125,7 +125,15 @@ pub struct Why {
     pub phases: Phases,
     /// Without work tokens, a chain ends at the process: roots are process-scoped.
     pub scope: &'static str,
+    /// What limits the answer (the device-timing backend's), if anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// The events backend's caveat: its device intervals begin when the stream reached the work.
+const EVENTS_NOTE: &str = "device times come from timing events: an interval begins when its stream \
+     reached the work, not when the work began to execute, so time queued behind other streams' work \
+     counts as the work's own and a busy device cannot be told from a long run (CUPTI's records can)";
 
 /// Opens the capture at `path` and explains `target` in it.
 pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::CaptureError> {
@@ -195,14 +203,21 @@ pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
     }
 }
 
-/// The executions (device interval indices, in start order) of kernel `name` (its shown name or
-/// its symbol).
+/// The executions (device interval indices, in start order) of kernel `name`: its shown name, its
+/// symbol, or the shown name without its parameter list (`scale` for `scale(float*, int)`).
 fn executions(p: &ProcessTimeline, name: &str) -> Vec<usize> {
+    let bare = |shown: &str| {
+        let head = shown.split('(').next().unwrap_or(shown).trim();
+        head.strip_prefix("void ").unwrap_or(head).to_string()
+    };
     let mut v: Vec<usize> = p
         .device
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.kind == "kernel" && (&*d.name == name || p.symbol_of(&d.name) == name))
+        .filter(|(_, d)| {
+            d.kind == "kernel"
+                && (&*d.name == name || p.symbol_of(&d.name) == name || bare(&d.name) == name)
+        })
         .map(|(j, _)| j)
         .collect();
     v.sort_by_key(|&j| (p.device[j].begin_ns, j));
@@ -358,6 +373,11 @@ fn new_why(g: &Graph, target: String) -> Why {
         chain: Vec::new(),
         phases: Phases::default(),
         scope: "process",
+        notes: if g.p.backend == "events" {
+            vec![EVENTS_NOTE.to_string()]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -416,22 +436,27 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>) -> (&'static str, Strin
                     ));
                     break;
                 }
+                // Issued last. The host's part: time inside the issuing call before the work
+                // started, and before the call, what the thread did (the larger is said first).
                 let in_call = start.min(submitted).saturating_sub(c.begin_ns);
-                if in_call > SLACK_NS {
-                    first.get_or_insert((
-                        "host",
-                        format!(
-                            "the issuing call {} (seq {}) spent {in_call} ns before the work started: \
-                             time inside the runtime or driver (a first use loads modules or compiles; \
-                             or the call contended)",
-                            c.api, c.seq
-                        ),
-                    ));
-                    break;
-                }
-                // Issued last: why was the call late?
                 let (text, prev) = before_call(g, ci);
-                first.get_or_insert(("host", format!("issued late: {text}")));
+                let before = prev
+                    .and_then(|p| g.times(p.from))
+                    .map_or(0, |(_, end)| c.begin_ns.saturating_sub(end));
+                let inside = format!(
+                    "the issuing call {} (seq {}) spent {in_call} ns before the work started (time \
+                     inside the runtime or driver: a first use loads modules or compiles, or the \
+                     call contended)",
+                    c.api, c.seq
+                );
+                let detail = if in_call > SLACK_NS && in_call >= before {
+                    format!("{inside}; before it, {text}")
+                } else if in_call > SLACK_NS {
+                    format!("issued late: {text}; then {inside}")
+                } else {
+                    format!("issued late: {text}")
+                };
+                first.get_or_insert(("host", detail));
                 let Some(prev) = prev else { break };
                 let Node::Call(pi) = prev.from else { break };
                 let pc = &g.p.calls[pi];
