@@ -180,6 +180,9 @@ pub struct Process {
     /// sorted by name; absent from the JSON when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untraced: Vec<Unmatched>,
+    /// The process's work tokens (`facts::tokens`); absent from the JSON when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<crate::facts::tokens::Summary>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -607,6 +610,9 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
         && process.device_intervals == 0
         && process.dropped == 0
         && process.torn == 0;
+    // One walk over the non-calls, like the NVTX tables'.
+    let tokens = crate::facts::tokens::tokens(h, d, names);
+    process.tokens = (!tokens.is_empty()).then(|| tokens.summary());
     Partial {
         process,
         decoded_totals: totals,
@@ -714,6 +720,7 @@ fn process(
         head_behind: h.head_behind,
         recorded_nothing: false,
         untraced: Vec::new(),
+        tokens: None,
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
