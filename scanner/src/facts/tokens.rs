@@ -230,46 +230,39 @@ pub struct Nvtx<'a> {
     pub verb: &'a dyn Fn(u64) -> Option<Verb>,
 }
 
-/// The tokens of one decoded ring.
+/// The tokens of one decoded ring: one walk over the non-calls, keeping only the entries tokens are
+/// made of (a capture of millions of NVTX ranges outside the token domain copies none of them).
 pub(crate) fn tokens(h: &Header, d: &Decoded, names: &Names) -> Tokens {
-    let mut domains: HashMap<u64, bool> = HashMap::default();
+    let domains = names.text_ids(TOKEN_DOMAIN);
+    // The token domain's marks and ranges, and the start ranges' ids: their attributes follow them
+    // and their ends may not name the domain (`nvtxRangeEnd`).
+    let mut owners: HashMap<u64, ()> = HashMap::default();
+    let mut ranges: HashMap<u64, ()> = HashMap::default();
     let mut wanted = Vec::new();
-    let mut any_nvtx = false;
     for (_, e) in d.rest() {
-        match e.kind {
+        let keep = match e.kind {
             Some(Kind::TokenBegin | Kind::TokenEnd | Kind::TokenHandoff | Kind::TokenAccept) => {
-                wanted.push(e)
+                true
             }
-            Some(
-                Kind::RangePush
-                | Kind::RangePop
-                | Kind::RangeStart
-                | Kind::RangeEnd
-                | Kind::Mark
-                | Kind::NvtxAttributes,
-            ) => {
-                // Attributes name their owner by sequence, not domain, and `nvtxRangeEnd` may end
-                // a domain's range without naming it: kept while any NVTX entry is in the token
-                // domain (few programs have any).
-                if matches!(e.kind, Some(Kind::NvtxAttributes | Kind::RangeEnd)) {
-                    wanted.push(e);
-                    continue;
+            _ if domains.is_empty() => false,
+            Some(Kind::NvtxAttributes) => owners.contains_key(&e.a0),
+            Some(Kind::RangeEnd) => ranges.contains_key(&e.a2) || domains.contains(&e.a1),
+            Some(Kind::RangePush | Kind::RangePop | Kind::RangeStart | Kind::Mark)
+                if domains.contains(&e.a1) =>
+            {
+                owners.insert(e.seq, ());
+                if e.kind == Some(Kind::RangeStart) {
+                    ranges.insert(e.a2, ());
                 }
-                let token = *domains
-                    .entry(e.a1)
-                    .or_insert_with(|| names.domain(e.a1).as_deref() == Some(TOKEN_DOMAIN));
-                if token {
-                    any_nvtx = true;
-                    wanted.push(e);
-                }
+                true
             }
-            _ => {}
+            _ => false,
+        };
+        if keep {
+            wanted.push(e);
         }
     }
-    if !any_nvtx {
-        wanted.retain(|e| !matches!(e.kind, Some(Kind::NvtxAttributes | Kind::RangeEnd)));
-    }
-    let is_token_domain = |id: u64| domains.get(&id).copied().unwrap_or(false);
+    let is_token_domain = |id: u64| domains.contains(&id);
     let verb = |id: u64| Verb::parse(&names.text(id));
     let nvtx = Nvtx {
         is_token_domain: &is_token_domain,
