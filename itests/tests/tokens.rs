@@ -150,7 +150,7 @@ fn check_summary(cap: &Path) {
 
 #[test]
 fn abi_tokens_cross_threads_at_every_level() {
-    for level in [1, 2, 4] {
+    for level in [1, 2, 3, 4] {
         let (out, cap) = run("abi", level);
         let (a, b) = (value(&out, "tid_a") as u32, value(&out, "tid_b") as u32);
         let s = seen(&cap);
