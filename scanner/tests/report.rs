@@ -649,6 +649,16 @@ fn work_tokens_are_summarised_per_process_from_both_forms() {
 }
 
 #[test]
+fn a_process_that_only_recorded_tokens_recorded_something() {
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.token(Kind::TokenBegin, 100, 10, 0, 1, 0, 0);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert!(!p.recorded_nothing);
+    assert_eq!(p.tokens.as_ref().map(|t| t.open_spans), Some(1));
+}
+
+#[test]
 fn a_process_without_tokens_has_no_tokens_key() {
     let b = RingBuilder::new(64, Policy::Drop);
     b.text(2, "other");

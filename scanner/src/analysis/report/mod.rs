@@ -603,16 +603,17 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
     }
     threads.absorb(&others.threads);
     let mut process = process(ring, d, &device, threads.len(), others.unknown_kind);
+    // One walk over the non-calls, like the NVTX tables'.
+    let tokens = crate::facts::tokens::tokens(h, d, names);
+    process.tokens = (!tokens.is_empty()).then(|| tokens.summary());
     // Nothing but its own start and end (a shell, a compiler a framework ran).
     process.recorded_nothing = totals.calls == 0
         && others.ranges.is_empty()
         && others.marks.is_empty()
+        && process.tokens.is_none()
         && process.device_intervals == 0
         && process.dropped == 0
         && process.torn == 0;
-    // One walk over the non-calls, like the NVTX tables'.
-    let tokens = crate::facts::tokens::tokens(h, d, names);
-    process.tokens = (!tokens.is_empty()).then(|| tokens.summary());
     Partial {
         process,
         decoded_totals: totals,
