@@ -102,6 +102,8 @@ if nm -D "$B/static_launch" | grep -E ' U (cudaLaunchKernel|cudaMemcpyAsync|cuda
 then fail "static_launch imports a public runtime launch/copy/sync/registration symbol"
 else pass "static_launch calls the runtime only through cwr_static_*"; fi
 if [ -n "$REAL" ]; then run "real_cudart $REAL" 0 dlopen=ok; fi
+run "token_prog" 0 launches=2 traced=0 cuLaunchKernel=2
+run "token_prog nvtx" 0 launches=2 traced=0 cuLaunchKernel=2
 
 # Device clock, ground-truth log and the capture/context entry points.
 run "multistream 5" 0 "multistream iterations=5 memcpy_h2d=5 sleep_200us=5 sleep_300us=5 sleep_50us=5 graph_launches=2 sleep_20us=2 sleep_40us=2 kernels=19" \

@@ -212,6 +212,19 @@ pub enum Kind {
     /// a2 = category | colour << 32 (colour only with `entry_flags::NVTX_COLOR`), result = NVTX's
     /// payload type (0: none), depth = number of extended payloads (`EXT` only).
     NvtxAttributes = 14,
+    /// A work token begins on the writing thread (`causeway_token_begin`): calls the thread makes
+    /// until the matching `TokenEnd` belong to the token. a0 = the token's high 64 bits, a1 = its low
+    /// 64 bits, a2 = 0, result = its generation (`u32` bits). Recorded at every level; api = 0.
+    TokenBegin = 15,
+    /// The token ends on the writing thread (`causeway_token_end`); fields as `TokenBegin`.
+    TokenEnd = 16,
+    /// The writing thread hands the token to another thread or queue (`causeway_token_handoff`):
+    /// fields as `TokenBegin`, a2 = `to` (a kernel thread id or a queue id the program chose; 0 = not
+    /// said).
+    TokenHandoff = 17,
+    /// The writing thread takes over a token handed off to it (`causeway_token_accept`): the token
+    /// continues on this thread until its `TokenEnd` here. Fields as `TokenBegin`.
+    TokenAccept = 18,
 }
 
 /// NVTX payload types (`nvtxPayloadType_t`; `NVTX_PAYLOAD_TYPE_EXT` from `nvToolsExtPayload.h`), as
@@ -242,6 +255,9 @@ pub mod named {
     /// An OS thread id.
     pub const THREAD: u64 = 6;
 }
+
+/// The NVTX domain whose ranges and marks carry work tokens (`docs/format.md`, "Work tokens").
+pub const TOKEN_DOMAIN: &str = "causeway.token";
 
 /// `a2` of a device anchor with no earlier anchor on its device.
 pub const NO_ELAPSED: u64 = u64::MAX;
@@ -313,6 +329,10 @@ impl Kind {
             12 => Kind::DeviceInterval,
             13 => Kind::DeviceAnchor,
             14 => Kind::NvtxAttributes,
+            15 => Kind::TokenBegin,
+            16 => Kind::TokenEnd,
+            17 => Kind::TokenHandoff,
+            18 => Kind::TokenAccept,
             _ => return None,
         })
     }

@@ -602,3 +602,72 @@ fn entries_of_an_unknown_kind_are_counted_not_dropped_silently() {
     assert_eq!((p.entries, p.unknown_kind), (4, 1));
     assert_eq!(api(&r, "cudaMemcpy").calls, 3);
 }
+
+#[test]
+fn work_tokens_are_summarised_per_process_from_both_forms() {
+    use causeway_scanner::facts::tokens::Summary;
+    let b = RingBuilder::new(256, Policy::Drop);
+    b.text(1, "causeway.token")
+        .text(2, "other")
+        .text(3, "handoff 200")
+        .text(4, "req");
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    // The ABI: 100 begins generation 2, hands off to 200 and ends; 200 accepts and never ends.
+    b.token(Kind::TokenBegin, 100, 10, 7, 8, 2, 0);
+    b.call(100, 3, 0, 11, 12, 0, 0).unwrap();
+    b.token(Kind::TokenHandoff, 100, 13, 7, 8, 2, 200);
+    b.token(Kind::TokenEnd, 100, 14, 7, 8, 2, 0);
+    b.token(Kind::TokenAccept, 200, 15, 7, 8, 2, 0);
+    // NVTX in the token domain: 300's range is token (0, 9, 1), with a handoff mark inside.
+    b.nvtx_with_payload(Kind::RangePush, 300, 20, [4, 1, 0], 9, 1);
+    b.nvtx_with_payload(Kind::Mark, 300, 21, [3, 1, 0], 9, 1);
+    b.instant(Kind::RangePop, 300, 22, 0, 1, 0);
+    // NVTX elsewhere, payloads and all: no tokens.
+    b.nvtx_with_payload(Kind::RangePush, 300, 30, [4, 2, 0], 9, 1);
+    b.instant(Kind::RangePop, 300, 31, 0, 2, 0);
+    b.nvtx_with_payload(Kind::RangeStart, 400, 32, [4, 0, 5], 9, 1);
+    b.instant(Kind::RangeEnd, 400, 33, 0, 0, 5);
+    b.nvtx_with_payload(Kind::Mark, 400, 34, [3, 0, 0], 9, 1);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert_eq!(p.unknown_kind, 0);
+    assert_eq!(
+        p.tokens,
+        Some(Summary {
+            tokens: 2,
+            spans: 3,
+            open_spans: 1,
+            handoffs: 2,
+            accepted: 1,
+            unmatched_ends: 0,
+            unmatched_accepts: 0,
+            nvtx_without_token: 0,
+        })
+    );
+    let json = serde_json::to_value(p).unwrap();
+    assert_eq!(json["tokens"]["handoffs"], 2);
+}
+
+#[test]
+fn a_process_that_only_recorded_tokens_recorded_something() {
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.token(Kind::TokenBegin, 100, 10, 0, 1, 0, 0);
+    let r = report_of(&b);
+    let p = &r.processes[0];
+    assert!(!p.recorded_nothing);
+    assert_eq!(p.tokens.as_ref().map(|t| t.open_spans), Some(1));
+}
+
+#[test]
+fn a_process_without_tokens_has_no_tokens_key() {
+    let b = RingBuilder::new(64, Policy::Drop);
+    b.text(2, "other");
+    b.api(3, "cudaMemcpy", Layer::Runtime, Class::Copy);
+    b.call(100, 3, 0, 11, 12, 0, 0).unwrap();
+    b.nvtx_with_payload(Kind::RangePush, 300, 30, [0, 2, 0], 9, 1);
+    b.instant(Kind::RangePop, 300, 31, 0, 2, 0);
+    let r = report_of(&b);
+    assert_eq!(r.processes[0].tokens, None);
+    let json = serde_json::to_value(&r.processes[0]).unwrap();
+    assert!(json.get("tokens").is_none());
+}

@@ -32,6 +32,8 @@
 //!                    hot/             recording an entry: state, guard, record
 //! ```
 //!
+//! `token.rs` (the work-token C ABI) stands beside the tower and uses only `hot/`.
+//!
 //! A layer may use every layer below it, not only the next. Inside `timing/`, the backends (`cupti/`,
 //! `events.rs`) know neither each other nor the seam above them (`timing/mod.rs`), and only the seam
 //! is visible outside; inside `intercept/`, the tables (`tables/`) name only the hook machinery
@@ -45,6 +47,7 @@
 //! - `nvtx`: hot, resolve, strings, timing
 //! - `intercept`: hot, resolve, strings, timing
 //! - `lifecycle`: hot, resolve, strings, timing, nvtx, intercept
+//! - `token`: hot
 
 // Unit tests link the crate without its load-time constructor, which leaves start-up code unused.
 #![cfg_attr(test, allow(dead_code))]
@@ -58,3 +61,4 @@ mod nvtx;
 mod resolve;
 mod strings;
 mod timing;
+mod token;

@@ -17,6 +17,10 @@ Two engines read a capture and give the same rows:
 The tables are those of ``causeway export --format parquet`` (``docs/parquet.md``): ``processes``,
 ``calls``, ``device_intervals``, ``ranges``, ``marks``, ``steps``. A capture that cannot be read
 raises ``causeway.CaptureError`` with the scanner's message, whichever engine reads it.
+
+Work tokens, for a program traced under the shim (no-ops elsewhere): ``causeway.token(hi, lo,
+generation)`` (a context manager: begin/end on this thread), ``causeway.handoff(token, to)`` and
+``causeway.accept(token)``; see ``causeway._tokens``.
 """
 
 import json as _json
@@ -25,6 +29,7 @@ import warnings as _warnings
 
 from ._errors import CaptureError
 from ._tables import SCHEMAS, TABLES, Table
+from ._tokens import Token, accept, begin, end, handoff, token, tokens_enabled
 
 try:
     from . import _native
@@ -34,7 +39,23 @@ except ImportError as _e:  # no compiled extension here: the pure-Python engine 
 else:
     _native_error = None
 
-__all__ = ["open", "Capture", "Table", "CaptureError", "ENGINES", "native_available", "TABLES", "SCHEMAS"]
+__all__ = [
+    "open",
+    "Capture",
+    "Table",
+    "CaptureError",
+    "ENGINES",
+    "native_available",
+    "TABLES",
+    "SCHEMAS",
+    "Token",
+    "token",
+    "begin",
+    "end",
+    "handoff",
+    "accept",
+    "tokens_enabled",
+]
 
 ENGINES = ("native", "python")
 

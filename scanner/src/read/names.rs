@@ -223,6 +223,18 @@ impl Names {
         }
     }
 
+    /// The ids of the text records that say exactly `s` (an NVTX domain is named by its name's id).
+    pub(crate) fn text_ids(&self, s: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .texts
+            .iter()
+            .filter(|(_, t)| &***t == s)
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     pub(crate) fn domain(&self, id: u64) -> Option<String> {
         (id != 0).then(|| self.text(id))
     }

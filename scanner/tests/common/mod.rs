@@ -285,6 +285,55 @@ impl RingBuilder {
         );
     }
 
+    /// A work-token entry as the shim's token ABI writes it (api 0, generation in `result`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn token(&self, kind: Kind, tid: u32, t: u64, hi: u64, lo: u64, generation: u32, to: u64) {
+        self.w.instant(
+            &Fields {
+                t_begin: t,
+                tid,
+                kind: kind as u8,
+                a0: hi,
+                a1: lo,
+                a2: to,
+                ..Fields::default()
+            },
+            generation as i32,
+        );
+    }
+
+    /// An NVTX entry followed by its attributes entry: a u64 `payload` and `category`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn nvtx_with_payload(
+        &self,
+        kind: Kind,
+        tid: u32,
+        t: u64,
+        a: [u64; 3],
+        payload: u64,
+        category: u32,
+    ) {
+        let f = Fields {
+            t_begin: t,
+            tid,
+            api: NVTX_API,
+            kind: kind as u8,
+            a0: a[0],
+            a1: a[1],
+            a2: a[2],
+            ..Fields::default()
+        };
+        let owner = self.w.complete(&f, t, 0).expect("room in the ring");
+        let x = Fields {
+            kind: Kind::NvtxAttributes as u8,
+            a0: owner,
+            a1: payload,
+            a2: category as u64,
+            ..f
+        };
+        self.w.instant(&x, causeway_ring::layout::nvtx_payload::U64);
+    }
+
     pub fn bytes(&self) -> &[u8] {
         let len = layout::file_size(self.capacity, STRINGS) as usize;
         // SAFETY: the u64 buffer holds at least `len` initialized bytes.

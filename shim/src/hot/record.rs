@@ -161,6 +161,30 @@ pub fn instant_seq(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) -> Option<u6
     w.complete(&f, f.t_begin, 0)
 }
 
+/// Records a work-token entry (`Kind::TokenBegin` … `Kind::TokenAccept`): a0 = hi, a1 = lo, a2 =
+/// `to` (handoffs), result = generation. Recorded at every level, like NVTX marks; api 0, since no
+/// hooked entry point made it.
+#[inline]
+pub fn token(kind: Kind, hi: u64, lo: u64, generation: u32, to: u64) {
+    let Some(w) = state::writer() else { return };
+    let t = tls();
+    if t.internal.get() {
+        return;
+    }
+    state::ensure_reserved();
+    let f = Fields {
+        t_begin: clock::ticks(),
+        tid: tid(t),
+        kind: kind as u8,
+        depth: t.depth.get(),
+        a0: hi,
+        a1: lo,
+        a2: to,
+        ..Fields::default()
+    };
+    w.complete(&f, f.t_begin, generation as i32);
+}
+
 /// What an NVTX attribute structure carried beyond its message, for the entry `owner` (see
 /// `Kind::NvtxAttributes`).
 pub struct NvtxAttributes {

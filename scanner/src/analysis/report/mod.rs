@@ -180,6 +180,9 @@ pub struct Process {
     /// sorted by name; absent from the JSON when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub untraced: Vec<Unmatched>,
+    /// The process's work tokens (`facts::tokens`); absent from the JSON when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<crate::facts::tokens::Summary>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -600,10 +603,14 @@ fn analyze_decoded(ring: &Ring, d: &Decoded, names: &Names, walked: Option<Walke
     }
     threads.absorb(&others.threads);
     let mut process = process(ring, d, &device, threads.len(), others.unknown_kind);
+    // One walk over the non-calls, like the NVTX tables'.
+    let tokens = crate::facts::tokens::tokens(h, d, names);
+    process.tokens = (!tokens.is_empty()).then(|| tokens.summary());
     // Nothing but its own start and end (a shell, a compiler a framework ran).
     process.recorded_nothing = totals.calls == 0
         && others.ranges.is_empty()
         && others.marks.is_empty()
+        && process.tokens.is_none()
         && process.device_intervals == 0
         && process.dropped == 0
         && process.torn == 0;
@@ -714,6 +721,7 @@ fn process(
         head_behind: h.head_behind,
         recorded_nothing: false,
         untraced: Vec::new(),
+        tokens: None,
         device_intervals: dev.intervals,
         associated: dev.associated,
         unassociated: dev.unassociated,
