@@ -203,3 +203,46 @@ fn a_program_without_tokens_has_no_token_summary() {
     }
     assert!(tokens::of_ring(&Capture::open(&cap).unwrap().rings().unwrap()[0]).is_empty());
 }
+
+/// `causeway why` on thread B's launch: its work arrived from thread A through the token's handoff,
+/// an `observed` edge, and the answer's scope is the token.
+#[test]
+fn why_follows_a_token_handoff_across_threads() {
+    for mode in ["abi", "nvtx"] {
+        let (out, cap) = run(mode, 2);
+        let b = value(&out, "tid_b") as u32;
+        let r = report(&cap);
+        let pid = r["processes"][0]["pid"].as_u64().unwrap();
+        // Thread B's launch: the report has no per-call rows; find its sequence number in the
+        // capture's calls through the scanner.
+        let capture = causeway_scanner::Capture::open(&cap).unwrap();
+        let rings = capture.rings().unwrap();
+        let t = causeway_scanner::facts::model::Timeline::build(&rings);
+        let launch = t.processes[0]
+            .calls
+            .iter()
+            .find(|c| c.tid == b && c.depth == 0 && c.class == Some("launch"))
+            .expect("thread B's launch");
+        let o = std::process::Command::new(cli())
+            .args(["why", "--json", "--call", &format!("{pid}:{}", launch.seq)])
+            .arg(&cap)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(w["cause"], "host", "{mode}: {w}");
+        assert!(
+            w["detail"]
+                .as_str()
+                .unwrap()
+                .contains("handed over from thread"),
+            "{mode}: {w}"
+        );
+        assert_eq!(w["chain"][0]["edge"], "handoff", "{mode}: {w}");
+        assert_eq!(w["chain"][0]["evidence"], "observed", "{mode}: {w}");
+        assert!(
+            w["scope"].as_str().unwrap().starts_with("token "),
+            "{mode}: {w}"
+        );
+    }
+}

@@ -161,7 +161,14 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
     let mut p = P::new();
     p.launch(A, 1_000, "k", 1_200, 2_000);
     // 0.5 ms without calls, then a launch call that spends 59 us inside before its kernel starts.
-    let seq = p.call("cudaLaunchKernel", "launch", 500_000, 560_000, Some(A), None);
+    let seq = p.call(
+        "cudaLaunchKernel",
+        "launch",
+        500_000,
+        560_000,
+        Some(A),
+        None,
+    );
     p.p.device.push(DeviceSpan {
         kind: "kernel",
         name: "first".into(),
@@ -175,8 +182,14 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
     let t = p.timeline();
     let w = why(&t, &kernel("first", 1)).unwrap();
     assert_eq!(w.cause, "host", "{w:#?}");
-    let gap = w.detail.find("made no call for 498900 ns").expect("the gap");
-    let inside = w.detail.find("spent 59000 ns").expect("the time inside the call");
+    let gap = w
+        .detail
+        .find("made no call for 498900 ns")
+        .expect("the gap");
+    let inside = w
+        .detail
+        .find("spent 59000 ns")
+        .expect("the time inside the call");
     assert!(gap < inside, "the larger first: {}", w.detail);
     assert_eq!(edges(&w), ["issue", "program_order"]);
 }

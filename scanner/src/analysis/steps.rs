@@ -112,10 +112,24 @@ pub struct ProcessSteps {
     pub regions: Vec<RegionSummary>,
     /// Indices into `steps` of the slowest steps by wall time, slowest first.
     pub slowest: Vec<usize>,
+    /// Why each of the slowest steps took as long as it did (`causeway why --step`), in `slowest`'s
+    /// order; filled by the views (`analysis::views`), empty elsewhere.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<StepCause>,
     /// `None` without steps.
     pub distribution: Option<Distribution>,
     /// One line each: what limits these numbers (lost entries, unplaced device work, the backend).
     pub notes: Vec<String>,
+}
+
+/// A slow step's cause, in brief (the full answer: `causeway why --step N`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StepCause {
+    pub index: usize,
+    /// `host`, `dependency`, `device` or `unknown`.
+    pub cause: &'static str,
+    pub detail: String,
+    pub complete: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -620,6 +634,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
         summary: None,
         regions: Vec::new(),
         slowest: Vec::new(),
+        causes: Vec::new(),
         distribution: None,
         notes,
     };

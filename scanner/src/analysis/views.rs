@@ -27,10 +27,16 @@ impl Views {
     pub fn build(capture: &str, t: &Timeline, o: &ViewOptions) -> Views {
         Views {
             capture: capture.to_string(),
-            steps: o
-                .steps
-                .as_ref()
-                .map(|so| t.processes.iter().map(|p| process_steps(p, so)).collect()),
+            steps: o.steps.as_ref().map(|so| {
+                t.processes
+                    .iter()
+                    .map(|p| {
+                        let mut s = process_steps(p, so);
+                        s.causes = crate::analysis::causal::why::step_causes(p, &s);
+                        s
+                    })
+                    .collect()
+            }),
             gaps: o.gaps.then(|| {
                 t.processes
                     .iter()

@@ -1073,6 +1073,19 @@ pub fn render_steps(p: &crate::analysis::steps::ProcessSteps) -> String {
         t.row(cells);
     }
     t.write(&mut out);
+    if !p.causes.is_empty() {
+        out.push_str("why (causeway why --step N for the chain):\n");
+        for c in &p.causes {
+            let _ = writeln!(
+                out,
+                "  step {}: {}{}: {}",
+                c.index,
+                c.cause,
+                if c.complete { "" } else { " (incomplete)" },
+                c.detail
+            );
+        }
+    }
 
     if let Some(d) = &p.distribution {
         out.push_str("\nSTEP TIME DISTRIBUTION (wall; equal bins from min to max)\n");

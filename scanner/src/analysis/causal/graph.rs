@@ -17,6 +17,9 @@
 //!   other streams, each after the other's latest item — CUDA orders them when the other stream is
 //!   blocking, which the capture does not say.
 //!
+//! * **handoff** (`observed`): a work token handed from one thread and accepted on another
+//!   (`facts::tokens`): the last call before the handoff → the first call after the accept.
+//!
 //! A work item's node is its device interval when one was recorded (the first-starting one as the
 //! item's entry, the last-ending as its exit), else its call. Handles carry generations: a stream or
 //! event destroyed and created again is a new one, so a record in one lifetime never explains a wait
@@ -27,6 +30,7 @@
 
 use crate::facts::model::{Call, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
+use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
 use causeway_ring::Class;
 use serde::Serialize;
@@ -130,6 +134,11 @@ struct Record {
 
 impl<'t> Graph<'t> {
     pub fn build(p: &'t ProcessTimeline) -> Graph<'t> {
+        Graph::build_with(p, None)
+    }
+
+    /// The graph with the handoffs of `tokens` (the process's work tokens) as observed edges.
+    pub fn build_with(p: &'t ProcessTimeline, tokens: Option<&Tokens>) -> Graph<'t> {
         let mut b = Builder {
             p,
             edges: Vec::new(),
@@ -138,6 +147,9 @@ impl<'t> Graph<'t> {
         };
         b.issue_edges();
         b.walk();
+        if let Some(t) = tokens {
+            b.handoffs(t);
+        }
         let Builder {
             edges,
             absent,
@@ -483,6 +495,36 @@ impl Builder<'_> {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// A token handed off and accepted: the handing thread's last call before the handoff → the
+    /// accepting thread's first call after the accept.
+    fn handoffs(&mut self, t: &Tokens) {
+        let p = self.p;
+        let outermost = |tid: u32| {
+            p.calls
+                .iter()
+                .enumerate()
+                .filter(move |(_, c)| c.tid == tid && c.depth == 0)
+        };
+        for h in &t.handoffs {
+            let Some(a) = h.accepted else { continue };
+            let from = outermost(h.from_tid)
+                .filter(|(_, c)| c.seq < h.seq)
+                .map(|(i, _)| i)
+                .last();
+            let to = outermost(a.tid)
+                .find(|(_, c)| c.seq > a.seq)
+                .map(|(i, _)| i);
+            if let (Some(f), Some(to)) = (from, to) {
+                self.edge(
+                    Node::Call(f),
+                    Node::Call(to),
+                    EdgeKind::Handoff,
+                    Evidence::Observed,
+                );
             }
         }
     }

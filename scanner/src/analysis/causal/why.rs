@@ -18,8 +18,9 @@
 //! its kernel name; for a step, the median step; for a call, the median duration of its API.
 
 use super::graph::{Edge, EdgeKind, Evidence, Graph, Node};
-use crate::analysis::steps::{process_steps, StepOptions};
+use crate::analysis::steps::{process_steps, ProcessSteps, StepCause, StepOptions};
 use crate::facts::model::{ProcessTimeline, Timeline};
+use crate::facts::tokens::{Scope, Tokens};
 use serde::Serialize;
 
 /// A predecessor that ends this close before an item starts is what the item waited for; a longer
@@ -123,8 +124,12 @@ pub struct Why {
     pub complete: bool,
     pub chain: Vec<Link>,
     pub phases: Phases,
-    /// Without work tokens, a chain ends at the process: roots are process-scoped.
-    pub scope: &'static str,
+    /// The work token the target's call belongs to, or the process when it has none: without work
+    /// tokens, roots are process-scoped.
+    pub scope: String,
+    /// The target's call (thread, sequence number): for its scope.
+    #[serde(skip)]
+    pub anchor: Option<(u32, u64)>,
     /// What limits the answer (the device-timing backend's), if anything.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -140,11 +145,38 @@ pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::
     let capture = crate::Capture::open(path)?;
     let rings = capture.rings()?;
     let t = Timeline::build(&rings);
-    why(&t, target).map_err(|e| crate::CaptureError::new(path, e))
+    let tokens: Vec<Tokens> = rings.iter().map(crate::facts::tokens::of_ring).collect();
+    why_with(&t, &tokens, target).map_err(|e| crate::CaptureError::new(path, e))
 }
 
-/// Explains `target` in the capture's timeline.
+/// Explains `target` in the capture's timeline (no work tokens).
 pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
+    why_with(t, &[], target)
+}
+
+/// Explains `target`; `tokens` are the processes' work tokens, in the timeline's process order
+/// (empty: none).
+pub fn why_with(t: &Timeline, tokens: &[Tokens], target: &Target) -> Result<Why, String> {
+    let mut w = explain(t, tokens, target)?;
+    // The scope: the token the target's (issuing) call ran under.
+    if let Some(p) = t.processes.iter().find(|p| p.pid == w.pid) {
+        if let (Some(tk), Some((tid, seq))) = (tokens_for(t, tokens, p), w.anchor) {
+            w.scope = tk.scope_at(tid, seq).label();
+        }
+    }
+    Ok(w)
+}
+
+/// The work tokens of process `p` of `t`, if any were given.
+fn tokens_for<'a>(t: &Timeline, tokens: &'a [Tokens], p: &ProcessTimeline) -> Option<&'a Tokens> {
+    t.processes
+        .iter()
+        .position(|q| std::ptr::eq(q, p))
+        .and_then(|k| tokens.get(k))
+}
+
+fn explain(t: &Timeline, tokens: &[Tokens], target: &Target) -> Result<Why, String> {
+    let tokens_of = |p: &ProcessTimeline| tokens_for(t, tokens, p);
     match target {
         Target::Call { pid, seq } => {
             let p = t
@@ -152,7 +184,7 @@ pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
                 .iter()
                 .find(|p| p.pid == *pid && p.calls.binary_search_by_key(seq, |c| c.seq).is_ok())
                 .ok_or_else(|| format!("no call with sequence number {seq} in process {pid}"))?;
-            let g = Graph::build(p);
+            let g = Graph::build_with(p, tokens_of(p));
             let i = g.call_of_seq(*seq).expect("found above");
             Ok(explain_call(&g, i))
         }
@@ -170,7 +202,7 @@ pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
                     "no device execution of a kernel named {name:?} (level 3 captures have them)"
                 )
             })?;
-            let g = Graph::build(p);
+            let g = Graph::build_with(p, tokens_of(p));
             let base = latency_baseline(&g, &runs);
             let j = match k {
                 Some(k) => *runs.get(k - 1).ok_or_else(|| {
@@ -199,7 +231,7 @@ pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
             };
             Ok(w)
         }
-        Target::Step { index, range } => explain_step(t, *index, range.clone()),
+        Target::Step { index, range } => explain_step(t, tokens, *index, range.clone()),
     }
 }
 
@@ -315,9 +347,32 @@ fn device_busy(g: &Graph, lo: u64, hi: u64, not: usize) -> String {
 /// calls; and the program-order edge, if any.
 fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
     let c = &g.p.calls[i];
+    // A handoff the thread took over after its previous call: the work arrived from another thread.
+    let handoff = g.preds(Node::Call(i)).find(|e| e.kind == EdgeKind::Handoff);
     let prev = g
         .preds(Node::Call(i))
         .find(|e| e.kind == EdgeKind::ProgramOrder);
+    if let Some(h) = handoff {
+        let h_end = g.times(h.from).map_or(0, |t| t.1);
+        let p_end = prev.and_then(|e| g.times(e.from)).map_or(0, |t| t.1);
+        if h_end >= p_end {
+            let Node::Call(hi) = h.from else {
+                unreachable!()
+            };
+            let hc = &g.p.calls[hi];
+            return (
+                format!(
+                    "its work was handed over from thread {} (after {} seq {}) {} ns before it \
+                     (a work-token handoff the program declared)",
+                    hc.tid,
+                    hc.api,
+                    hc.seq,
+                    c.begin_ns.saturating_sub(h_end)
+                ),
+                Some(h),
+            );
+        }
+    }
     let Some(e) = prev else {
         return (
             format!("it is the first call of thread {} in the capture", c.tid),
@@ -372,7 +427,8 @@ fn new_why(g: &Graph, target: String) -> Why {
         complete: true,
         chain: Vec::new(),
         phases: Phases::default(),
-        scope: "process",
+        scope: Scope::Process.label(),
+        anchor: None,
         notes: if g.p.backend == "events" {
             vec![EVENTS_NOTE.to_string()]
         } else {
@@ -385,6 +441,10 @@ fn new_why(g: &Graph, target: String) -> Why {
 fn explain_work(g: &Graph, j: usize) -> Why {
     let mut w = new_why(g, g.describe(Node::Work(j)));
     w.phases = phases_of_work(g, j);
+    w.anchor = g.p.device[j]
+        .call
+        .and_then(|s| g.call_of_seq(s))
+        .map(|i| (g.p.calls[i].tid, g.p.calls[i].seq));
     let (cause, detail) = follow(g, Node::Work(j), &mut w.chain);
     w.cause = cause;
     w.detail = detail;
@@ -524,6 +584,7 @@ fn why_sync_ended(g: &Graph, i: usize, chain: &mut Vec<Link>) -> Option<Node> {
 fn explain_call(g: &Graph, i: usize) -> Why {
     let c = &g.p.calls[i];
     let mut w = new_why(g, g.describe(Node::Call(i)));
+    w.anchor = Some((c.tid, c.seq));
     w.phases = Phases {
         issue_ns: Some(c.begin_ns),
         submitted_ns: c.end_ns,
@@ -591,7 +652,12 @@ fn explain_call(g: &Graph, i: usize) -> Why {
 }
 
 /// Why a step took as long as it did: the work its end waited for.
-fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Result<Why, String> {
+fn explain_step(
+    t: &Timeline,
+    tokens: &[Tokens],
+    index: Option<usize>,
+    range: Option<String>,
+) -> Result<Why, String> {
     let o = StepOptions {
         range: range.clone(),
         ..StepOptions::default()
@@ -610,15 +676,47 @@ fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Re
         Some(i) => i,
         None => steps.slowest.first().copied().unwrap_or(0),
     };
-    let s = steps.steps.iter().find(|s| s.index == idx).ok_or_else(|| {
-        format!(
+    if !steps.steps.iter().any(|s| s.index == idx) {
+        return Err(format!(
             "no step {idx}: the capture has steps 0 to {}",
             steps.steps.len() - 1
-        )
-    })?;
+        ));
+    }
+    let g = Graph::build_with(p, tokens_for(t, tokens, p));
+    Ok(explain_one_step(&g, &steps, idx))
+}
+
+/// The brief cause of each of a process's slowest steps (the steps view shows them).
+pub fn step_causes(p: &ProcessTimeline, steps: &ProcessSteps) -> Vec<StepCause> {
+    if steps.slowest.is_empty() {
+        return Vec::new();
+    }
     let g = Graph::build(p);
+    steps
+        .slowest
+        .iter()
+        .map(|&i| {
+            let idx = steps.steps[i].index;
+            let w = explain_one_step(&g, steps, idx);
+            StepCause {
+                index: idx,
+                cause: w.cause,
+                detail: w.detail,
+                complete: w.complete,
+            }
+        })
+        .collect()
+}
+
+/// Why step `idx` of `steps` (a process's steps view) took as long as it did.
+fn explain_one_step(g: &Graph, steps: &ProcessSteps, idx: usize) -> Why {
+    let s = steps
+        .steps
+        .iter()
+        .find(|s| s.index == idx)
+        .expect("the caller checked the index");
     let name = steps.selection.as_ref().map_or("step", |s| s.name.as_str());
-    let mut w = new_why(&g, format!("step {idx} ({name}, thread {})", s.tid));
+    let mut w = new_why(g, format!("step {idx} ({name}, thread {})", s.tid));
     let walls: Vec<u64> = steps.steps.iter().map(|s| s.wall_ns).collect();
     if let Some(b) = median(walls) {
         w.late_ns = Some(s.wall_ns as i64 - b as i64);
@@ -651,7 +749,7 @@ fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Re
     if calls.is_empty() {
         w.cause = "host";
         w.detail = "no CUDA call in the step: its time is the host's own".into();
-        return Ok(w);
+        return w;
     }
     let sync_calls: Vec<usize> = calls
         .iter()
@@ -674,7 +772,7 @@ fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Re
     if d_sync >= d_launch.max(d_other) && !sync_calls.is_empty() {
         // Its syncs grew the most: the longest one, and the work it waited for.
         let i = *sync_calls.iter().max_by_key(|&&i| dur(i)).unwrap();
-        let inner = explain_call(&g, i);
+        let inner = explain_call(g, i);
         w.chain = inner.chain;
         w.complete = inner.complete;
         w.cause = inner.cause;
@@ -700,9 +798,9 @@ fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Re
             })
             .max()
             .unwrap();
-        let (text, prev) = before_call(&g, i);
+        let (text, prev) = before_call(g, i);
         if let Some(prev) = prev {
-            w.chain.push(link(&g, prev, g.p.calls[i].begin_ns));
+            w.chain.push(link(g, prev, g.p.calls[i].begin_ns));
         }
         w.cause = "host";
         w.detail = format!(
@@ -710,5 +808,5 @@ fn explain_step(t: &Timeline, index: Option<usize>, range: Option<String>) -> Re
             g.p.calls[i].api, g.p.calls[i].seq
         );
     }
-    Ok(w)
+    w
 }
