@@ -20,7 +20,7 @@ use causeway_ring::{Policy, StrKind};
 use causeway_scanner::export::parquet;
 use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::{Capture, CaptureError, Report};
-use pyo3::exceptions::{PyKeyError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::collections::HashMap;
@@ -309,6 +309,54 @@ impl NativeCapture {
             })
             .map_err(|e| PyRuntimeError::new_err(format!("{name}: cannot write Arrow IPC: {e}")))?;
         Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The causal graph's edges (the Parquet export's `edges` table) as an Arrow IPC stream.
+    fn edges_ipc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let result = py.detach(|| -> Result<Vec<u8>, String> {
+            let rings = self.capture.rings().map_err(|e| e.to_string())?;
+            let t = Timeline::build(&rings);
+            let b = parquet::edges(&t);
+            let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())
+                .map_err(|e| e.to_string())?;
+            w.write(&b).map_err(|e| e.to_string())?;
+            w.into_inner().map_err(|e| e.to_string())
+        });
+        let bytes = result.map_err(|e| PyRuntimeError::new_err(format!("edges: {e}")))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// `causeway why --json` for one target (`step`: an index or "slowest", with `range`; `kernel`:
+    /// NAME or NAME#K; `call`: "PID:SEQ"), as JSON text.
+    #[pyo3(signature = (step=None, range=None, kernel=None, call=None))]
+    fn why_json(
+        &self,
+        py: Python<'_>,
+        step: Option<String>,
+        range: Option<String>,
+        kernel: Option<String>,
+        call: Option<String>,
+    ) -> PyResult<String> {
+        use causeway_scanner::analysis::causal::why::{from_path, Target};
+        let target = match (step, kernel, call) {
+            (Some(s), None, None) => Ok(Target::Step {
+                index: if s == "slowest" {
+                    None
+                } else {
+                    Some(s.parse().map_err(|_| {
+                        PyValueError::new_err(format!("step={s:?}: an index or \"slowest\""))
+                    })?)
+                },
+                range,
+            }),
+            (None, Some(k), None) => Target::kernel(&k),
+            (None, None, Some(c)) => Target::call(&c),
+            _ => Err("say what to explain: exactly one of step=, kernel= or call=".into()),
+        }
+        .map_err(PyValueError::new_err)?;
+        let result = py.detach(|| from_path(&self.capture.path, &target));
+        let w = result.map_err(|e| capture_error(py, &e))?;
+        serde_json::to_string(&w).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// `causeway report --json` of this capture, as JSON text.

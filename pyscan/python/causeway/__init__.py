@@ -146,6 +146,35 @@ class Capture:
         """The ``processes`` table of the export (fewer fields than ``processes``)."""
         return self.table("processes")
 
+    def _native_backend(self, what):
+        b = self._backend()
+        if hasattr(b, "edges_ipc"):
+            return b
+        if _native is None:
+            raise NotImplementedError(
+                f"{what} needs the compiled extension (causeway._native), which is not importable "
+                f"here: {_native_error}"
+            )
+        return _native.open(self.path)
+
+    def edges(self):
+        """The causal graph's typed dependencies (the Parquet export's ``edges`` table: kind,
+        evidence, confidence and both ends) as a ``pyarrow.Table``. Computed by the Rust scanner:
+        with the pure-Python engine it needs the compiled extension all the same."""
+        import pyarrow.ipc as ipc
+
+        return ipc.open_stream(self._native_backend("edges()").edges_ipc()).read_all()
+
+    def why(self, step=None, range=None, kernel=None, call=None):  # noqa: A002 - the CLI's names
+        """``causeway why --json`` as a dict: exactly one of ``step`` (an index or ``"slowest"``,
+        with ``range``), ``kernel`` (``NAME`` or ``NAME#K``) or ``call`` (``"PID:SEQ"``)."""
+        b = self._native_backend("why()")
+        return _json.loads(
+            b.why_json(
+                step=None if step is None else str(step), range=range, kernel=kernel, call=call
+            )
+        )
+
     def report(self):
         """``causeway report --json`` of this capture, as a dict. Computed by the Rust scanner: with
         the pure-Python engine it needs the compiled extension all the same."""

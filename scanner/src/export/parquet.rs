@@ -3,8 +3,9 @@
 //! dataframes (DuckDB `read_parquet`, pandas, polars). The schema, column by column, is in
 //! `docs/parquet.md`.
 //!
-//! Tables: `processes`, `calls`, `device_intervals`, `ranges`, `marks`, `steps` (each `NAME.parquet`;
-//! every table is written, empty when the capture has no such rows). Names are stored inline as Utf8
+//! Tables: `processes`, `calls`, `device_intervals`, `ranges`, `marks`, `steps`, and `edges` (the
+//! causal graph's typed dependencies, `analysis::causal::graph`) (each `NAME.parquet`; every table is
+//! written, empty when the capture has no such rows). Names are stored inline as Utf8
 //! (Parquet dictionary-encodes repeated values), so there is no separate strings table to join.
 //! Nanosecond times and durations are Int64 (CLOCK_MONOTONIC ns fit); sequence numbers, stream
 //! handles and byte counts are UInt64; pids and tids UInt32.
@@ -287,6 +288,104 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
     ]
 }
 
+/// The tables the export writes beyond `TABLES` (the Python module's tables): the causal graph's
+/// edges.
+pub const GRAPH_TABLES: [&str; 1] = ["edges"];
+
+/// The causal graph's edges of every process: each edge's type and evidence, and both ends — a call
+/// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
+/// times) or a record the capture does not have (`absent`, with what it is).
+pub fn edges(t: &Timeline) -> RecordBatch {
+    use crate::analysis::causal::graph::{Evidence, Graph, Node};
+    struct End<'a> {
+        node: &'static str,
+        seq: Option<u64>,
+        name: Option<&'a str>,
+        begin: Option<i64>,
+        end: Option<i64>,
+        what: Option<String>,
+    }
+    let mut rows = Vec::new();
+    for p in &t.processes {
+        let g = Graph::build(p);
+        let end = |n: Node| -> End {
+            match n {
+                Node::Call(i) => {
+                    let c = &p.calls[i];
+                    End {
+                        node: "call",
+                        seq: Some(c.seq),
+                        name: Some(&*c.api),
+                        begin: Some(ns(c.begin_ns)),
+                        end: c.end_ns.map(ns),
+                        what: None,
+                    }
+                }
+                Node::Work(j) => {
+                    let d = &p.device[j];
+                    End {
+                        node: "device",
+                        seq: d.call,
+                        name: Some(&*d.name),
+                        begin: Some(ns(d.begin_ns)),
+                        end: Some(ns(d.end_ns)),
+                        what: None,
+                    }
+                }
+                Node::Absent(k) => End {
+                    node: "absent",
+                    seq: None,
+                    name: None,
+                    begin: None,
+                    end: None,
+                    what: Some(g.absent[k].clone()),
+                },
+            }
+        };
+        for e in &g.edges {
+            let conf = match e.evidence {
+                Evidence::Inferred { confidence } => Some(confidence as f64),
+                _ => None,
+            };
+            rows.push((
+                p,
+                e.kind.name(),
+                e.evidence.name(),
+                conf,
+                end(e.from),
+                end(e.to),
+            ));
+        }
+    }
+    let f64s = |name: &str, v: Vec<Option<f64>>| {
+        Col(
+            Field::new(name, DataType::Float64, true),
+            Arc::new(arrow_array::Float64Array::from(v)) as ArrayRef,
+        )
+    };
+    batch(vec![
+        strs("ring", rows.iter().map(|r| r.0.ring.as_str()).collect()),
+        u32s("pid", rows.iter().map(|r| r.0.pid).collect()),
+        strs("kind", rows.iter().map(|r| r.1).collect()),
+        strs("evidence", rows.iter().map(|r| r.2).collect()),
+        f64s("confidence", rows.iter().map(|r| r.3).collect()),
+        strs("from_node", rows.iter().map(|r| r.4.node).collect()),
+        opt_u64s("from_seq", rows.iter().map(|r| r.4.seq).collect()),
+        opt_strs("from_name", rows.iter().map(|r| r.4.name).collect()),
+        opt_i64s("from_begin_ns", rows.iter().map(|r| r.4.begin).collect()),
+        opt_i64s("from_end_ns", rows.iter().map(|r| r.4.end).collect()),
+        opt_strs(
+            "from_absent",
+            rows.iter().map(|r| r.4.what.as_deref()).collect(),
+        ),
+        strs("to_node", rows.iter().map(|r| r.5.node).collect()),
+        opt_u64s("to_seq", rows.iter().map(|r| r.5.seq).collect()),
+        opt_strs("to_name", rows.iter().map(|r| r.5.name).collect()),
+        opt_i64s("to_begin_ns", rows.iter().map(|r| r.5.begin).collect()),
+        opt_i64s("to_end_ns", rows.iter().map(|r| r.5.end).collect()),
+    ])
+}
+
 /// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
 /// written.
 pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
@@ -295,7 +394,9 @@ pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut bytes = 0;
-    for (name, b) in tables(t) {
+    let mut all = tables(t);
+    all.push(("edges", edges(t)));
+    for (name, b) in all {
         let path = dir.join(format!("{name}.parquet"));
         let err = |e: &dyn std::fmt::Display| {
             ExportError(format!("{}: cannot write: {e}", path.display()))

@@ -406,11 +406,13 @@ impl Builder<'_> {
                     // stream is blocking is not in the capture.
                     let inferred = Evidence::Inferred { confidence: 0.5 };
                     if key == legacy {
-                        let others: Vec<usize> = last_item
+                        // In issue order: map order is not an order.
+                        let mut others: Vec<usize> = last_item
                             .iter()
                             .filter(|((k, _), _)| *k != legacy && k.0 != PER_THREAD_STREAM)
                             .map(|(_, &it)| it)
                             .collect();
+                        others.sort_unstable();
                         for it in others {
                             let from = self.exit(it);
                             self.edge(from, to, EdgeKind::LegacyStream, inferred);
