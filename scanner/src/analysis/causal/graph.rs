@@ -516,7 +516,7 @@ impl Builder<'_> {
             let from = outermost(h.from_tid)
                 .filter(|(_, c)| c.seq < h.seq)
                 .map(|(i, _)| i)
-                .last();
+                .next_back();
             let to = outermost(a.tid)
                 .find(|(_, c)| c.seq > a.seq)
                 .map(|(i, _)| i);
