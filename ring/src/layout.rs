@@ -489,6 +489,39 @@ impl Class {
         ];
         ALL.get(v as usize).copied().unwrap_or(Other)
     }
+    /// The class named `name` (`Class::name`), `None` for a name no class has.
+    pub fn from_name(name: &str) -> Option<Class> {
+        use Class::*;
+        Some(match name {
+            "other" => Other,
+            "launch" => Launch,
+            "copy" => Copy,
+            "memset" => Memset,
+            "sync" => Sync,
+            "event_record" => EventRecord,
+            "event_sync" => EventSync,
+            "stream_wait" => StreamWait,
+            "graph_launch" => GraphLaunch,
+            "graph" => Graph,
+            "alloc" => Alloc,
+            "free" => Free,
+            "module" => Module,
+            "stream" => Stream,
+            "capture" => Capture,
+            "host_func" => HostFunc,
+            "event" => Event,
+            "query" => Query,
+            "lookup" => Lookup,
+            "prefetch" => Prefetch,
+            "mem_op" => MemOp,
+            "stream_op" => StreamOp,
+            "ctx_event_record" => CtxEventRecord,
+            "ctx_event_wait" => CtxEventWait,
+            "name" => Name,
+            _ => return None,
+        })
+    }
+
     pub fn name(self) -> &'static str {
         use Class::*;
         match self {
@@ -634,5 +667,9 @@ mod tests {
             level: 2,
         };
         assert_eq!(ApiInfo::unpack(i.pack()), i);
+        for c in (0..=u8::MAX).map(Class::from_u8) {
+            assert_eq!(Class::from_name(c.name()), Some(c));
+        }
+        assert_eq!(Class::from_name("nonsense"), None);
     }
 }

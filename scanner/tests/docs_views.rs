@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-const VIEWS: [(&str, &str); 3] = [
+const VIEWS: [(&str, &str); 5] = [
     (
         "Steps: `causeway report --steps`, `html`",
         "src/analysis/steps.rs",
@@ -16,6 +16,11 @@ const VIEWS: [(&str, &str); 3] = [
     (
         "Two captures: `causeway compare`",
         "src/analysis/compare.rs",
+    ),
+    ("Why: `causeway why`", "src/analysis/causal/why.rs"),
+    (
+        "The dependency graph (`why`, the `edges` table)",
+        "src/analysis/causal/graph.rs",
     ),
 ];
 

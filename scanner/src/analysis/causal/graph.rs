@@ -275,12 +275,8 @@ fn key_of(c: &Call) -> (u64, u32) {
 }
 
 fn class_of(c: &Call) -> Option<Class> {
-    c.class.map(|name| {
-        (0..=u8::MAX)
-            .map(Class::from_u8)
-            .find(|k| k.name() == name)
-            .unwrap_or(Class::Other)
-    })
+    c.class
+        .map(|name| Class::from_name(name).unwrap_or(Class::Other))
 }
 
 impl Builder<'_> {
