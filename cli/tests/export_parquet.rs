@@ -179,6 +179,7 @@ fn every_table_decodes_with_the_model_s_rows_and_values() {
         [
             "calls.parquet",
             "device_intervals.parquet",
+            "edges.parquet",
             "marks.parquet",
             "processes.parquet",
             "ranges.parquet",

@@ -414,15 +414,9 @@ def struct_defs(structs_used):
             for fn, ty in fields:
                 out.append(f"    pub {rust_ident(fn)}: {ty},")
             out.append("}")
-        out.append(f"impl crate::intercept::hooks::Ret for {name} {{")
-        out.append("    fn missing(_: i32) -> Self {")
-        out.append("        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.")
-        out.append("        unsafe { std::mem::zeroed() }")
-        out.append("    }")
-        out.append("    fn code(&self) -> i32 {")
-        out.append("        0")
-        out.append("    }")
-        out.append("}")
+    zeroed = [n for n, f in structs_used.items() if not (n == "S_dim3" and not isinstance(f, tuple))]
+    if zeroed:
+        out.append(f"crate::intercept::hooks::zeroed_ret!({', '.join(zeroed)});")
     return "\n".join(out)
 
 

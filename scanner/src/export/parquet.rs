@@ -395,7 +395,7 @@ pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
         .build();
     let mut bytes = 0;
     let mut all = tables(t);
-    all.push(("edges", edges(t)));
+    all.push((GRAPH_TABLES[0], edges(t)));
     for (name, b) in all {
         let path = dir.join(format!("{name}.parquet"));
         let err = |e: &dyn std::fmt::Display| {
@@ -542,7 +542,9 @@ fn table_files() -> Vec<String> {
         processes: Vec::new(),
     })
     .into_iter()
-    .map(|(name, _)| format!("{name}.parquet"))
+    .map(|(name, _)| name)
+    .chain(GRAPH_TABLES)
+    .map(|name| format!("{name}.parquet"))
     .collect()
 }
 

@@ -585,13 +585,7 @@ pub(crate) fn analyze(
             staged.flush(&mut pending, &mut spare);
         }
         match class {
-            Class::Launch
-            | Class::Copy
-            | Class::Memset
-            | Class::GraphLaunch
-            | Class::Prefetch
-            | Class::MemOp
-            | Class::StreamOp => {
+            k if k.issues_work() => {
                 if captures.capturing(&e) {
                     continue;
                 }

@@ -191,6 +191,23 @@ impl Ret for P {
     }
 }
 
+/// `Ret` for structs returned or passed by value (plain C data): missing is all zeroes, the entry's
+/// result 0.
+macro_rules! zeroed_ret {
+    ($($t:ty),*) => {$(
+        impl $crate::intercept::hooks::Ret for $t {
+            fn missing(_: i32) -> Self {
+                // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
+                unsafe { std::mem::zeroed() }
+            }
+            fn code(&self) -> i32 {
+                0
+            }
+        }
+    )*};
+}
+pub(crate) use zeroed_ret;
+
 /// A hook whose real function cannot be found: count it and fail the call with the runtime's
 /// "not initialised" code (3 in both cudart and the driver) rather than crash; a function that
 /// returns no error code returns zero.

@@ -18,43 +18,16 @@ use causeway_ring::layout::capture_phase;
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_CUeglFrame_st([u8; 64]);
-impl crate::intercept::hooks::Ret for S_CUeglFrame_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 64 bytes, aligned to 1.
 #[repr(C, align(1))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_CUipcEventHandle_st([u8; 64]);
-impl crate::intercept::hooks::Ret for S_CUipcEventHandle_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 64 bytes, aligned to 1.
 #[repr(C, align(1))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_CUipcMemHandle_st([u8; 64]);
-impl crate::intercept::hooks::Ret for S_CUipcMemHandle_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 #[repr(C)]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
@@ -62,15 +35,12 @@ pub struct S_CUmemLocation_st {
     pub type_: i32,
     pub id: i32,
 }
-impl crate::intercept::hooks::Ret for S_CUmemLocation_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
+crate::intercept::hooks::zeroed_ret!(
+    S_CUeglFrame_st,
+    S_CUipcEventHandle_st,
+    S_CUipcMemHandle_st,
+    S_CUmemLocation_st
+);
 
 hook_table! {
     TABLE, Driver, first_id = 2000, missing = 3;

@@ -19,71 +19,26 @@ pub use crate::intercept::hooks::Dim3 as S_dim3;
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaChannelFormatDesc([u8; 20]);
-impl crate::intercept::hooks::Ret for S_cudaChannelFormatDesc {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 280 bytes, aligned to 8.
 #[repr(C, align(8))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaEglFrame_st([u8; 280]);
-impl crate::intercept::hooks::Ret for S_cudaEglFrame_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 64 bytes, aligned to 1.
 #[repr(C, align(1))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaIpcEventHandle_st([u8; 64]);
-impl crate::intercept::hooks::Ret for S_cudaIpcEventHandle_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 64 bytes, aligned to 1.
 #[repr(C, align(1))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaIpcMemHandle_st([u8; 64]);
-impl crate::intercept::hooks::Ret for S_cudaIpcMemHandle_st {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 24 bytes, aligned to 8.
 #[repr(C, align(8))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaExtent([u8; 24]);
-impl crate::intercept::hooks::Ret for S_cudaExtent {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 #[repr(C)]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
@@ -91,29 +46,20 @@ pub struct S_cudaMemLocation {
     pub type_: i32,
     pub id: i32,
 }
-impl crate::intercept::hooks::Ret for S_cudaMemLocation {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
 /// Passed in memory (more than 16 bytes): the C struct's 32 bytes, aligned to 8.
 #[repr(C, align(8))]
 #[derive(Clone, Copy)]
 #[allow(non_camel_case_types, dead_code)]
 pub struct S_cudaPitchedPtr([u8; 32]);
-impl crate::intercept::hooks::Ret for S_cudaPitchedPtr {
-    fn missing(_: i32) -> Self {
-        // SAFETY: a plain C struct of integers and pointers: all zeroes is a valid value.
-        unsafe { std::mem::zeroed() }
-    }
-    fn code(&self) -> i32 {
-        0
-    }
-}
+crate::intercept::hooks::zeroed_ret!(
+    S_cudaChannelFormatDesc,
+    S_cudaEglFrame_st,
+    S_cudaIpcEventHandle_st,
+    S_cudaIpcMemHandle_st,
+    S_cudaExtent,
+    S_cudaMemLocation,
+    S_cudaPitchedPtr
+);
 
 hook_table! {
     TABLE, Runtime, first_id = 1, missing = 3;
