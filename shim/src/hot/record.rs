@@ -166,23 +166,7 @@ pub fn instant_seq(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) -> Option<u6
 /// hooked entry point made it.
 #[inline]
 pub fn token(kind: Kind, hi: u64, lo: u64, generation: u32, to: u64) {
-    let Some(w) = state::writer() else { return };
-    let t = tls();
-    if t.internal.get() {
-        return;
-    }
-    state::ensure_reserved();
-    let f = Fields {
-        t_begin: clock::ticks(),
-        tid: tid(t),
-        kind: kind as u8,
-        depth: t.depth.get(),
-        a0: hi,
-        a1: lo,
-        a2: to,
-        ..Fields::default()
-    };
-    w.complete(&f, f.t_begin, generation as i32);
+    complete_now(kind, 0, [hi, lo, to], generation as i32);
 }
 
 /// What an NVTX attribute structure carried beyond its message, for the entry `owner` (see
@@ -227,6 +211,13 @@ pub fn nvtx_attributes(api: u16, x: &NvtxAttributes) {
 /// level, like the marks and ranges, at this thread's current call depth.
 #[inline]
 pub fn nvtx_call(api: u16, a0: u64, a1: u64, a2: u64) {
+    complete_now(Kind::Call, api, [a0, a1, a2], 0);
+}
+
+/// A complete entry of `kind` taking no time, at every level, at this thread's current call depth
+/// (work tokens, NVTX calls that are not marks or ranges).
+#[inline]
+fn complete_now(kind: Kind, api: u16, a: [u64; 3], result: i32) {
     let Some(w) = state::writer() else { return };
     let t = tls();
     if t.internal.get() {
@@ -237,12 +228,12 @@ pub fn nvtx_call(api: u16, a0: u64, a1: u64, a2: u64) {
         t_begin: clock::ticks(),
         tid: tid(t),
         api,
-        kind: Kind::Call as u8,
+        kind: kind as u8,
         depth: t.depth.get(),
-        a0,
-        a1,
-        a2,
+        a0: a[0],
+        a1: a[1],
+        a2: a[2],
         ..Fields::default()
     };
-    w.instant(&f, 0);
+    w.complete(&f, f.t_begin, result);
 }
