@@ -120,6 +120,9 @@ def main():
                     bars = len(re.findall(r'class="step-bar"', dom))
                     expect(f"{label}: a bar per step ({bars})", bars == 4)
                     expect(f"{label}: gap histogram drawn", 'class="gap-bar"' in dom)
+                    expect(f"{label}: the why panel names the slowest step's cause",
+                           re.search(r'<li><strong>step 1: (host|dependency|device|unknown)', dom)
+                           is not None)
                     expect(f"{label}: the slowest step is selected",
                            re.search(r'<option value="1"[^>]*>step 1 [^<]*slowest', dom) is not None
                            and "step 1: 5.00 \u00b5s" in dom)

@@ -132,6 +132,8 @@ pub struct StepsInfo {
     pub bound_ns: u64,
     /// Index into `steps` of the slowest step.
     pub slowest: Option<usize>,
+    /// Why the slowest steps took as long as they did (`causeway why --step N`), slowest first.
+    pub causes: Vec<crate::analysis::steps::StepCause>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -477,6 +479,10 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
             .and_then(|s| s.device.as_ref())
             .map_or(0, |d| d.bound_ns),
         slowest: ps.and_then(|s| s.slowest.first().copied()),
+        causes: match (p, ps) {
+            (Some(p), Some(ps)) => crate::analysis::causal::why::step_causes(p, ps),
+            _ => Vec::new(),
+        },
     };
 
     // Timeline.

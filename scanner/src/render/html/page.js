@@ -227,6 +227,22 @@
       fmt(G.bound_ns) + " (the largest span bound). " + uncertainty();
   }
 
+  // ---- why ------------------------------------------------------------------------------------------------
+  function whySection() {
+    var C = D.steps.causes || [], ul = $("why-list");
+    C.forEach(function (c) {
+      var li = el("li");
+      li.appendChild(el("strong", "step " + c.index + ": " + c.cause + (c.complete ? "" : " (incomplete)")));
+      li.appendChild(document.createTextNode(" \u2014 " + c.detail));
+      ul.appendChild(li);
+    });
+    if (!C.length) empty($("sec-why"), "No steps to explain.");
+    $("why-caption").textContent = "From the capture's dependency graph (program order, issue, stream order, " +
+      "event waits, host waits): host = issued late, dependency = waited for a predecessor, device = ready " +
+      "but the device was busy, unknown = a record the chain needs is not in the capture. The full chain: " +
+      "causeway why --step N.";
+  }
+
   // ---- kernels --------------------------------------------------------------------------------------------
   function kernelSection() {
     var K = D.kernels, t = $("kernel-table");
@@ -393,6 +409,7 @@
 
   headerSection();
   stepSection();
+  whySection();
   budgetSection();
   gapSection();
   kernelSection();
