@@ -687,7 +687,7 @@ fn export(
     };
     say(&format!(
         "wrote {} ({} bytes): {} process(es), {} calls, {} NVTX ranges, {} marks, {} device \
-         spans, {} call->device flows",
+         spans, {} call->device flows, {} dependency flows",
         output.display(),
         s.bytes,
         s.processes,
@@ -695,7 +695,8 @@ fn export(
         s.ranges,
         s.marks,
         s.device_spans,
-        s.flows
+        s.flows,
+        s.dependency_flows
     ));
     if s.empty_processes > 0 {
         eprintln!(

@@ -177,6 +177,41 @@ fn a_multistream_capture_exports_every_call_span_and_flow_in_both_formats() {
         }
         assert!(matches!(span.args.get("bound_ns"), Some(Value::Uint(_))));
     }
+    // The causal graph's cross-track dependencies are flows too, the same in both formats: B waits
+    // on A's event each iteration, and the host waits for the work its syncs cover.
+    let graph = causeway_scanner::analysis::causal::graph::Graph::build(p);
+    let cross = graph
+        .edges
+        .iter()
+        .filter(|e| {
+            use causeway_scanner::analysis::causal::graph::{EdgeKind as K, Node};
+            matches!(
+                e.kind,
+                K::EventWait | K::ContextEvent | K::HostWait | K::Handoff | K::LegacyStream
+            ) && !matches!(e.from, Node::Absent(_))
+        })
+        .count();
+    assert!(cross > 0);
+    assert_eq!(pf.deps.len(), cross);
+    assert_eq!(ch.deps.len(), cross);
+    let waits = ch.deps.iter().filter(|d| d.2 == "event_wait").count();
+    assert!(waits >= n, "{waits} event-wait flows for {n} iterations");
+    assert!(ch.deps.iter().all(|d| d.3
+        == format!(
+            "dependency,{}",
+            if d.2 == "legacy_stream" {
+                "inferred"
+            } else {
+                "explicit"
+            }
+        )));
+    assert_eq!(
+        pf.deps
+            .iter()
+            .filter(|d| d.2 == "event_wait (explicit)")
+            .count(),
+        waits
+    );
     let info = pf
         .instants
         .iter()

@@ -36,6 +36,8 @@ pub struct PerfettoStats {
     pub process_tracks: Vec<(i32, String)>,
     /// Flow ids, each seen exactly twice: (call slice on a host track, span slice on a device track).
     pub flows: Vec<(PSlice, PSlice)>,
+    /// The causal graph's dependency flows: (slice depended on, dependent slice, its `depends_on`).
+    pub deps: Vec<(PSlice, PSlice, String)>,
 }
 
 fn is_host_track_name(n: &str) -> bool {
@@ -131,6 +133,8 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
     let mut last_ts = 0u64;
     let mut open: HashMap<u64, Vec<(u64, &proto::TrackEvent)>> = HashMap::new();
     let mut by_flow: HashMap<u64, Vec<(char, PSlice)>> = HashMap::new();
+    // Dependency flows: started in `flow_ids`, ended in `terminating_flow_ids`.
+    let mut dep_ends: HashMap<u64, PSlice> = HashMap::new();
     for p in packets {
         let Some(Data::TrackEvent(e)) = &p.data else {
             continue;
@@ -147,7 +151,13 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
             .get(&track)
             .unwrap_or_else(|| panic!("event on undeclared track {track}"));
         let ty = e.r#type.and_then(|t| Type::try_from(t).ok());
-        assert!(e.terminating_flow_ids.is_empty());
+        if !e.terminating_flow_ids.is_empty() {
+            assert_eq!(
+                ty,
+                Some(Type::SliceBegin),
+                "terminating flows on a BEGIN only"
+            );
+        }
         match ty {
             Some(Type::SliceBegin) => {
                 assert!(matches!(k, 't' | 'h' | 'd'), "slice on a process track");
@@ -174,6 +184,13 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
                 for &f in &s.flows {
                     by_flow.entry(f).or_default().push((k, s.clone()));
                 }
+                for &f in &b.terminating_flow_ids {
+                    assert!(
+                        dep_ends.insert(f, s.clone()).is_none(),
+                        "flow {f} ends twice"
+                    );
+                }
+
                 if k == 'd' {
                     stats.device.push(s);
                 } else {
@@ -214,7 +231,26 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
             );
         }
     }
-    // 4. Flows: each id on exactly one call slice (host track) and one span slice (device track).
+    // 4. Dependency flows: one start (flow_ids) and one end (terminating_flow_ids) each; the
+    //    dependent slice names the dependency in `depends_on`.
+    let mut dep_ids: Vec<u64> = dep_ends.keys().copied().collect();
+    dep_ids.sort();
+    for id in dep_ids {
+        let to = dep_ends.remove(&id).unwrap();
+        let from = by_flow.remove(&id).unwrap_or_default();
+        assert_eq!(
+            from.len(),
+            1,
+            "dependency flow {id} starts on {} slices",
+            from.len()
+        );
+        let label = match to.args.get("depends_on") {
+            Some(Value::String(l)) => l.clone(),
+            other => panic!("dependency flow {id} ends on a slice without depends_on: {other:?}"),
+        };
+        stats.deps.push((from[0].1.clone(), to, label));
+    }
+    // 5. Flows: each id on exactly one call slice (host track) and one span slice (device track).
     let mut ids: Vec<u64> = by_flow.keys().copied().collect();
     ids.sort();
     for id in ids {
@@ -287,6 +323,8 @@ pub struct ChromeStats {
     pub instants: Vec<CEvent>,
     /// (call X event, span X event) per flow id.
     pub flows: Vec<(CEvent, CEvent)>,
+    /// The causal graph's dependency flows: (slice depended on, dependent slice, name, category).
+    pub deps: Vec<(CEvent, CEvent, String, String)>,
     /// thread name per (pid, tid), and the sort index.
     pub threads: BTreeMap<(u64, u64), (String, u64)>,
     pub processes: BTreeMap<u64, String>,
@@ -329,6 +367,8 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
     }
     let mut starts: HashMap<u64, CEvent> = HashMap::new();
     let mut finishes: HashMap<u64, CEvent> = HashMap::new();
+    let mut dep_starts: HashMap<u64, (CEvent, String, String)> = HashMap::new();
+    let mut dep_finishes: HashMap<u64, CEvent> = HashMap::new();
     let mut last_x: HashMap<(u64, u64), CEvent> = HashMap::new();
     for e in events {
         let ph = e["ph"].as_str().expect("ph");
@@ -378,8 +418,20 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
                     .get(&(pid, tid))
                     .unwrap_or_else(|| panic!("flow {id} before any slice on its thread"));
                 assert_eq!(x.ts, ev.ts, "flow {id} not at its slice's begin");
+                if e["cat"] != "flow" {
+                    // A dependency of the causal graph: named by its edge type.
+                    let cat = e["cat"].as_str().unwrap().to_string();
+                    assert!(cat.starts_with("dependency,"), "{e}");
+                    let name = e["name"].as_str().unwrap().to_string();
+                    if ph == "s" {
+                        assert!(dep_starts.insert(id, (x.clone(), name, cat)).is_none());
+                    } else {
+                        assert_eq!(e["bp"], "e");
+                        assert!(dep_finishes.insert(id, x.clone()).is_none());
+                    }
+                    continue;
+                }
                 assert_eq!(e["name"], "device work");
-                assert_eq!(e["cat"], "flow");
                 if ph == "s" {
                     assert!(host, "flow start on a device track");
                     assert!(starts.insert(id, x.clone()).is_none(), "two starts of {id}");
@@ -391,6 +443,20 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
             }
             other => panic!("unexpected phase {other}"),
         }
+    }
+    let mut dep_ids: Vec<u64> = dep_starts.keys().copied().collect();
+    dep_ids.sort();
+    assert_eq!(
+        dep_starts.len(),
+        dep_finishes.len(),
+        "unpaired dependency flows"
+    );
+    for id in dep_ids {
+        let (s, name, cat) = dep_starts.remove(&id).unwrap();
+        let f = dep_finishes
+            .remove(&id)
+            .unwrap_or_else(|| panic!("dependency flow {id} never ends"));
+        st.deps.push((s, f, name, cat));
     }
     let mut ids: Vec<u64> = starts.keys().copied().collect();
     ids.sort();

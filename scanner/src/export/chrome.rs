@@ -8,7 +8,8 @@
 //!   extra synthetic tids for slices that do not nest on their track (see the module above);
 //! * one flow per device span tied to a call: `"ph":"s"` on the call's thread at the call's begin, and
 //!   `"ph":"f"`, `"bp":"e"` on the span at its begin, both with the flow's id (unique in the file), name
-//!   `device work` and category `flow`;
+//!   `device work` and category `flow`; and one flow per dependency of the causal graph across tracks
+//!   (`super::Dep`), named by its edge type, category `dependency,<evidence>`;
 //! * `ts` and `dur` in microseconds, written with exactly three decimals so they keep the capture's
 //!   nanoseconds (a JSON number, printed from integers, never rounded through a float);
 //! * strings are JSON-escaped, and `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes too, so a kernel name
@@ -375,15 +376,45 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             flow(b, "f", pid, tid, it.begin, id);
         }
     }
+    // The causal graph's dependencies: named by edge type, categorised by evidence class.
+    for d in pl.deps_from(it.what) {
+        dep_flow(b, "s", pid, tid, it.begin, d);
+    }
+    for d in pl.deps_into(it.what) {
+        dep_flow(b, "f", pid, tid, it.begin, d);
+    }
 }
 
 fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64) {
+    flow_named(b, ph, pid, tid, ns, id, FLOW_NAME, FLOW_CAT);
+}
+
+fn dep_flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, d: &super::Dep) {
+    let cat = match d.evidence {
+        "inferred" => "dependency,inferred",
+        "observed" => "dependency,observed",
+        _ => "dependency,explicit",
+    };
+    flow_named(b, ph, pid, tid, ns, d.id, d.kind, cat);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn flow_named(
+    b: &mut Vec<u8>,
+    ph: &str,
+    pid: u32,
+    tid: u32,
+    ns: u64,
+    id: u64,
+    name: &str,
+    cat: &str,
+) {
     start(b, true, ph, pid, tid);
     key_us(b, "ts", ns);
     b.extend_from_slice(b",\"id\":");
     int(b, id);
-    key_str(b, "name", FLOW_NAME);
-    key_str(b, "cat", FLOW_CAT);
+    key_str(b, "name", name);
+    key_str(b, "cat", cat);
     if ph == "f" {
         key_str(b, "bp", "e");
     }

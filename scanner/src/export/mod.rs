@@ -12,7 +12,12 @@
 //!   range never closed end at the process's last timestamp and say `open`;
 //! * one track per device stream (named by `StreamId::label`), after the host threads: kernels, copies,
 //!   memsets and graph launches as slices on the host clock, each with its conversion bound (`bound_ns`);
-//! * one flow (arrow) from each call to each device span tied to it, by sequence number.
+//! * one flow (arrow) from each call to each device span tied to it, by sequence number;
+//! * one flow per cross-track dependency of the causal graph (`analysis::causal::graph`): event waits,
+//!   context events, host waits, work-token handoffs and (inferred) legacy-stream ordering — named by
+//!   the edge type, with its evidence class (Chrome: the flow's name and category; Perfetto: a flow
+//!   that terminates at the dependent slice, whose `depends_on` annotation says type and evidence).
+//!   Program and stream order are the tracks' own order and get no arrow.
 //!
 //! Viewers require the slices of one track to nest (a slice either contains another or is disjoint from
 //! it). Calls on one thread always nest; NVTX ranges need not (ranges of two domains may interleave, and
@@ -61,6 +66,8 @@ pub struct Summary {
     pub device_spans: usize,
     /// Call → device span arrows.
     pub flows: usize,
+    /// Dependency arrows of the causal graph (event waits, host waits, handoffs, …).
+    pub dependency_flows: usize,
     /// Extra tracks made for slices that do not nest on their thread's or stream's track.
     pub overlap_tracks: usize,
     /// Device intervals without a host time, left out.
@@ -120,7 +127,7 @@ pub fn write(
 // ---- the layout both formats share ------------------------------------------------------------------
 
 /// What a slice shows: an index into its process's `calls`, `ranges` or `device`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum What {
     Call(usize),
     Range(usize),
@@ -167,6 +174,36 @@ pub(crate) struct ProcLayout<'t> {
     pub call_flows: Vec<(usize, u64)>,
     /// The flow ending at each device span.
     pub span_flow: Vec<Option<u64>>,
+    /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
+    pub deps: Vec<Dep>,
+    deps_out: Vec<(What, usize)>,
+    deps_in: Vec<(What, usize)>,
+}
+
+/// A dependency of the causal graph drawn as a flow between two slices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dep {
+    pub id: u64,
+    pub from: What,
+    pub to: What,
+    /// The edge type (`EdgeKind::name`).
+    pub kind: &'static str,
+    /// The evidence class (`Evidence::name`).
+    pub evidence: &'static str,
+    /// "kind (evidence)": the dependent slice's `depends_on` annotation.
+    pub label: &'static str,
+}
+
+/// `depends_on`'s value for an edge type and evidence class.
+fn dep_label(kind: &str, evidence: &str) -> &'static str {
+    match (kind, evidence) {
+        ("event_wait", "explicit") => "event_wait (explicit)",
+        ("context_event", "explicit") => "context_event (explicit)",
+        ("host_wait", "explicit") => "host_wait (explicit)",
+        ("handoff", "observed") => "handoff (observed)",
+        ("legacy_stream", "inferred") => "legacy_stream (inferred)",
+        _ => "dependency",
+    }
 }
 
 pub(crate) struct Layout<'t> {
@@ -201,6 +238,7 @@ impl<'t> Layout<'t> {
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
             s.flows += pl.span_flow.iter().flatten().count();
+            s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
                 .threads
@@ -325,6 +363,43 @@ impl<'t> ProcLayout<'t> {
         // Stable: a call's flows keep their span order.
         call_flows.sort_by_key(|&(ci, _)| ci);
 
+        // Dependencies across tracks, from the causal graph, in the graph's edge order.
+        let graph = crate::analysis::causal::graph::Graph::build(p);
+        let what = |n| match n {
+            crate::analysis::causal::graph::Node::Call(i) => Some(What::Call(i)),
+            crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j)),
+            crate::analysis::causal::graph::Node::Absent(_) => None,
+        };
+        use crate::analysis::causal::graph::EdgeKind as K;
+        let mut deps = Vec::new();
+        for e in &graph.edges {
+            if !matches!(
+                e.kind,
+                K::EventWait | K::ContextEvent | K::HostWait | K::Handoff | K::LegacyStream
+            ) {
+                continue;
+            }
+            let (Some(from), Some(to)) = (what(e.from), what(e.to)) else {
+                continue;
+            };
+            let id = *next_flow;
+            *next_flow += 1;
+            deps.push(Dep {
+                id,
+                from,
+                to,
+                kind: e.kind.name(),
+                evidence: e.evidence.name(),
+                label: dep_label(e.kind.name(), e.evidence.name()),
+            });
+        }
+        let mut deps_out: Vec<(What, usize)> =
+            deps.iter().enumerate().map(|(k, d)| (d.from, k)).collect();
+        let mut deps_in: Vec<(What, usize)> =
+            deps.iter().enumerate().map(|(k, d)| (d.to, k)).collect();
+        deps_out.sort();
+        deps_in.sort();
+
         ProcLayout {
             p,
             first_ns,
@@ -333,7 +408,20 @@ impl<'t> ProcLayout<'t> {
             bound_max_ns: p.device.iter().map(|d| d.bound_ns).max().unwrap_or(0),
             call_flows,
             span_flow,
+            deps,
+            deps_out,
+            deps_in,
         }
+    }
+
+    /// The dependency flows leaving slice `w`, in edge order.
+    pub fn deps_from(&self, w: What) -> impl Iterator<Item = &Dep> + '_ {
+        run(&self.deps_out, w).map(move |k| &self.deps[k])
+    }
+
+    /// The dependency flows ending at slice `w`, in edge order.
+    pub fn deps_into(&self, w: What) -> impl Iterator<Item = &Dep> + '_ {
+        run(&self.deps_in, w).map(move |k| &self.deps[k])
     }
 
     /// Nothing to draw: no call, range, mark or device span.
@@ -385,6 +473,15 @@ impl<'t> ProcLayout<'t> {
             base
         }
     }
+}
+
+/// The indices listed for `w` in a list sorted by slice.
+fn run(list: &[(What, usize)], w: What) -> impl Iterator<Item = usize> + '_ {
+    let lo = list.partition_point(|&(x, _)| x < w);
+    list[lo..]
+        .iter()
+        .take_while(move |&&(x, _)| x == w)
+        .map(|&(_, k)| k)
 }
 
 /// Lanes for one thread's items (in begin order, enclosing first). Lane 0 gets every call and every

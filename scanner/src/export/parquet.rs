@@ -525,6 +525,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
                 .iter()
                 .map(|p| p.device.iter().filter(|d| d.call.is_some()).count())
                 .sum(),
+            dependency_flows: 0,
             overlap_tracks: 0,
             unplaced_device: t.iter().map(|p| p.unplaced_device).sum(),
             bytes,

@@ -23,6 +23,10 @@
 //!    tied to it; that span's BEGIN lists the same id, so each id appears exactly twice and the viewer
 //!    draws an arrow from the earlier slice to the later.
 //!
+//! The causal graph's cross-track dependencies (`super::Dep`) are flows too: listed in `flow_ids` on
+//! the slice depended on and in `terminating_flow_ids` on the dependent slice, which carries a
+//! `depends_on` annotation per dependency ("event_wait (explicit)", "legacy_stream (inferred)", …).
+//!
 //! Arguments are debug annotations: calls `seq`, `result`, `layer`, `kernel`, `stream` (a pointer);
 //! ranges `domain`, `level`; spans `bound_ns`, `bytes` (copies, memsets), `call_seq`, `stream`; and
 //! `open` on a call or range drawn to the process's end because it never ended.
@@ -394,9 +398,19 @@ pub const CAPTURE_EVENT: &str = "causeway capture";
 pub const FIRST_TRACK_SEQUENCE: u32 = 2;
 
 /// Annotation names, interned once: iid = position + 1.
-const ANNOTATIONS: [&str; 11] = [
-    "seq", "result", "layer", "kernel", "stream", "domain", "level", "bound_ns", "bytes",
-    "call_seq", "open",
+const ANNOTATIONS: [&str; 12] = [
+    "seq",
+    "result",
+    "layer",
+    "kernel",
+    "stream",
+    "domain",
+    "level",
+    "bound_ns",
+    "bytes",
+    "call_seq",
+    "open",
+    "depends_on",
 ];
 
 fn ann_iid(name: &str) -> u64 {
@@ -689,6 +703,11 @@ fn for_strings<'a>(
     ev: &Ev,
     mut f: impl FnMut(usize, &'a str),
 ) {
+    if let Ev::Begin(i) = *ev {
+        for d in pl.deps_into(lane[i as usize].what) {
+            f(2, d.label);
+        }
+    }
     match *ev {
         Ev::Begin(i) => match lane[i as usize].what {
             What::Call(i) => {
@@ -935,9 +954,20 @@ fn events(
                 if it.open {
                     annotation(&mut te, &mut scratch, "open", |b| uint(b, 2, 1));
                 }
+                // The causal graph's dependencies: a flow from the slice depended on, ending here.
+                for d in pl.deps_into(it.what) {
+                    annotation(&mut te, &mut scratch, "depends_on", |b| {
+                        uint(b, 17, strings.values.get(d.label))
+                    });
+                }
+                flows.extend(pl.deps_from(it.what).map(|d| d.id));
                 for f in flows {
                     key(&mut te, 47, 1);
                     te.extend_from_slice(&f.to_le_bytes());
+                }
+                for d in pl.deps_into(it.what) {
+                    key(&mut te, 48, 1);
+                    te.extend_from_slice(&d.id.to_le_bytes());
                 }
             }
             Ev::End => uint(&mut te, 9, Type::SliceEnd as u64),
