@@ -387,15 +387,33 @@ pub fn edges(t: &Timeline) -> RecordBatch {
 }
 
 /// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
-/// written.
-pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
+/// written and how many of the `edges` rows are cross-track dependencies (what the trace exports draw
+/// as dependency flows).
+pub fn write_dir(t: &Timeline, dir: &Path) -> Result<(u64, usize), ExportError> {
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut bytes = 0;
     let mut all = tables(t);
-    all.push((GRAPH_TABLES[0], edges(t)));
+    let e = edges(t);
+    let deps = {
+        let kinds = e
+            .column_by_name("kind")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .expect("edges has a Utf8 kind column");
+        kinds
+            .iter()
+            .flatten()
+            .filter(|k| {
+                matches!(
+                    *k,
+                    "event_wait" | "context_event" | "host_wait" | "handoff" | "legacy_stream"
+                )
+            })
+            .count()
+    };
+    all.push((GRAPH_TABLES[0], e));
     for (name, b) in all {
         let path = dir.join(format!("{name}.parquet"));
         let err = |e: &dyn std::fmt::Display| {
@@ -410,7 +428,7 @@ pub fn write_dir(t: &Timeline, dir: &Path) -> Result<u64, ExportError> {
         file.sync_all().map_err(|e| err(&io_problem(&e)))?;
         bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
     }
-    Ok(bytes)
+    Ok((bytes, deps))
 }
 
 /// `causeway export --format parquet`: opens `capture` and writes its tables into the directory
@@ -476,7 +494,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
         ))
     })?;
     let result = (|| -> Result<Summary, ExportError> {
-        let bytes = write_dir(&timeline, &tmp)?;
+        let (bytes, dependency_flows) = write_dir(&timeline, &tmp)?;
         if crate::util::guard::any_fault() {
             return Err(ExportError(format!(
                 "{}: not written: a ring file was truncated while it was being read",
@@ -525,7 +543,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
                 .iter()
                 .map(|p| p.device.iter().filter(|d| d.call.is_some()).count())
                 .sum(),
-            dependency_flows: 0,
+            dependency_flows,
             overlap_tracks: 0,
             unplaced_device: t.iter().map(|p| p.unplaced_device).sum(),
             bytes,
