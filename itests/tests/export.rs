@@ -184,11 +184,8 @@ fn a_multistream_capture_exports_every_call_span_and_flow_in_both_formats() {
         .edges
         .iter()
         .filter(|e| {
-            use causeway_scanner::analysis::causal::graph::{EdgeKind as K, Node};
-            matches!(
-                e.kind,
-                K::EventWait | K::ContextEvent | K::HostWait | K::Handoff | K::LegacyStream
-            ) && !matches!(e.from, Node::Absent(_))
+            use causeway_scanner::analysis::causal::graph::Node;
+            e.kind.crosses_tracks() && !matches!(e.from, Node::Absent(_))
         })
         .count();
     assert!(cross > 0);

@@ -370,13 +370,9 @@ impl<'t> ProcLayout<'t> {
             crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j)),
             crate::analysis::causal::graph::Node::Absent(_) => None,
         };
-        use crate::analysis::causal::graph::EdgeKind as K;
         let mut deps = Vec::new();
         for e in &graph.edges {
-            if !matches!(
-                e.kind,
-                K::EventWait | K::ContextEvent | K::HostWait | K::Handoff | K::LegacyStream
-            ) {
+            if !e.kind.crosses_tracks() {
                 continue;
             }
             let (Some(from), Some(to)) = (what(e.from), what(e.to)) else {

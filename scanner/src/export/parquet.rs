@@ -296,7 +296,14 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
 pub fn edges(t: &Timeline) -> RecordBatch {
+    edges_counted(t).0
+}
+
+/// `edges`, and how many of its rows the trace exports draw as dependency flows (edges across tracks
+/// between two slices: no absent end).
+fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
     use crate::analysis::causal::graph::{Evidence, Graph, Node};
+    let mut drawn = 0;
     struct End<'a> {
         node: &'static str,
         seq: Option<u64>,
@@ -343,6 +350,10 @@ pub fn edges(t: &Timeline) -> RecordBatch {
             }
         };
         for e in &g.edges {
+            let absent = |n| matches!(n, Node::Absent(_));
+            if e.kind.crosses_tracks() && !absent(e.from) && !absent(e.to) {
+                drawn += 1;
+            }
             let conf = match e.evidence {
                 Evidence::Inferred { confidence } => Some(confidence as f64),
                 _ => None,
@@ -363,7 +374,7 @@ pub fn edges(t: &Timeline) -> RecordBatch {
             Arc::new(arrow_array::Float64Array::from(v)) as ArrayRef,
         )
     };
-    batch(vec![
+    let b = batch(vec![
         strs("ring", rows.iter().map(|r| r.0.ring.as_str()).collect()),
         u32s("pid", rows.iter().map(|r| r.0.pid).collect()),
         strs("kind", rows.iter().map(|r| r.1).collect()),
@@ -383,7 +394,8 @@ pub fn edges(t: &Timeline) -> RecordBatch {
         opt_strs("to_name", rows.iter().map(|r| r.5.name).collect()),
         opt_i64s("to_begin_ns", rows.iter().map(|r| r.5.begin).collect()),
         opt_i64s("to_end_ns", rows.iter().map(|r| r.5.end).collect()),
-    ])
+    ]);
+    (b, drawn)
 }
 
 /// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
@@ -396,23 +408,7 @@ pub fn write_dir(t: &Timeline, dir: &Path) -> Result<(u64, usize), ExportError> 
         .build();
     let mut bytes = 0;
     let mut all = tables(t);
-    let e = edges(t);
-    let deps = {
-        let kinds = e
-            .column_by_name("kind")
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-            .expect("edges has a Utf8 kind column");
-        kinds
-            .iter()
-            .flatten()
-            .filter(|k| {
-                matches!(
-                    *k,
-                    "event_wait" | "context_event" | "host_wait" | "handoff" | "legacy_stream"
-                )
-            })
-            .count()
-    };
+    let (e, deps) = edges_counted(t);
     all.push((GRAPH_TABLES[0], e));
     for (name, b) in all {
         let path = dir.join(format!("{name}.parquet"));

@@ -41,10 +41,16 @@ const CAPTURE_INVALIDATED: i32 = 901;
 pub type StreamKey = (u64, u32);
 
 pub fn stream_key(e: &Entry) -> StreamKey {
-    if e.a0 == PER_THREAD_STREAM || (e.a0 == 0 && e.flags & entry_flags::PER_THREAD != 0) {
-        (PER_THREAD_STREAM, e.tid)
+    key_of(e.a0, e.tid, e.flags & entry_flags::PER_THREAD != 0)
+}
+
+/// The stream key of a call naming `stream` on thread `tid`; `per_thread`: the call is a per-thread
+/// variant (`_ptsz`/`_ptds`), whose stream 0 is the thread's own default stream.
+pub fn key_of(stream: u64, tid: u32, per_thread: bool) -> StreamKey {
+    if stream == PER_THREAD_STREAM || (stream == 0 && per_thread) {
+        (PER_THREAD_STREAM, tid)
     } else {
-        (e.a0, 0)
+        (stream, 0)
     }
 }
 

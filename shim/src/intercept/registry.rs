@@ -114,20 +114,9 @@ const ALIASES: &[(&[u8], &[u8])] = &[(b"cuGraphInstantiate", b"cuGraphInstantiat
 /// with.
 pub fn driver_variants(symbol: &[u8]) -> impl Iterator<Item = &'static Hook> + '_ {
     let alias = ALIASES.iter().find(|(s, _)| *s == symbol).map(|&(_, a)| a);
-    let of =
-        |base: &'static [u8]| run_of(&driver::TABLE, base).chain(run_of(&procaddr::TABLE, base));
-    of_static(symbol)
-        .into_iter()
-        .flat_map(of)
-        .chain(alias.into_iter().flat_map(of))
-}
-
-/// `symbol` as the static name of the first hook whose base name it is (the run's key), if any.
-fn of_static(symbol: &[u8]) -> Option<&'static [u8]> {
-    run_of(&driver::TABLE, symbol)
-        .chain(run_of(&procaddr::TABLE, symbol))
-        .next()
-        .map(|h| base_name(h.name.to_bytes()))
+    std::iter::once(symbol)
+        .chain(alias)
+        .flat_map(|base| run_of(&driver::TABLE, base).chain(run_of(&procaddr::TABLE, base)))
 }
 
 /// The hooks of a name-sorted `table` whose base name is `base`: they all start with `base`, so they

@@ -60,6 +60,20 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    /// Whether the edge joins two tracks the exports draw apart (threads, streams): every kind but
+    /// the tracks' own order (program and stream order) and a call's issue (drawn by the exports'
+    /// call → device arrows).
+    pub fn crosses_tracks(self) -> bool {
+        matches!(
+            self,
+            EdgeKind::EventWait
+                | EdgeKind::ContextEvent
+                | EdgeKind::HostWait
+                | EdgeKind::Handoff
+                | EdgeKind::LegacyStream
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             EdgeKind::ProgramOrder => "program_order",
@@ -264,14 +278,10 @@ fn per_thread_name(api: &str) -> bool {
     api.ends_with("_ptsz") || api.ends_with("_ptds")
 }
 
-/// The stream key of a stream-ordered call, by the waits' rule (`facts::streams::stream_key`).
+/// The stream key of a stream-ordered call, by the waits' rule (`facts::streams::key_of`; a call
+/// keeps its per-thread flag in its name).
 fn key_of(c: &Call) -> (u64, u32) {
-    let s = c.stream.unwrap_or(0);
-    if s == PER_THREAD_STREAM || (s == 0 && per_thread_name(&c.api)) {
-        (PER_THREAD_STREAM, c.tid)
-    } else {
-        (s, 0)
-    }
+    crate::facts::streams::key_of(c.stream.unwrap_or(0), c.tid, per_thread_name(&c.api))
 }
 
 fn class_of(c: &Call) -> Option<Class> {
@@ -324,8 +334,7 @@ impl Builder<'_> {
                 }
             }
         }
-        for (i, spans) in self.spans_of.iter_mut().enumerate() {
-            let _ = i;
+        for spans in &mut self.spans_of {
             spans.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
         }
     }

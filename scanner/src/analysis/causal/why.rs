@@ -145,18 +145,46 @@ pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::
     let capture = crate::Capture::open(path)?;
     let rings = capture.rings()?;
     let t = Timeline::build(&rings);
-    let tokens: Vec<Tokens> = rings.iter().map(crate::facts::tokens::of_ring).collect();
-    why_with(&t, &tokens, target).map_err(|e| crate::CaptureError::new(path, e))
+    why_with(&t, &TokenSource::of(&rings), target).map_err(|e| crate::CaptureError::new(path, e))
 }
 
 /// Explains `target` in the capture's timeline (no work tokens).
 pub fn why(t: &Timeline, target: &Target) -> Result<Why, String> {
-    why_with(t, &[], target)
+    why_with(t, &TokenSource::none(), target)
 }
 
 /// Explains `target`; `tokens` are the processes' work tokens, in the timeline's process order
 /// (empty: none).
-pub fn why_with(t: &Timeline, tokens: &[Tokens], target: &Target) -> Result<Why, String> {
+/// Each process's work tokens, read from its ring (the timeline's process order) only when a graph of
+/// that process is built: an answer about one process decodes no other ring a second time.
+pub struct TokenSource<'r> {
+    rings: &'r [crate::read::capture::Ring<'r>],
+    read: Vec<std::cell::OnceCell<Tokens>>,
+}
+
+impl<'r> TokenSource<'r> {
+    pub fn of(rings: &'r [crate::read::capture::Ring<'r>]) -> TokenSource<'r> {
+        TokenSource {
+            rings,
+            read: rings.iter().map(|_| std::cell::OnceCell::new()).collect(),
+        }
+    }
+
+    /// No tokens: roots are process-scoped.
+    pub fn none() -> TokenSource<'static> {
+        TokenSource {
+            rings: &[],
+            read: Vec::new(),
+        }
+    }
+
+    fn get(&self, k: usize) -> Option<&Tokens> {
+        let ring = self.rings.get(k)?;
+        Some(self.read[k].get_or_init(|| crate::facts::tokens::of_ring(ring)))
+    }
+}
+
+pub fn why_with(t: &Timeline, tokens: &TokenSource, target: &Target) -> Result<Why, String> {
     let mut w = explain(t, tokens, target)?;
     // The scope: the token the target's (issuing) call ran under.
     if let Some(p) = t.processes.iter().find(|p| p.pid == w.pid) {
@@ -168,14 +196,18 @@ pub fn why_with(t: &Timeline, tokens: &[Tokens], target: &Target) -> Result<Why,
 }
 
 /// The work tokens of process `p` of `t`, if any were given.
-fn tokens_for<'a>(t: &Timeline, tokens: &'a [Tokens], p: &ProcessTimeline) -> Option<&'a Tokens> {
+fn tokens_for<'a>(
+    t: &Timeline,
+    tokens: &'a TokenSource,
+    p: &ProcessTimeline,
+) -> Option<&'a Tokens> {
     t.processes
         .iter()
         .position(|q| std::ptr::eq(q, p))
         .and_then(|k| tokens.get(k))
 }
 
-fn explain(t: &Timeline, tokens: &[Tokens], target: &Target) -> Result<Why, String> {
+fn explain(t: &Timeline, tokens: &TokenSource, target: &Target) -> Result<Why, String> {
     let tokens_of = |p: &ProcessTimeline| tokens_for(t, tokens, p);
     match target {
         Target::Call { pid, seq } => {
@@ -263,12 +295,16 @@ fn latency(g: &Graph, j: usize) -> Option<u64> {
     Some(d.begin_ns.saturating_sub(g.p.calls[i].begin_ns))
 }
 
+/// The nearest-rank median, as the steps view states its medians.
 fn median(mut v: Vec<u64>) -> Option<u64> {
-    if v.is_empty() {
-        return None;
-    }
     v.sort_unstable();
-    Some(v[(v.len() - 1) / 2])
+    crate::util::rank::nearest_rank(&v, 50)
+}
+
+/// Whether a call is a host wait by the steps view's rule (`steps::SYNC_CLASSES`).
+fn is_sync(c: &crate::facts::model::Call) -> bool {
+    c.class
+        .is_some_and(|k| crate::analysis::steps::SYNC_CLASSES.contains(&k))
 }
 
 fn latency_baseline(g: &Graph, runs: &[usize]) -> Option<u64> {
@@ -385,7 +421,7 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
     let pc = &g.p.calls[pi];
     let pend = pc.end_ns.unwrap_or(pc.begin_ns);
     let gap = c.begin_ns.saturating_sub(pend);
-    let is_sync = matches!(pc.class, Some("sync" | "event_sync"));
+    let is_sync = is_sync(pc);
     let text = if gap > SLACK_NS || !is_sync {
         format!(
             "thread {} made no call for {gap} ns before it, after {} (seq {}) returned: host \
@@ -521,7 +557,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>) -> (&'static str, Strin
                 let Node::Call(pi) = prev.from else { break };
                 let pc = &g.p.calls[pi];
                 chain.push(link(g, prev, c.begin_ns));
-                if matches!(pc.class, Some("sync" | "event_sync")) {
+                if is_sync(pc) {
                     // Blocked in a sync: what did it wait for?
                     match why_sync_ended(g, pi, chain) {
                         Some(next) => n = next,
@@ -601,7 +637,7 @@ fn explain_call(g: &Graph, i: usize) -> Why {
         w.late_ns = Some(end.saturating_sub(c.begin_ns) as i64 - b as i64);
         w.baseline = format!("median duration of its API's {n} calls: {b} ns");
     }
-    if matches!(c.class, Some("sync" | "event_sync")) {
+    if is_sync(c) {
         match why_sync_ended(g, i, &mut w.chain) {
             Some(next @ Node::Work(j)) => {
                 let d = &g.p.device[j];
@@ -654,7 +690,7 @@ fn explain_call(g: &Graph, i: usize) -> Why {
 /// Why a step took as long as it did: the work its end waited for.
 fn explain_step(
     t: &Timeline,
-    tokens: &[Tokens],
+    tokens: &TokenSource,
     index: Option<usize>,
     range: Option<String>,
 ) -> Result<Why, String> {
@@ -754,7 +790,7 @@ fn explain_one_step(g: &Graph, steps: &ProcessSteps, idx: usize) -> Why {
     let sync_calls: Vec<usize> = calls
         .iter()
         .copied()
-        .filter(|&i| matches!(g.p.calls[i].class, Some("sync" | "event_sync")))
+        .filter(|&i| is_sync(&g.p.calls[i]))
         .collect();
     let dur = |i: usize| {
         let c = &g.p.calls[i];
