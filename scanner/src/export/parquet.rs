@@ -304,49 +304,68 @@ pub fn edges(t: &Timeline) -> RecordBatch {
 fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
     use crate::analysis::causal::graph::{Evidence, Graph, Node};
     let mut drawn = 0;
-    struct End<'a> {
-        node: &'static str,
-        seq: Option<u64>,
-        name: Option<&'a str>,
-        begin: Option<i64>,
-        end: Option<i64>,
-        what: Option<String>,
+    // One end's columns, filled edge by edge: a row tuple per edge was ~240 bytes, and faulting in
+    // that table was most of a 1 M-entry export's time.
+    #[derive(Default)]
+    struct Ends<'a> {
+        node: Vec<&'static str>,
+        seq: Vec<Option<u64>>,
+        name: Vec<Option<&'a str>>,
+        begin: Vec<Option<i64>>,
+        end: Vec<Option<i64>>,
+        what: Vec<Option<String>>,
     }
-    let mut rows = Vec::new();
-    for p in &t.processes {
-        let g = Graph::build(p);
-        let end = |n: Node| -> End {
+    type End<'a> = (
+        &'static str,
+        Option<u64>,
+        Option<&'a str>,
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+    );
+    impl<'a> Ends<'a> {
+        fn add(&mut self, (node, seq, name, begin, end, what): End<'a>) {
+            self.node.push(node);
+            self.seq.push(seq);
+            self.name.push(name);
+            self.begin.push(begin);
+            self.end.push(end);
+            self.what.push(what);
+        }
+    }
+    let graphs: Vec<_> = t.processes.iter().map(|p| (p, Graph::build(p))).collect();
+    let n: usize = graphs.iter().map(|(_, g)| g.edges.len()).sum();
+    let ends = || Ends {
+        node: Vec::with_capacity(n),
+        seq: Vec::with_capacity(n),
+        name: Vec::with_capacity(n),
+        begin: Vec::with_capacity(n),
+        end: Vec::with_capacity(n),
+        what: Vec::with_capacity(n),
+    };
+    let (mut from, mut to) = (ends(), ends());
+    let (mut ring, mut pid) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut kind, mut evidence, mut conf) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (p, g) in &graphs {
+        let end = |n: Node| -> End<'_> {
             match n {
                 Node::Call(i) => {
                     let c = &p.calls[i];
-                    End {
-                        node: "call",
-                        seq: Some(c.seq),
-                        name: Some(&*c.api),
-                        begin: Some(ns(c.begin_ns)),
-                        end: c.end_ns.map(ns),
-                        what: None,
-                    }
+                    let name: &str = &c.api;
+                    let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
+                    ("call", Some(c.seq), Some(name), Some(b), e, None)
                 }
                 Node::Work(j) => {
                     let d = &p.device[j];
-                    End {
-                        node: "device",
-                        seq: d.call,
-                        name: Some(&*d.name),
-                        begin: Some(ns(d.begin_ns)),
-                        end: Some(ns(d.end_ns)),
-                        what: None,
-                    }
+                    let name: &str = &d.name;
+                    let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
+                    ("device", d.call, Some(name), Some(b), Some(e), None)
                 }
-                Node::Absent(k) => End {
-                    node: "absent",
-                    seq: None,
-                    name: None,
-                    begin: None,
-                    end: None,
-                    what: Some(g.absent[k].clone()),
-                },
+                Node::Absent(k) => ("absent", None, None, None, None, Some(g.absent[k].clone())),
             }
         };
         for e in &g.edges {
@@ -354,18 +373,16 @@ fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
             if e.kind.crosses_tracks() && !absent(e.from) && !absent(e.to) {
                 drawn += 1;
             }
-            let conf = match e.evidence {
+            ring.push(p.ring.as_str());
+            pid.push(p.pid);
+            kind.push(e.kind.name());
+            evidence.push(e.evidence.name());
+            conf.push(match e.evidence {
                 Evidence::Inferred { confidence } => Some(confidence as f64),
                 _ => None,
-            };
-            rows.push((
-                p,
-                e.kind.name(),
-                e.evidence.name(),
-                conf,
-                end(e.from),
-                end(e.to),
-            ));
+            });
+            from.add(end(e.from));
+            to.add(end(e.to));
         }
     }
     let f64s = |name: &str, v: Vec<Option<f64>>| {
@@ -375,25 +392,25 @@ fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
         )
     };
     let b = batch(vec![
-        strs("ring", rows.iter().map(|r| r.0.ring.as_str()).collect()),
-        u32s("pid", rows.iter().map(|r| r.0.pid).collect()),
-        strs("kind", rows.iter().map(|r| r.1).collect()),
-        strs("evidence", rows.iter().map(|r| r.2).collect()),
-        f64s("confidence", rows.iter().map(|r| r.3).collect()),
-        strs("from_node", rows.iter().map(|r| r.4.node).collect()),
-        opt_u64s("from_seq", rows.iter().map(|r| r.4.seq).collect()),
-        opt_strs("from_name", rows.iter().map(|r| r.4.name).collect()),
-        opt_i64s("from_begin_ns", rows.iter().map(|r| r.4.begin).collect()),
-        opt_i64s("from_end_ns", rows.iter().map(|r| r.4.end).collect()),
+        strs("ring", ring),
+        u32s("pid", pid),
+        strs("kind", kind),
+        strs("evidence", evidence),
+        f64s("confidence", conf),
+        strs("from_node", from.node),
+        opt_u64s("from_seq", from.seq),
+        opt_strs("from_name", from.name),
+        opt_i64s("from_begin_ns", from.begin),
+        opt_i64s("from_end_ns", from.end),
         opt_strs(
             "from_absent",
-            rows.iter().map(|r| r.4.what.as_deref()).collect(),
+            from.what.iter().map(Option::as_deref).collect(),
         ),
-        strs("to_node", rows.iter().map(|r| r.5.node).collect()),
-        opt_u64s("to_seq", rows.iter().map(|r| r.5.seq).collect()),
-        opt_strs("to_name", rows.iter().map(|r| r.5.name).collect()),
-        opt_i64s("to_begin_ns", rows.iter().map(|r| r.5.begin).collect()),
-        opt_i64s("to_end_ns", rows.iter().map(|r| r.5.end).collect()),
+        strs("to_node", to.node),
+        opt_u64s("to_seq", to.seq),
+        opt_strs("to_name", to.name),
+        opt_i64s("to_begin_ns", to.begin),
+        opt_i64s("to_end_ns", to.end),
     ]);
     (b, drawn)
 }
