@@ -237,7 +237,18 @@ struct CUevent_st {
     uint64_t done_gen; /* highest record number the workers have passed */
     int64_t t_ns;      /* device-clock time of that completion (dev_time) */
     struct CUstream_st *rec_stream; /* stream of the latest record */
+    struct CUevent_st *next_free;   /* CWD_REUSE_EVENTS: the free list */
 };
+
+/* CWD_REUSE_EVENTS=1: a destroyed event with no record still pending is kept on a free list and its
+ * address handed out again by the next cuEventCreate, as the real driver often does (the handle a
+ * tracer must not confuse with the old one). Guarded by g_mu. */
+static struct CUevent_st *g_free_events;
+static int reuse_events(void)
+{
+    const char *v = getenv("CWD_REUSE_EVENTS");
+    return v && *v == '1';
+}
 
 struct CUfunc_st {
     uint32_t magic;
@@ -2152,7 +2163,16 @@ CW_DEF(cuEventCreate, (CUevent *phEvent, unsigned int Flags))
         return CUDA_ERROR_INVALID_VALUE;
     if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUevent_st *e = calloc(1, sizeof *e);
+    struct CUevent_st *e = NULL;
+    pthread_mutex_lock(&g_mu);
+    if (g_free_events) {
+        e = g_free_events;
+        g_free_events = e->next_free;
+        memset(e, 0, sizeof *e);
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (!e)
+        e = calloc(1, sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->magic = MAGIC_EVENT;
@@ -2255,7 +2275,13 @@ static CUresult event_destroy(CUevent ev)
     CHECK_INIT();
     if (!ev || ev->magic != MAGIC_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&g_mu);
     ev->magic = MAGIC_DEAD; /* not freed: queued markers may still refer to it */
+    if (reuse_events() && ev->done_gen >= ev->rec_gen) {
+        ev->next_free = g_free_events;
+        g_free_events = ev;
+    }
+    pthread_mutex_unlock(&g_mu);
     return CUDA_SUCCESS;
 }
 

@@ -160,7 +160,8 @@ enum Cmd {
         long_about = "Write a capture (a capture directory or one .cwring file) as a trace file for a \
             timeline viewer: chrome (Trace Event Format JSON: chrome://tracing, ui.perfetto.dev) or \
             perfetto (protobuf .pftrace: ui.perfetto.dev, trace_processor); or as a directory of Parquet \
-            tables (parquet: DuckDB, pandas, Spark; schema in docs/parquet.md).",
+            tables (parquet: DuckDB, pandas, Spark; schema in docs/parquet.md); or as the causal graph \
+            `causeway why` reads (graph: one JSON document, for tools and benchmarks).",
         after_help = "LAYOUT (both formats):\n  \
             one process per traced process; one track per host thread with its calls and NVTX ranges as\n  \
             slices and its marks as instants; one track per device stream (after the threads) with the\n  \
@@ -173,6 +174,9 @@ enum Cmd {
             backend, the largest bound and how many device intervals had no host time (left out).\n\n\
             PARQUET: processes, calls, device_intervals, ranges, marks and steps, one file each; every\n\
             table keyed by the ring (its `ring` column). --force replaces only an earlier export.\n\n\
+            GRAPH: {capture, processes: [{ring, pid, exe, calls, ranges, device, absent, edges}]}; an\n  \
+            edge is {from, to, kind, evidence}, its ends {\"call\": i}, {\"work\": i} (an index into\n  \
+            calls or device) or {\"absent\": i} (a record the capture lacks, described in absent).\n\n\
             EXAMPLES:\n  \
             causeway export --format perfetto -o run.pftrace CAPTURE\n  \
             causeway export --format chrome -o run.json CAPTURE\n  \
@@ -265,7 +269,7 @@ enum Cmd {
             step time, API call duration).",
         group(clap::ArgGroup::new("what").required(true).args(["step", "kernel", "call"])),
         after_help = "Device work needs a level-3 capture; at level 2 chains run through calls only.\n\
-            JSON keys: target, pid, late_ns, baseline, cause, detail, complete, chain [{what, edge, \
+            JSON keys: target, pid, late_ns, baseline, cause, detail, complete, chain [{what, node, edge, \
             evidence, confidence, delay_ns}], phases, scope. Definitions: docs/views.md.\n\n\
             EXAMPLES:\n  \
             causeway why --step slowest CAPTURE\n  \
@@ -666,6 +670,8 @@ enum ExportFormat {
     Perfetto,
     /// A directory of Parquet tables (-o names the directory; docs/parquet.md)
     Parquet,
+    /// The causal graph as JSON: calls, NVTX ranges, device work and typed edges (docs/views.md)
+    Graph,
 }
 
 /// `export`: the capture as a trace file; a one-line summary on stderr.
@@ -680,6 +686,7 @@ fn export(
         ExportFormat::Chrome => Format::Chrome,
         ExportFormat::Perfetto => Format::Perfetto,
         ExportFormat::Parquet => Format::Parquet,
+        ExportFormat::Graph => Format::Graph,
     };
     let s = match export::export(capture, f, output, force) {
         Ok(s) => s,

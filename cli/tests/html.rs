@@ -335,6 +335,7 @@ fn call(i: u64) -> Call {
         stream: Some(0),
         kernel: None,
         handle: None,
+        flags: 0,
     }
 }
 
@@ -358,6 +359,7 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
             backend: "none".into(),
             stream_names: Default::default(),
             loss: Default::default(),
+            torn_seqs: Vec::new(),
         }],
     };
     let r = Report::build("x", &[]);

@@ -316,7 +316,8 @@ impl NativeCapture {
         let result = py.detach(|| -> Result<Vec<u8>, String> {
             let rings = self.capture.rings().map_err(|e| e.to_string())?;
             let t = Timeline::build(&rings);
-            let b = parquet::edges(&t);
+            let tokens = causeway_scanner::export::TokenSource::of(&rings);
+            let b = parquet::edges(&t, &tokens);
             let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())
                 .map_err(|e| e.to_string())?;
             w.write(&b).map_err(|e| e.to_string())?;

@@ -189,6 +189,13 @@ impl Writer {
     /// Completes the open call `seq` with its end time and return code.
     #[inline(always)]
     pub fn end(&self, seq: u64, t_end: u64, result: i32) {
+        self.end_with(seq, t_end, result, None);
+    }
+
+    /// `end`, also replacing the entry's `a1` with `a1` when given: what a call handed back through
+    /// an output parameter (a created stream or event), known only once it returned.
+    #[inline(always)]
+    pub fn end_with(&self, seq: u64, t_end: u64, result: i32, a1: Option<u64>) {
         let p = self.slot(seq);
         let stamp = self.stamp_of(p);
         // Overwrite policy: take the slot back from "open" to "being written", unless a newer entry has
@@ -210,6 +217,9 @@ impl Writer {
         unsafe {
             (p.add(ent::T_END) as *mut u64).write(t_end);
             (p.add(ent::RESULT) as *mut i32).write(result);
+            if let Some(a1) = a1 {
+                (p.add(ent::A1) as *mut u64).write(a1);
+            }
         }
         stamp.store(layout::stamp(seq, true), Ordering::Release);
     }

@@ -38,6 +38,7 @@ impl P {
                 backend: "cupti".into(),
                 stream_names: Default::default(),
                 loss: Loss::default(),
+                torn_seqs: Vec::new(),
             },
         }
     }
@@ -66,6 +67,7 @@ impl P {
             stream,
             kernel: None,
             handle,
+            flags: 0,
         });
         seq
     }
@@ -278,6 +280,123 @@ fn a_wait_on_a_lost_record_is_missing_and_the_chain_incomplete() {
     let w = why(&t, &kernel("consumer", 1)).unwrap();
     assert!(w.complete);
     assert_ne!(w.cause, "unknown");
+}
+
+/// With the event's creation in the capture, only a slot torn between the creation and the wait can
+/// have held a record: a torn slot elsewhere leaves a never-recorded event's wait a no-op, one in
+/// between makes it missing.
+#[test]
+fn a_lost_record_must_lie_between_the_events_creation_and_the_wait() {
+    let build = |torn: u64| {
+        let mut p = P::new();
+        p.launch(A, 500, "early", 600, 700);
+        let created = p.call("cudaEventCreate", "event", 1_000, 1_050, None, Some(E));
+        let waited = p.wait(B, E, 1_100);
+        p.launch(B, 1_200, "consumer", 1_400, 2_000);
+        // Sequence numbers step by 2: an odd one is a slot with no call, here torn.
+        p.p.loss.torn = 1;
+        p.p.torn_seqs = vec![match torn {
+            0 => created - 1, // before the creation
+            _ => waited - 1,  // between the creation and the wait
+        }];
+        p.timeline()
+    };
+    let t = build(0);
+    let g = Graph::build(&t.processes[0]);
+    assert!(
+        !g.edges.iter().any(|e| e.evidence == Evidence::Missing),
+        "{:?}",
+        g.edges
+    );
+    assert!(why(&t, &kernel("consumer", 1)).unwrap().complete);
+    let t = build(1);
+    let g = Graph::build(&t.processes[0]);
+    assert!(g
+        .edges
+        .iter()
+        .any(|e| e.evidence == Evidence::Missing && e.kind == EdgeKind::EventWait));
+    let w = why(&t, &kernel("consumer", 1)).unwrap();
+    assert!(!w.complete);
+    assert_eq!(w.cause, "unknown");
+}
+
+/// A device that takes 40 µs to start any ready work: 60 µs is its usual latency, not a busy device;
+/// 300 µs is busy.
+#[test]
+fn the_devices_usual_dispatch_latency_is_not_a_busy_device() {
+    let run = |late: u64| {
+        let mut p = P::new();
+        for i in 0..20 {
+            let b = 10_000 * i;
+            p.launch(A + i, b, "k", b + 100 + 40_000, b + 100 + 40_000 + 1_000);
+        }
+        // Each on a stream of its own (no stream order). Then one issued at 300 000 (returns at
+        // 300 100), started `late` ns later, nothing before it on B.
+        p.launch(B, 300_000, "t", 300_100 + late, 300_100 + late + 1_000);
+        why(&p.timeline(), &kernel("t", 1)).unwrap().cause
+    };
+    assert_eq!(run(60_000), "host");
+    assert_eq!(run(300_000), "device");
+}
+
+/// Work on the legacy default stream orders later work on a blocking stream (inferred: a stream
+/// created before the capture may be either), never on one created non-blocking.
+#[test]
+fn a_non_blocking_stream_is_not_ordered_after_the_legacy_stream() {
+    let run = |flags: u32| {
+        let mut p = P::new();
+        p.call(
+            "cudaStreamCreateWithFlags",
+            "stream",
+            100,
+            150,
+            Some(0),
+            Some(B),
+        );
+        p.p.calls.last_mut().unwrap().flags = flags;
+        p.launch(0, 1_000, "legacy", 1_200, 5_000);
+        p.launch(B, 1_300, "k", 5_100, 6_000);
+        let t = p.timeline();
+        let g = Graph::build(&t.processes[0]);
+        g.edges
+            .iter()
+            .filter(|e| e.kind == EdgeKind::LegacyStream)
+            .map(|e| e.evidence)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(0), [Evidence::Inferred { confidence: 0.5 }]);
+    assert!(run(1).is_empty());
+}
+
+/// A stream destroyed and created again at the same handle is a new stream: its first work item
+/// follows nothing of the old one (and the legacy stream's order is untouched).
+#[test]
+fn a_reused_stream_handle_starts_a_new_stream_order() {
+    let mut p = P::new();
+    p.launch(B, 1_000, "old", 1_200, 2_000);
+    p.call("cudaStreamDestroy", "stream", 2_100, 2_150, None, Some(B));
+    p.call("cudaStreamCreate", "stream", 2_200, 2_250, None, Some(B));
+    p.launch(B, 2_300, "new", 2_500, 3_000);
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    assert!(
+        !g.edges.iter().any(|e| e.kind == EdgeKind::StreamOrder),
+        "{:?}",
+        g.edges
+    );
+    // Without the destroy, the same handle is the same stream.
+    let mut p = P::new();
+    p.launch(B, 1_000, "old", 1_200, 2_000);
+    p.launch(B, 2_300, "new", 2_500, 3_000);
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    assert_eq!(
+        g.edges
+            .iter()
+            .filter(|e| e.kind == EdgeKind::StreamOrder)
+            .count(),
+        1
+    );
 }
 
 #[test]

@@ -27,6 +27,7 @@ fn timeline() -> ProcessTimeline {
         backend: "cupti".into(),
         stream_names: Default::default(),
         loss: Default::default(),
+        torn_seqs: Vec::new(),
     }
 }
 
@@ -44,6 +45,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         stream: Some(0),
         kernel: None,
         handle: None,
+        flags: 0,
     }
 }
 

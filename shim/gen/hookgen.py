@@ -309,9 +309,9 @@ def functions(stmts, prefixes):
 # ---- overrides ----------------------------------------------------------------------------------------
 
 class Override:
-    def __init__(self, line_no, name, level, cls, args, after, sig):
+    def __init__(self, line_no, name, level, cls, args, after, sig, out=None):
         self.line_no, self.name, self.level, self.cls = line_no, name, level, cls
-        self.args, self.after, self.sig = args, after, sig
+        self.args, self.after, self.sig, self.out = args, after, sig, out
         self.used = False
 
 
@@ -345,13 +345,16 @@ def read_overrides(path):
         after = None
         if parts and parts[-1].startswith("after "):
             after = parts.pop()[len("after "):].strip()
+        handed = None
+        if parts and parts[-1].startswith("out "):
+            handed = parts.pop()[len("out "):].strip()
         while len(parts) < 3:
             parts.append("0")
         if len(parts) != 3:
             sys.exit(f"hookgen: overrides.txt:{n}: more than three arguments for {name}")
         if name in out:
             sys.exit(f"hookgen: overrides.txt:{n}: {name} listed twice")
-        out[name] = Override(n, name, int(level), cls, parts, after, None)
+        out[name] = Override(n, name, int(level), cls, parts, after, None, handed)
     return out, manual, sigs
 
 
@@ -390,8 +393,10 @@ def hook_line(name, sig, ov, types, structs_used, abi):
     after = ""
     if ov:
         level, cls, a = ov.level, ov.cls, ov.args
+        if ov.out:
+            after += f", out {ov.out}"
         if ov.after:
-            after = f", after {ov.after}"
+            after += f", after {ov.after}"
     return (f"    {name}: {level} {cls} abi {abi} ({', '.join(args)}) -> {ret} => "
             f"[{a[0]}, {a[1]}, {a[2]}]{after};")
 

@@ -31,10 +31,13 @@
 //! metadata and in the command's summary.
 
 pub mod chrome;
+pub mod graph;
 pub mod parquet;
 pub mod perfetto;
 
+pub use crate::analysis::causal::why::TokenSource;
 use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
+use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
@@ -51,6 +54,9 @@ pub enum Format {
     Perfetto,
     /// A directory of Parquet tables (`parquet::TABLES`), not a single file.
     Parquet,
+    /// The causal graph as one JSON document: each process's calls, ranges, device work and typed
+    /// edges (`graph::write`).
+    Graph,
 }
 
 /// What an export wrote.
@@ -92,34 +98,44 @@ pub fn export(
     cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
+    let tokens = TokenSource::of(&rings);
     let label = capture.display().to_string();
     let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
     let (mut summary, bytes) = write_output(output, force, "export", |w| {
-        write(&timeline, &label, format, w).map_err(out_err)
+        write(&timeline, &tokens, &label, format, w).map_err(out_err)
     })?;
     summary.bytes = bytes;
     Ok(summary)
 }
 
-/// Writes `timeline` in `format` (chrome or perfetto: one stream) to `w`. `capture` names the capture in the output's metadata.
+/// Writes `timeline` in `format` (chrome, perfetto or graph: one stream) to `w`; `tokens` are its
+/// processes' work tokens (the causal graph's handoff edges). `capture` names the capture in the
+/// output's metadata.
 pub fn write(
     timeline: &Timeline,
+    tokens: &TokenSource,
     capture: &str,
     format: Format,
     w: &mut impl Write,
 ) -> io::Result<Summary> {
-    let layout = Layout::of(timeline);
-    let s = layout.summary();
-    match format {
-        Format::Chrome => chrome::write(&layout, capture, w)?,
-        Format::Perfetto => perfetto::write(&layout, capture, w)?,
+    let s = match format {
+        Format::Graph => graph::write(timeline, tokens, capture, w)?,
+        Format::Chrome | Format::Perfetto => {
+            let layout = Layout::of(timeline, tokens);
+            if format == Format::Chrome {
+                chrome::write(&layout, capture, w)?
+            } else {
+                perfetto::write(&layout, capture, w)?
+            }
+            layout.summary()
+        }
         Format::Parquet => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "parquet is a directory of tables: use export::parquet::write_dir",
             ))
         }
-    }
+    };
     w.flush()?;
     Ok(s)
 }
@@ -211,12 +227,13 @@ pub(crate) struct Layout<'t> {
 }
 
 impl<'t> Layout<'t> {
-    pub fn of(t: &'t Timeline) -> Layout<'t> {
+    pub fn of(t: &'t Timeline, tokens: &TokenSource) -> Layout<'t> {
         let mut next_flow = 1u64;
         let procs = t
             .processes
             .iter()
-            .map(|p| ProcLayout::of(p, &mut next_flow))
+            .enumerate()
+            .map(|(k, p)| ProcLayout::of(p, tokens.get(k), &mut next_flow))
             .collect();
         Layout { procs }
     }
@@ -256,7 +273,7 @@ impl<'t> Layout<'t> {
 }
 
 impl<'t> ProcLayout<'t> {
-    fn of(p: &'t ProcessTimeline, next_flow: &mut u64) -> ProcLayout<'t> {
+    fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
         let (first_ns, last_ns) = p.extent();
 
         // Host threads: every tid with a call, a range or a mark.
@@ -364,7 +381,7 @@ impl<'t> ProcLayout<'t> {
         call_flows.sort_by_key(|&(ci, _)| ci);
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
-        let graph = crate::analysis::causal::graph::Graph::build(p);
+        let graph = crate::analysis::causal::graph::Graph::build_with(p, tokens);
         let what = |n| match n {
             crate::analysis::causal::graph::Node::Call(i) => Some(What::Call(i)),
             crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j)),

@@ -14,7 +14,7 @@
 //! beside it, which is then renamed. An existing empty directory is taken; an existing non-empty one
 //! is replaced only with `force`.
 
-use super::{io_problem, ExportError, Summary};
+use super::{io_problem, ExportError, Summary, TokenSource};
 use crate::analysis::steps::{process_steps, StepOptions};
 use crate::facts::model::{StreamId, Timeline};
 use crate::read::capture::Capture;
@@ -295,13 +295,13 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// The causal graph's edges of every process: each edge's type and evidence, and both ends — a call
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
-pub fn edges(t: &Timeline) -> RecordBatch {
-    edges_counted(t).0
+pub fn edges(t: &Timeline, tokens: &TokenSource) -> RecordBatch {
+    edges_counted(t, tokens).0
 }
 
 /// `edges`, and how many of its rows the trace exports draw as dependency flows (edges across tracks
 /// between two slices: no absent end).
-fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
+fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
     use crate::analysis::causal::graph::{Evidence, Graph, Node};
     let mut drawn = 0;
     // One end's columns, filled edge by edge: a row tuple per edge was ~240 bytes, and faulting in
@@ -333,7 +333,9 @@ fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
             self.what.push(what);
         }
     }
-    let graphs: Vec<_> = t.processes.iter().map(|p| (p, Graph::build(p))).collect();
+    let graphs: Vec<_> = (t.processes.iter().enumerate())
+        .map(|(k, p)| (p, Graph::build_with(p, tokens.get(k))))
+        .collect();
     let n: usize = graphs.iter().map(|(_, g)| g.edges.len()).sum();
     let ends = || Ends {
         node: Vec::with_capacity(n),
@@ -418,14 +420,18 @@ fn edges_counted(t: &Timeline) -> (RecordBatch, usize) {
 /// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
 /// written and how many of the `edges` rows are cross-track dependencies (what the trace exports draw
 /// as dependency flows).
-pub fn write_dir(t: &Timeline, dir: &Path) -> Result<(u64, usize), ExportError> {
+pub fn write_dir(
+    t: &Timeline,
+    tokens: &TokenSource,
+    dir: &Path,
+) -> Result<(u64, usize), ExportError> {
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut bytes = 0;
     let mut all = tables(t);
-    let (e, deps) = edges_counted(t);
+    let (e, deps) = edges_counted(t, tokens);
     all.push((GRAPH_TABLES[0], e));
     for (name, b) in all {
         let path = dir.join(format!("{name}.parquet"));
@@ -497,6 +503,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     }
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
+    let tokens = TokenSource::of(&rings);
 
     let tmp = sibling(output, "tmp");
     causeway_ring::private::create_dir(&tmp).map_err(|e| {
@@ -507,7 +514,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
         ))
     })?;
     let result = (|| -> Result<Summary, ExportError> {
-        let (bytes, dependency_flows) = write_dir(&timeline, &tmp)?;
+        let (bytes, dependency_flows) = write_dir(&timeline, &tokens, &tmp)?;
         if crate::util::guard::any_fault() {
             return Err(ExportError(format!(
                 "{}: not written: a ring file was truncated while it was being read",

@@ -39,6 +39,10 @@ pub struct ProcessTimeline {
     /// What the ring lost; not serialised.
     #[serde(skip)]
     pub loss: Loss,
+    /// Sequence numbers of the torn slots between live entries, ascending (torn slots before the
+    /// first or after the last live entry are only counted): where a lost record can lie.
+    #[serde(skip)]
+    pub torn_seqs: Vec<u64>,
     /// Streams the program named through NVTX (`nvtxNameCuStream*`, `nvtxNameCudaStream*`, or a
     /// stream resource), by handle; a stream named twice has its later name.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -134,10 +138,15 @@ pub struct Call {
     /// A launch's kernel name, when known.
     pub kernel: Option<Name>,
     /// The handle the call names besides its stream (entry `a1`): the event of event-record, -wait,
-    /// -sync and event-class calls (context events too), the graph exec of a graph launch, the graph
-    /// of a graph-class call; `None` for other classes. For the causal graph; not serialised.
+    /// -sync and event-class calls (context events too; the created event of an event create), the
+    /// graph exec of a graph launch, the graph of a graph-class call, the stream a stream-class call
+    /// names or created; `None` for other classes. For the causal graph; not serialised.
     #[serde(skip)]
     pub handle: Option<u64>,
+    /// A stream-class call's flags (entry `a2`: a stream create's, bit 0 = non-blocking); 0 for
+    /// other classes. For the causal graph; not serialised.
+    #[serde(skip)]
+    pub flags: u32,
 }
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
@@ -391,7 +400,24 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
             overwritten: d.overwritten,
             torn: d.torn,
         },
+        torn_seqs: torn_seqs(entries, d.torn),
     }
+}
+
+/// The sequence numbers missing between consecutive live entries (at most `torn` of them): a ring
+/// with torn slots is decoded as a copy that leaves them out.
+fn torn_seqs(entries: Entries, torn: u64) -> Vec<u64> {
+    let Entries::Copied(v) = entries else {
+        return Vec::new();
+    };
+    if torn == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for w in v.windows(2) {
+        out.extend((w[0].seq + 1..w[1].seq).take((torn as usize).saturating_sub(out.len())));
+    }
+    out
 }
 
 /// One NVTX naming call (class `Name`): (sequence number, a0, a1, a2).
@@ -529,7 +555,15 @@ fn call_of(h: &Header, e: &Entry, names: &Names) -> Call {
                         | Class::Graph
                 )
             })
-            .then_some(e.a1),
+            .then_some(e.a1)
+            // A stream-class call names its stream in a0 (destroy, attributes) or, when it created
+            // one, hands it back in a1.
+            .or((class == Some(Class::Stream)).then_some(if e.a1 != 0 { e.a1 } else { e.a0 })),
+        flags: if class == Some(Class::Stream) {
+            e.a2 as u32
+        } else {
+            0
+        },
     }
 }
 

@@ -121,9 +121,15 @@ impl Open {
 
     #[inline(always)]
     pub fn finish(self, result: i32) {
+        self.finish_with(result, None);
+    }
+
+    /// `finish`, replacing the entry's `a1` with what the call handed back, when given.
+    #[inline(always)]
+    pub fn finish_with(self, result: i32, a1: Option<u64>) {
         let t = clock::ticks();
         if let Some(seq) = self.seq {
-            self.w.end(seq, t, result);
+            self.w.end_with(seq, t, result, a1);
         }
         self.tls.depth.set(self.tls.depth.get().wrapping_sub(1));
     }

@@ -97,6 +97,18 @@ pub fn cfg_grid(cfg: P) -> u64 {
     unsafe { (cfg as *const u64).read_unaligned() }
 }
 
+/// The handle a call wrote through its output parameter `p` (a created stream or event); 0 for a
+/// null pointer.
+#[inline(always)]
+pub fn created(p: P) -> u64 {
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: the call succeeded, so it wrote a handle (pointer-sized) where `p` points, as its
+    // contract says.
+    unsafe { (p as *const u64).read_unaligned() }
+}
+
 /// The product of two arguments (sizes), wrapping: no argument a program passes can make a hook
 /// panic.
 #[inline(always)]
@@ -223,7 +235,7 @@ macro_rules! hook_table {
     (
         $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
         $( $name:ident : $level:literal $class:ident abi $abi:literal ( $($arg:ident : $ty:ty),* ) -> $ret:ty
-           => [$a0:expr, $a1:expr, $a2:expr] $(, after $after:expr)?; )*
+           => [$a0:expr, $a1:expr, $a2:expr] $(, out $out:expr)? $(, after $after:expr)?; )*
     ) => {
         #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
         #[repr(u16)]
@@ -289,7 +301,12 @@ macro_rules! hook_table {
                         let r = unsafe { f($($arg),*) };
                         let seq = open.seq();
                         let code = <$ret as $crate::intercept::hooks::Ret>::code(&r);
-                        open.finish(code);
+                        // What a successful call handed back through an output parameter (a
+                        // created handle) replaces the entry's a1.
+                        #[allow(unused_mut, unused_assignments)]
+                        let mut handed: Option<u64> = None;
+                        $( if code == 0 { handed = Some(($out) as u64); } )?
+                        open.finish_with(code, handed);
                         if let Some(b) = bracket {
                             $crate::timing::close(b, seq, code, CLASS, ($a1) as u64, ($a2) as u64);
                         }

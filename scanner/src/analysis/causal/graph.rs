@@ -14,8 +14,9 @@
 //! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's,
 //!   an event sync for what the event's latest record captured;
 //! * **legacy stream** (`inferred`, confidence 0.5): work on the legacy default stream and work on
-//!   other streams, each after the other's latest item — CUDA orders them when the other stream is
-//!   blocking, which the capture does not say.
+//!   other blocking streams, each after the other's latest item — CUDA orders them when the other
+//!   stream is blocking; a stream whose creation the capture has with the non-blocking flag is
+//!   exempt, one created before the capture began may be either (hence inferred).
 //!
 //! * **handoff** (`observed`): a work token handed from one thread and accepted on another
 //!   (`facts::tokens`): the last call before the handoff → the first call after the accept.
@@ -25,19 +26,25 @@
 //! event destroyed and created again is a new one, so a record in one lifetime never explains a wait
 //! in the next. An edge whose source record is not in the capture — a wait on an event whose record
 //! the ring lost, device work whose call was lost — comes from an `Absent` node with `missing`
-//! evidence, so a chain through it is never complete. With a lossless ring, a wait on an event never
-//! recorded is a no-op, as in CUDA, and no edge.
+//! evidence, so a chain through it is never complete. A wait on an event never recorded in its
+//! lifetime is a no-op, as in CUDA, and no edge — when no record can have been lost: the ring lost
+//! nothing, or the event's creation is in the capture and no slot between it and the wait was torn.
 
 use crate::facts::model::{Call, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
 use causeway_ring::Class;
+
+/// `cudaStreamNonBlocking` and `CU_STREAM_NON_BLOCKING`: a stream that does not synchronize with the
+/// legacy default stream.
+const STREAM_NON_BLOCKING: u32 = 1;
 use serde::Serialize;
 
 /// A node: a host call (index into `ProcessTimeline::calls`), a device interval (into
 /// `ProcessTimeline::device`), or a record the capture does not have (into `Graph::absent`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Node {
     Call(usize),
     Work(usize),
@@ -114,7 +121,7 @@ impl Evidence {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Edge {
     pub from: Node,
     pub to: Node,
@@ -361,6 +368,10 @@ impl Builder<'_> {
         let mut event_gen: HashMap<u64, u64> = HashMap::default();
         let mut last_item: HashMap<StreamGen, usize> = HashMap::default();
         let mut records: HashMap<(u64, u64), Record> = HashMap::default();
+        // Where each event generation's create call is (a lost record can only lie after it).
+        let mut born: HashMap<(u64, u64), u64> = HashMap::default();
+        // Streams created non-blocking (in their generation): exempt from the legacy stream's order.
+        let mut non_blocking: HashMap<StreamGen, ()> = HashMap::default();
         // Dependencies a stream's next work item takes on (from stream waits).
         let mut waits_for: HashMap<StreamGen, Vec<(Node, EdgeKind, Evidence)>> = HashMap::default();
         let mut capturing: HashMap<(u64, u32), ()> = HashMap::default();
@@ -414,7 +425,11 @@ impl Builder<'_> {
                         // In issue order: map order is not an order.
                         let mut others: Vec<usize> = last_item
                             .iter()
-                            .filter(|((k, _), _)| *k != legacy && k.0 != PER_THREAD_STREAM)
+                            .filter(|(s, _)| {
+                                s.0 != legacy
+                                    && s.0 .0 != PER_THREAD_STREAM
+                                    && !non_blocking.contains_key(s)
+                            })
                             .map(|(_, &it)| it)
                             .collect();
                         others.sort_unstable();
@@ -422,7 +437,7 @@ impl Builder<'_> {
                             let from = self.exit(it);
                             self.edge(from, to, EdgeKind::LegacyStream, inferred);
                         }
-                    } else if key.0 != PER_THREAD_STREAM {
+                    } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
                         let l = sg(&stream_gen, legacy);
                         if let Some(&it) = last_item.get(&l) {
                             if last_item.get(&s).is_none_or(|&prev| prev < it) {
@@ -434,11 +449,34 @@ impl Builder<'_> {
                     last_item.insert(s, i);
                 }
                 Class::Stream if c.api.contains("Destroy") => {
-                    *stream_gen.entry(key).or_default() += 1;
+                    // The stream the call names (its a0), not `key`: stream-class calls carry no
+                    // stream of their own to order.
+                    if let Some(h) = c.handle {
+                        let k = crate::facts::streams::key_of(h, c.tid, false);
+                        *stream_gen.entry(k).or_default() += 1;
+                    }
+                }
+                Class::Stream if c.api.contains("Create") => {
+                    // The created handle (recorded when the call returned) and its flags.
+                    if let Some(h) = c.handle.filter(|&h| h != 0) {
+                        let k = (h, 0);
+                        let s = sg(&stream_gen, k);
+                        if c.flags & STREAM_NON_BLOCKING != 0 {
+                            non_blocking.insert(s, ());
+                        } else {
+                            non_blocking.remove(&s);
+                        }
+                    }
                 }
                 Class::Event if c.api.contains("Destroy") => {
                     if let Some(e) = c.handle {
                         *event_gen.entry(e).or_default() += 1;
+                    }
+                }
+                Class::Event if c.api.contains("Create") => {
+                    if let Some(e) = c.handle {
+                        let g = event_gen.get(&e).copied().unwrap_or(0);
+                        born.insert((e, g), c.seq);
                     }
                 }
                 Class::EventRecord if !capturing.contains_key(&key) => {
@@ -471,13 +509,15 @@ impl Builder<'_> {
                     let Some(e) = c.handle else { continue };
                     let g = event_gen.get(&e).copied().unwrap_or(0);
                     let s = sg(&stream_gen, key);
-                    let deps = self.record_deps(&records, e, g, "stream wait");
+                    let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
+                    let deps = self.record_deps(&records, e, g, lost, "stream wait");
                     waits_for.entry(s).or_default().extend(deps);
                 }
                 Class::EventSync => {
                     let Some(e) = c.handle else { continue };
                     let g = event_gen.get(&e).copied().unwrap_or(0);
-                    for (from, _, ev) in self.record_deps(&records, e, g, "event sync") {
+                    let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
+                    for (from, _, ev) in self.record_deps(&records, e, g, lost, "event sync") {
                         self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
                     }
                 }
@@ -536,13 +576,30 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether the ring may have lost an entry between an event's creation (sequence number `born`,
+    /// `None`: not in the capture) and a wait on it (`wait`): with the creation seen, only a torn
+    /// slot between the two can have held a record (overwritten entries precede the window, and a
+    /// full ring drops only entries after every one it kept).
+    fn could_lose(&self, born: Option<u64>, wait: u64) -> bool {
+        let p = self.p;
+        match born {
+            None => p.loss.any(),
+            Some(b) => {
+                let k = p.torn_seqs.partition_point(|&s| s <= b);
+                p.torn_seqs.get(k).is_some_and(|&s| s < wait)
+            }
+        }
+    }
+
     /// What a wait on event `e` (generation `g`) depends on: the latest record's items; a record the
-    /// ring may have lost, as an absent node; nothing for an event never recorded in a lossless ring.
+    /// ring may have lost (`lost`: `could_lose`), as an absent node; nothing for an event never
+    /// recorded in the event's lifetime when no record of it can have been lost.
     fn record_deps(
         &mut self,
         records: &HashMap<(u64, u64), Record>,
         e: u64,
         g: u64,
+        lost: bool,
         what: &str,
     ) -> Vec<(Node, EdgeKind, Evidence)> {
         match records.get(&(e, g)) {
@@ -551,7 +608,7 @@ impl Builder<'_> {
                 .iter()
                 .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
                 .collect(),
-            None if self.p.loss.any() => {
+            None if lost => {
                 let l = self.p.loss;
                 let a = self.absent(format!(
                     "the record of event {e:#x} this {what} waits on: not in the capture (the ring \

@@ -7,8 +7,10 @@
 //! entered there. The **cause** is read at the target's first link:
 //! * `dependency` — the work started within a short slack of a predecessor's end (stream order, an
 //!   event wait): it waited for that predecessor;
-//! * `device` — it was ready (issued, predecessors done) and did not start for longer than the slack:
-//!   the device was busy; the answer lists what ran on the device meanwhile;
+//! * `device` — it was ready (issued, predecessors done) and did not start for longer than the slack
+//!   (20 µs, or three times the capture's median dispatch latency — how long its device takes to
+//!   start ready work, over at least 16 items — when that is more): the device was busy; the answer lists what ran on the
+//!   device meanwhile;
 //! * `host` — its issuing call came last: it was issued late, and the answer says what the thread did
 //!   before (a gap with no calls, a sync it was blocked in, other calls);
 //! * `unknown` — an edge into it is `missing` (its record is not in the capture): the first link that
@@ -16,6 +18,10 @@
 //!
 //! "Late" is against a stated baseline: for a kernel execution, the median launch-to-start latency of
 //! its kernel name; for a step, the median step; for a call, the median duration of its API.
+//!
+//! In JSON each link also names its node (`{"call": i}`, `{"work": j}` or `{"absent": k}`), an
+//! index into the process's calls, device work or absent records of `causeway export --format
+//! graph`, which writes the whole graph for tools (the ambiguity benchmark scores it).
 
 use super::graph::{Edge, EdgeKind, Evidence, Graph, Node};
 use crate::analysis::steps::{process_steps, ProcessSteps, StepCause, StepOptions};
@@ -24,8 +30,50 @@ use crate::facts::tokens::{Scope, Tokens};
 use serde::Serialize;
 
 /// A predecessor that ends this close before an item starts is what the item waited for; a longer
-/// gap with every predecessor done is the device's (or, for a call, the host's) own time.
+/// gap with every predecessor done is the device's (or, for a call, the host's) own time. For device
+/// work the slack is at least `DISPATCH_SLACK_FACTOR` times the capture's median dispatch latency
+/// (`dispatch_slack`).
 pub const SLACK_NS: u64 = 20_000;
+/// How many median dispatch latencies a ready item may wait before the device counts as busy.
+const DISPATCH_SLACK_FACTOR: u64 = 3;
+/// Work items a capture needs before its median dispatch latency is used.
+const DISPATCH_SAMPLE_MIN: usize = 16;
+
+/// The slack for device work in `g`: the larger of `SLACK_NS` and `DISPATCH_SLACK_FACTOR` times the
+/// (lower) median ready-to-start gap of its work items (start minus the latest of the issuing
+/// call's return and the predecessors' ends; items with a missing predecessor left out), once there
+/// are `DISPATCH_SAMPLE_MIN` of them. A device, or a simulated one, that takes 40 µs to start any
+/// ready work is not busy when it takes 40 µs here.
+fn dispatch_slack(g: &Graph) -> u64 {
+    let mut gaps: Vec<u64> = (0..g.p.device.len())
+        .filter_map(|j| {
+            let n = Node::Work(j);
+            let (start, _) = g.times(n)?;
+            let mut ready = None;
+            for e in g.preds(n).filter(|e| e.kind != EdgeKind::HostWait) {
+                if e.evidence == Evidence::Missing {
+                    return None;
+                }
+                let r = match (e.kind, e.from) {
+                    (EdgeKind::Issue | EdgeKind::GraphNode, Node::Call(ci)) => {
+                        let c = &g.p.calls[ci];
+                        c.end_ns.unwrap_or(c.begin_ns)
+                    }
+                    _ => released(g, e)?,
+                };
+                ready = ready.max(Some(r));
+            }
+            start.checked_sub(ready?)
+        })
+        .collect();
+    // Too few items to say what the device's usual latency is.
+    if gaps.len() < DISPATCH_SAMPLE_MIN {
+        return SLACK_NS;
+    }
+    let mid = (gaps.len() - 1) / 2;
+    let (_, median, _) = gaps.select_nth_unstable(mid);
+    SLACK_NS.max(DISPATCH_SLACK_FACTOR.saturating_mul(*median))
+}
 /// How many links a chain follows at most.
 const MAX_LINKS: usize = 32;
 
@@ -85,6 +133,9 @@ impl Target {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Link {
     pub what: String,
+    /// The predecessor's node in the graph (`export --format graph` indexes the same calls, device
+    /// work and absent records): for tools that score or join chains.
+    pub node: Node,
     pub edge: &'static str,
     pub evidence: &'static str,
     /// For inferred edges.
@@ -178,7 +229,8 @@ impl<'r> TokenSource<'r> {
         }
     }
 
-    fn get(&self, k: usize) -> Option<&Tokens> {
+    /// The tokens of the timeline's `k`-th process (decoded on first use); `None` without rings.
+    pub fn get(&self, k: usize) -> Option<&Tokens> {
         let ring = self.rings.get(k)?;
         Some(self.read[k].get_or_init(|| crate::facts::tokens::of_ring(ring)))
     }
@@ -325,6 +377,7 @@ fn link(g: &Graph, e: &Edge, start: u64) -> Link {
     let delay = released(g, e).map_or(0, |r| start as i64 - r as i64);
     Link {
         what: g.describe(e.from),
+        node: e.from,
         edge: e.kind.name(),
         evidence: e.evidence.name(),
         confidence: match e.evidence {
@@ -481,7 +534,7 @@ fn explain_work(g: &Graph, j: usize) -> Why {
         .call
         .and_then(|s| g.call_of_seq(s))
         .map(|i| (g.p.calls[i].tid, g.p.calls[i].seq));
-    let (cause, detail) = follow(g, Node::Work(j), &mut w.chain);
+    let (cause, detail) = follow(g, Node::Work(j), &mut w.chain, dispatch_slack(g));
     w.cause = cause;
     w.detail = detail;
     w.complete = !w.chain.iter().any(|l| l.evidence == "missing");
@@ -489,7 +542,8 @@ fn explain_work(g: &Graph, j: usize) -> Why {
 }
 
 /// Follows the critical chain back from `n`, appending links; returns the cause at `n`.
-fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>) -> (&'static str, String) {
+/// `slack`: `dispatch_slack(g)`.
+fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'static str, String) {
     let mut first: Option<(&'static str, String)> = None;
     for _ in 0..MAX_LINKS {
         let (start, _) = match g.times(n) {
@@ -522,7 +576,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>) -> (&'static str, Strin
                 let Node::Call(ci) = e.from else { break };
                 let c = &g.p.calls[ci];
                 let submitted = c.end_ns.unwrap_or(c.begin_ns);
-                if start > submitted + SLACK_NS {
+                if start > submitted + slack {
                     // Submitted, nothing it waits for still running, and not started.
                     let gap = start - submitted;
                     let busy = device_busy(g, submitted, start, j);
@@ -568,7 +622,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>) -> (&'static str, Strin
                 }
             }
             (Node::Work(j), _) => {
-                if gap > SLACK_NS {
+                if gap > slack {
                     let busy = device_busy(g, released, start, j);
                     first.get_or_insert((
                         "device",
@@ -642,7 +696,7 @@ fn explain_call(g: &Graph, i: usize) -> Why {
             Some(next @ Node::Work(j)) => {
                 let d = &g.p.device[j];
                 let ran = d.end_ns.saturating_sub(d.begin_ns);
-                let (cause, detail) = follow(g, next, &mut w.chain);
+                let (cause, detail) = follow(g, next, &mut w.chain, dispatch_slack(g));
                 w.cause = if cause == "unknown" {
                     cause
                 } else {

@@ -154,7 +154,7 @@ hook_table! {
     cuEGLStreamProducerDisconnect: 4 Other abi 0 (conn: P) -> i32 => [0, 0, 0];
     cuEGLStreamProducerPresentFrame: 4 Other abi 0 (conn: P, eglframe: S_CUeglFrame_st, pStream: P) -> i32 => [0, 0, 0];
     cuEGLStreamProducerReturnFrame: 4 Other abi 0 (conn: P, eglframe: P, pStream: P) -> i32 => [0, 0, 0];
-    cuEventCreate: 2 Event abi 2000 (phEvent: P, Flags: u32) -> i32 => [0, 0, Flags];
+    cuEventCreate: 2 Event abi 2000 (phEvent: P, Flags: u32) -> i32 => [0, 0, Flags], out created(phEvent);
     cuEventCreateFromEGLSync: 4 Other abi 0 (phEvent: P, eglSync: P, flags: u32) -> i32 => [0, 0, 0];
     cuEventDestroy: 2 Event abi 2000 (hEvent: P) -> i32 => [0, hEvent, 0];
     cuEventDestroy_v2: 2 Event abi 4000 (hEvent: P) -> i32 => [0, hEvent, 0];
@@ -313,7 +313,7 @@ hook_table! {
     cuGreenCtxGetDevResource: 4 Other abi 12040 (hCtx: P, resource: P, type_: i32) -> i32 => [0, 0, 0];
     cuGreenCtxGetId: 4 Other abi 12090 (greenCtx: P, greenCtxId: P) -> i32 => [0, 0, 0];
     cuGreenCtxRecordEvent: 2 CtxEventRecord abi 12040 (hCtx: P, hEvent: P) -> i32 => [hCtx, hEvent, 0];
-    cuGreenCtxStreamCreate: 2 Stream abi 12050 (phStream: P, greenCtx: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
+    cuGreenCtxStreamCreate: 2 Stream abi 12050 (phStream: P, greenCtx: P, flags: u32, priority: i32) -> i32 => [0, 0, flags], out created(phStream);
     cuGreenCtxWaitEvent: 2 CtxEventWait abi 12040 (hCtx: P, hEvent: P) -> i32 => [hCtx, hEvent, 0];
     cuImportExternalMemory: 4 Other abi 10000 (extMem_out: P, memHandleDesc: P) -> i32 => [0, 0, 0];
     cuImportExternalSemaphore: 4 Other abi 10000 (extSem_out: P, semHandleDesc: P) -> i32 => [0, 0, 0];
@@ -603,8 +603,8 @@ hook_table! {
     cuStreamBeginCapture_v2_ptsz: 2 Capture abi 10010 (hStream: P, mode: i32) -> i32 => [hStream, mode, capture_phase::BEGIN];
     cuStreamCopyAttributes: 4 Other abi 11000 (dst: P, src: P) -> i32 => [0, 0, 0];
     cuStreamCopyAttributes_ptsz: 4 Other abi 11000 (dst: P, src: P) -> i32 => [0, 0, 0];
-    cuStreamCreate: 2 Stream abi 2000 (phStream: P, Flags: u32) -> i32 => [0, 0, Flags];
-    cuStreamCreateWithPriority: 2 Stream abi 5050 (phStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
+    cuStreamCreate: 2 Stream abi 2000 (phStream: P, Flags: u32) -> i32 => [0, 0, Flags], out created(phStream);
+    cuStreamCreateWithPriority: 2 Stream abi 5050 (phStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags], out created(phStream);
     cuStreamDestroy: 2 Stream abi 2000 (hStream: P) -> i32 => [hStream, 0, 0];
     cuStreamDestroy_v2: 2 Stream abi 4000 (hStream: P) -> i32 => [hStream, 0, 0];
     cuStreamEndCapture: 2 Capture abi 10000 (hStream: P, phGraph: P) -> i32 => [hStream, 0, capture_phase::END];

@@ -127,9 +127,9 @@ hook_table! {
     cudaEGLStreamProducerDisconnect: 4 Other abi 0 (conn: P) -> i32 => [0, 0, 0];
     cudaEGLStreamProducerPresentFrame: 4 Other abi 0 (conn: P, eglframe: S_cudaEglFrame_st, pStream: P) -> i32 => [0, 0, 0];
     cudaEGLStreamProducerReturnFrame: 4 Other abi 0 (conn: P, eglframe: P, pStream: P) -> i32 => [0, 0, 0];
-    cudaEventCreate: 2 Event abi 0 (event: P) -> i32 => [0, 0, 0];
+    cudaEventCreate: 2 Event abi 0 (event: P) -> i32 => [0, 0, 0], out created(event);
     cudaEventCreateFromEGLSync: 4 Other abi 0 (phEvent: P, eglSync: P, flags: u32) -> i32 => [0, 0, 0];
-    cudaEventCreateWithFlags: 2 Event abi 0 (event: P, flags: u32) -> i32 => [0, 0, flags];
+    cudaEventCreateWithFlags: 2 Event abi 0 (event: P, flags: u32) -> i32 => [0, 0, flags], out created(event);
     cudaEventDestroy: 2 Event abi 0 (event: P) -> i32 => [0, event, 0];
     cudaEventElapsedTime: 4 Event abi 0 (ms: P, start: P, end: P) -> i32 => [0, start, end];
     cudaEventQuery: 4 Query abi 0 (event: P) -> i32 => [0, event, 0];
@@ -444,9 +444,9 @@ hook_table! {
     cudaStreamBeginCapture_ptsz: 2 Capture abi 0 (stream: P, mode: i32) -> i32 => [stream, mode, capture_phase::BEGIN];
     cudaStreamCopyAttributes: 4 Other abi 0 (dst: P, src: P) -> i32 => [0, 0, 0];
     cudaStreamCopyAttributes_ptsz: 4 Other abi 0 (dst: P, src: P) -> i32 => [0, 0, 0];
-    cudaStreamCreate: 2 Stream abi 0 (pStream: P) -> i32 => [0, 0, 0];
-    cudaStreamCreateWithFlags: 2 Stream abi 0 (pStream: P, flags: u32) -> i32 => [0, 0, flags];
-    cudaStreamCreateWithPriority: 2 Stream abi 0 (pStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags];
+    cudaStreamCreate: 2 Stream abi 0 (pStream: P) -> i32 => [0, 0, 0], out created(pStream);
+    cudaStreamCreateWithFlags: 2 Stream abi 0 (pStream: P, flags: u32) -> i32 => [0, 0, flags], out created(pStream);
+    cudaStreamCreateWithPriority: 2 Stream abi 0 (pStream: P, flags: u32, priority: i32) -> i32 => [0, 0, flags], out created(pStream);
     cudaStreamDestroy: 2 Stream abi 0 (stream: P) -> i32 => [stream, 0, 0];
     cudaStreamEndCapture: 2 Capture abi 0 (stream: P, pGraph: P) -> i32 => [stream, 0, capture_phase::END];
     cudaStreamEndCapture_ptsz: 2 Capture abi 0 (stream: P, pGraph: P) -> i32 => [stream, 0, capture_phase::END];
