@@ -32,7 +32,7 @@ from collections import defaultdict
 SLACK_NS = 100_000
 UNSCORABLE = "UNSCORABLE"
 # The pairs of scenarios.h: the same symptom, different true causes.
-PAIRS = [("late_host", "late_device"), ("dependency", "overlap"), ("slow_copy", "blocked"),
+PAIRS = [("late_host", "late_fault", "late_device"), ("dependency", "overlap"), ("slow_copy", "blocked"),
          ("missing", "no_edge"), ("graph", "direct"), ("stale",), ("busy",), ("lossy",)]
 ISSUING = {"launch", "copy", "memset", "graph_launch", "prefetch", "mem_op"}
 SCORED_KINDS = {"issue", "graph_node", "stream_order", "event_wait", "context_event", "host_wait",

@@ -3,6 +3,8 @@
 #define AMB_KERNELS(K)                                                         \
     K(lh_a, "amb_lh_a_sleep_1000us")                                           \
     K(lh_b, "amb_lh_b_sleep_1000us")                                           \
+    K(lf_a, "amb_lf_a_sleep_1000us")                                           \
+    K(lf_b, "amb_lf_b_sleep_1000us")                                           \
     K(ld_long, "amb_ld_long_sleep_5000us")                                     \
     K(ld_a, "amb_ld_a_sleep_500us")                                            \
     K(ld_b, "amb_ld_b_sleep_1000us")                                           \

@@ -3,7 +3,7 @@
  * amb_doubles.c (the CI doubles) and amb_cuda.cu (real CUDA) include it after defining
  *     AMB_KERNELS(K)                 the kernels, K(id, "device name with _sleep_<N>us")
  *     void amb_launch(int k, cudaStream_t s)   launch kernel k (an index into AMB_KERNELS)
- * Kernel ids: lh_a lh_b ld_long ld_a ld_b dp_p dp_c ov_p ov_c sc_c bc_c ms_p ms_c ne_p ne_c rp_k
+ * Kernel ids: lh_a lh_b lf_a lf_b ld_long ld_a ld_b dp_p dp_c ov_p ov_c sc_c bc_c ms_p ms_c ne_p ne_c rp_k
  * st_long st_c st_d bz_hog bz_victim ly_long ly_c.
  * Each scenario is a pair member: the same symptom, a different true cause (see README.md). Every
  * call the benchmark scores runs inside an NVTX range "amb/<scenario>/<rep>/<item>", which labels
@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,6 +233,25 @@ static void scn_late_host(void)
     amb_kernel(&s[0], AMB_K_lh_a, "a");
     amb_sleep_us(5000);
     amb_kernel(&s[0], AMB_K_lh_b, "b");
+    amb_target("b", "host", 1, NULL);
+    amb_end(s, 1);
+}
+
+/* The same symptom from host page faults: before launching b the thread touches 64 MiB of fresh
+ * memory, a page fault per page. */
+static void scn_late_fault(void)
+{
+    amb_stream s[1];
+    amb_stream_new(&s[0]);
+    amb_kernel(&s[0], AMB_K_lf_a, "a");
+    size_t n = (size_t)64 << 20;
+    char *m = (char *)mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+        for (size_t i = 0; i < n; i += 4096)
+            m[i] = 1;
+        munmap(m, n);
+    }
+    amb_kernel(&s[0], AMB_K_lf_b, "b");
     amb_target("b", "host", 1, NULL);
     amb_end(s, 1);
 }
@@ -450,7 +470,8 @@ static const struct {
     const char *name;
     void (*run)(void);
 } amb_scenarios[] = {
-    { "late_host", scn_late_host }, { "late_device", scn_late_device },
+    { "late_host", scn_late_host }, { "late_fault", scn_late_fault },
+    { "late_device", scn_late_device },
     { "dependency", scn_dependency }, { "overlap", scn_overlap },
     { "slow_copy", scn_slow_copy }, { "blocked", scn_blocked },
     { "missing", scn_missing }, { "no_edge", scn_no_edge },
