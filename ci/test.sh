@@ -42,12 +42,28 @@ if ! command -v chromium >/dev/null; then
     exit 1
   fi
 fi
+# Level Zero: the loader and headers (Debian's libze1, libze-dev): shim/gen/hookgen.py generates the
+# Level Zero hook table from the headers and the loader's exports.
+if [ ! -f /usr/include/level_zero/ze_api.h ] || [ ! -e /usr/lib/x86_64-linux-gnu/libze_loader.so.1 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt="apt-get -o DPkg::Lock::Timeout=300 -qq"
+    { $apt update && $apt install -y libze1 libze-dev; } ||
+      { echo "ci/test.sh: installing libze1 libze-dev with apt-get failed (see above)" >&2; exit 1; }
+  else
+    echo "ci/test.sh: the Level Zero loader and headers are missing (apt-get install libze1 libze-dev as root)" >&2
+    exit 1
+  fi
+fi
+# Unified Runtime: the real UR loader from PyPI and PoCL, a CPU OpenCL driver (itests/tests/intel.rs).
+sh ci/ur/install.sh > /dev/null
+export CAUSEWAY_REQUIRE_UR=1
 export CAUSEWAY_REAL_CUDART="$deps/py/nvidia/cu13/lib/libcudart.so.13"
 export NVTX_INC="$deps/py/nvidia/cu13/include"
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
 # --- build --------------------------------------------------------------------------------------------
 make -s -C ci NVTX_INC="$NVTX_INC"
+make -s -C ci ur
 make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC" CUPTI_INC="$NVTX_INC" CUDA_INC="$NVTX_INC"
 cargo build --workspace --quiet
 

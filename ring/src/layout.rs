@@ -383,6 +383,10 @@ pub enum Layer {
     Driver = 2,
     Nvtx = 3,
     Loader = 4,
+    /// oneAPI Level Zero (`ze*`, `zet*`, `zes*`, `zel*`: libze_loader).
+    LevelZero = 5,
+    /// oneAPI Unified Runtime (`ur*`: libur_loader).
+    UnifiedRuntime = 6,
 }
 
 /// What an API does, as far as the scanner needs to know. Stored in the API record, so the scanner
@@ -578,6 +582,8 @@ impl ApiInfo {
             1 => Layer::Runtime,
             2 => Layer::Driver,
             3 => Layer::Nvtx,
+            5 => Layer::LevelZero,
+            6 => Layer::UnifiedRuntime,
             _ => Layer::Loader,
         };
         ApiInfo {

@@ -53,6 +53,8 @@ fn matches_layer(path: &[u8], layer: Layer) -> bool {
     match layer {
         Layer::Runtime => base.starts_with(b"libcudart.so") || base.starts_with(b"libcudart-"),
         Layer::Driver => base.starts_with(b"libcuda.so"),
+        Layer::LevelZero => base.starts_with(b"libze_loader.so"),
+        Layer::UnifiedRuntime => base.starts_with(b"libur_loader.so"),
         Layer::Nvtx | Layer::Loader => false,
     }
 }

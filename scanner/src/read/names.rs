@@ -115,6 +115,8 @@ pub fn layer_name(l: causeway_ring::Layer) -> &'static str {
         Layer::Driver => "driver",
         Layer::Nvtx => "nvtx",
         Layer::Loader => "loader",
+        Layer::LevelZero => "level_zero",
+        Layer::UnifiedRuntime => "unified_runtime",
     }
 }
 

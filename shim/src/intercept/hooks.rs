@@ -109,6 +109,46 @@ pub fn created(p: P) -> u64 {
     unsafe { (p as *const u64).read_unaligned() }
 }
 
+/// The first of `n` handles at `p` (an event wait list, command lists to execute); 0 when there are
+/// none.
+#[inline(always)]
+pub fn first_handle(p: P, n: u32) -> u64 {
+    if p.is_null() || n == 0 {
+        return 0;
+    }
+    // SAFETY: the caller passes `n` >= 1 handles at `p`, which the real call reads too.
+    unsafe { (p as *const u64).read_unaligned() }
+}
+
+/// A Level Zero `ze_group_count_t` (three u32: x, y, z) as a launch's grid: x | y << 32.
+#[inline(always)]
+pub fn group_count(p: P) -> u64 {
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes the group count the launch reads.
+    unsafe { (p as *const u64).read_unaligned() }
+}
+
+/// A Unified Runtime launch's global work size (`work_dim` size_t values) as a grid: x | y << 32,
+/// each truncated to 32 bits.
+#[inline(always)]
+pub fn work_size(work_dim: u32, sizes: P) -> u64 {
+    if sizes.is_null() || work_dim == 0 {
+        return 0;
+    }
+    let s = sizes as *const usize;
+    // SAFETY: the caller passes `work_dim` (1 to 3) sizes, which the real call reads too.
+    let x = unsafe { s.read_unaligned() } as u64 & 0xffff_ffff;
+    let y = if work_dim > 1 {
+        // SAFETY: as above; a second size exists.
+        unsafe { s.add(1).read_unaligned() as u64 & 0xffff_ffff }
+    } else {
+        1
+    };
+    x | y << 32
+}
+
 /// The product of two arguments (sizes), wrapping: no argument a program passes can make a hook
 /// panic.
 #[inline(always)]

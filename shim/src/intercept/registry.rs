@@ -7,7 +7,7 @@
 
 use super::hooks::{per_thread, Hook};
 use super::procaddr;
-use super::tables::{driver, runtime};
+use super::tables::{driver, level_zero, runtime, unified_runtime};
 use std::ffi::CStr;
 use std::sync::atomic::Ordering;
 
@@ -16,6 +16,8 @@ pub fn all() -> impl Iterator<Item = &'static Hook> {
     runtime::TABLE
         .iter()
         .chain(driver::TABLE.iter())
+        .chain(level_zero::TABLE.iter())
+        .chain(unified_runtime::TABLE.iter())
         .chain(procaddr::TABLE.iter())
 }
 
@@ -25,13 +27,16 @@ pub fn find(name: &CStr) -> Option<&'static Hook> {
 
 /// The hook exported as `name`.
 pub fn find_bytes(name: &[u8]) -> Option<&'static Hook> {
-    if !name.starts_with(b"cu") && !name.starts_with(b"__cuda") {
-        return None;
-    }
     let table: &'static [Hook] = if name.starts_with(b"cuda") || name.starts_with(b"__cuda") {
         &runtime::TABLE
-    } else {
+    } else if name.starts_with(b"cu") {
         &driver::TABLE
+    } else if name.starts_with(b"ze") {
+        &level_zero::TABLE
+    } else if name.starts_with(b"ur") {
+        &unified_runtime::TABLE
+    } else {
+        return None;
     };
     if let Ok(i) = table.binary_search_by(|h| h.name.to_bytes().cmp(name)) {
         return Some(&table[i]);

@@ -16,6 +16,11 @@ static SEEN: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static CUDA_FUNC_GET_NAME: AtomicUsize = AtomicUsize::new(0);
 static CU_FUNC_GET_NAME: AtomicUsize = AtomicUsize::new(0);
 static CU_KERNEL_GET_NAME: AtomicUsize = AtomicUsize::new(0);
+static ZE_KERNEL_GET_NAME: AtomicUsize = AtomicUsize::new(0);
+static UR_KERNEL_GET_INFO: AtomicUsize = AtomicUsize::new(0);
+
+/// The longest Level Zero or Unified Runtime kernel name kept (longer ones are cut).
+const NAME_MAX: usize = 1024;
 
 type GetName = unsafe extern "C" fn(*mut *const c_char, *mut c_void) -> i32;
 
@@ -40,6 +45,10 @@ pub enum How {
     Kernel,
     /// A `CUfunction`, or a `CUkernel` cast to one (driver launches): `cuFuncGetName`, then `cuKernelGetName`.
     Function,
+    /// A Level Zero `ze_kernel_handle_t`: `zeKernelGetName`.
+    ZeKernel,
+    /// A Unified Runtime `ur_kernel_handle_t`: `urKernelGetInfo(UR_KERNEL_INFO_FUNCTION_NAME)`.
+    UrKernel,
 }
 
 impl How {
@@ -53,6 +62,8 @@ impl How {
         match layer {
             _ if i == prefix.len() => How::Kernel,
             Layer::Runtime => How::HostStub,
+            Layer::LevelZero => How::ZeKernel,
+            Layer::UnifiedRuntime => How::UrKernel,
             _ => How::Function,
         }
     }
@@ -107,9 +118,89 @@ fn call(slot: &AtomicUsize, name: &CStr, layer: Layer, handle: u64) -> Option<&'
     (r == 0 && !out.is_null()).then(|| unsafe { CStr::from_ptr(out) })
 }
 
+/// A Level Zero or Unified Runtime kernel's name, asked of the loader into `buf` (these APIs copy
+/// the name out instead of lending it); its bytes without the NUL.
+fn copied_name(how: How, handle: u64, buf: &mut [u8; NAME_MAX]) -> Option<usize> {
+    let size: usize;
+    let r = match how {
+        How::ZeKernel => {
+            type ZeGetName = unsafe extern "C" fn(*mut c_void, *mut usize, *mut c_char) -> i32;
+            let f = resolve::real(&ZE_KERNEL_GET_NAME, c"zeKernelGetName", Layer::LevelZero);
+            if f == 0 {
+                return None;
+            }
+            // SAFETY: zeKernelGetName's signature (ze_api.h).
+            let f = unsafe { std::mem::transmute::<usize, ZeGetName>(f) };
+            // SAFETY: asks for the size first (a NULL name), then copies at most NAME_MAX bytes.
+            unsafe {
+                let mut need = 0usize;
+                if f(handle as *mut c_void, &mut need, std::ptr::null_mut()) != 0 || need > NAME_MAX
+                {
+                    return None;
+                }
+                let mut copied = need;
+                let r = f(handle as *mut c_void, &mut copied, buf.as_mut_ptr().cast());
+                size = copied;
+                r
+            }
+        }
+        How::UrKernel => {
+            type UrGetInfo =
+                unsafe extern "C" fn(*mut c_void, u32, usize, *mut c_void, *mut usize) -> i32;
+            let f = resolve::real(
+                &UR_KERNEL_GET_INFO,
+                c"urKernelGetInfo",
+                Layer::UnifiedRuntime,
+            );
+            if f == 0 {
+                return None;
+            }
+            // SAFETY: urKernelGetInfo's signature (ur_api.h); property 0 is the function name.
+            let f = unsafe { std::mem::transmute::<usize, UrGetInfo>(f) };
+            // The size first (no buffer), then the name into a buffer of exactly that size (the
+            // OpenCL adapter refuses any other size).
+            let mut need = 0usize;
+            // SAFETY: no buffer, a valid out-pointer for the size.
+            let r = unsafe { f(handle as *mut c_void, 0, 0, std::ptr::null_mut(), &mut need) };
+            if r != 0 || need == 0 || need > NAME_MAX {
+                return None;
+            }
+            let mut got = 0usize;
+            // SAFETY: as above: a buffer of `need` <= NAME_MAX bytes.
+            let r = unsafe {
+                f(
+                    handle as *mut c_void,
+                    0,
+                    need,
+                    buf.as_mut_ptr().cast(),
+                    &mut got,
+                )
+            };
+            size = got;
+            r
+        }
+        _ => return None,
+    };
+    if r != 0 || size == 0 || size > NAME_MAX {
+        return None;
+    }
+    let n = buf[..size].iter().position(|&b| b == 0).unwrap_or(size);
+    (n > 0).then_some(n)
+}
+
 #[cold]
 fn first_sight(how: How, handle: u64) {
     let Some(w) = state::writer() else { return };
+    if matches!(how, How::ZeKernel | How::UrKernel) {
+        let mut buf = [0u8; NAME_MAX];
+        match guard::internal(|| copied_name(how, handle, &mut buf)) {
+            Some(n) => {
+                w.intern(StrKind::Kernel, handle, 0, &buf[..n]);
+            }
+            None => w.bump(counter::NAMES_MISSED),
+        }
+        return;
+    }
     // cudaFuncGetName is only asked about host stubs: a failed runtime call would set the thread's
     // sticky last error, which the application could then see.
     let name = guard::internal(|| match how {
@@ -135,6 +226,7 @@ fn first_sight(how: How, handle: u64) {
                 )
             })
         }
+        How::ZeKernel | How::UrKernel => None,
     });
     match name {
         Some(n) => {

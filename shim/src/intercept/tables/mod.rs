@@ -4,4 +4,6 @@
 //! table names nothing else but graph walking (`graph::nodes`, run after a successful instantiation).
 
 pub mod driver;
+pub mod level_zero;
 pub mod runtime;
+pub mod unified_runtime;
