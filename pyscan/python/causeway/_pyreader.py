@@ -69,7 +69,7 @@ NAMED_STREAM = 3
 # Classes whose calls take a stream in a0 (the `stream` column).
 STREAMED = {"launch", "copy", "memset", "sync", "event_record", "stream_wait", "graph_launch",
             "capture", "host_func", "prefetch", "mem_op", "stream_op"}  # fmt: skip
-LAYER_NAMES = {1: "runtime", 2: "driver", 3: "nvtx"}  # anything else: "loader"
+LAYER_NAMES = {1: "runtime", 2: "driver", 3: "nvtx", 5: "level_zero", 6: "unified_runtime"}  # anything else: "loader"
 COPY_KINDS = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
               7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP"}  # fmt: skip
 DEVICE_KINDS = {1: "kernel", 2: "memcpy", 3: "memset", 4: "graph"}
