@@ -64,6 +64,8 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 # --- build --------------------------------------------------------------------------------------------
 make -s -C ci NVTX_INC="$NVTX_INC"
 make -s -C ci ur
+make -s -C ci ze
+make -s -C ci ze-check > "$root/ci/build/ze-check.log"
 make -s -C ci check REAL_CUDART="$CAUSEWAY_REAL_CUDART" NVTX_INC="$NVTX_INC" CUPTI_INC="$NVTX_INC" CUDA_INC="$NVTX_INC"
 cargo build --workspace --quiet
 

@@ -360,6 +360,7 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
             stream_names: Default::default(),
             loss: Default::default(),
             torn_seqs: Vec::new(),
+            event_links: Vec::new(),
         }],
     };
     let r = Report::build("x", &[]);

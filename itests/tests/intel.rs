@@ -115,3 +115,187 @@ fn level_2_records_the_work_and_waits_only() {
     assert_eq!(classes["urQueueFinish"], "sync");
     assert_eq!(classes["urEventWait"], "event_sync");
 }
+
+/// ci/build/ze_prog and the Level Zero double it runs on through the real loader, or None (with a
+/// note) when they were not built here.
+fn ze_prog() -> Option<(PathBuf, PathBuf)> {
+    let (p, d) = (
+        ci_build().join("ze_prog"),
+        ci_build().join("libze_double.so"),
+    );
+    if p.exists() && d.exists() {
+        return Some((p, d));
+    }
+    if std::env::var_os("CAUSEWAY_REQUIRE_UR").is_some() {
+        panic!("{} missing: run `make -C ci ze`", p.display());
+    }
+    eprintln!("skipped: {} not built (make -C ci ze)", p.display());
+    None
+}
+
+/// The program's facts (before the double's counters) and the counters, `name=count`.
+fn ze_split(out: &str) -> (String, BTreeMap<String, u64>) {
+    let (facts, counters) = out
+        .split_once("--- level zero driver counters")
+        .unwrap_or_else(|| panic!("no counters in: {out}"));
+    let counters = counters
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter_map(|(n, k)| Some((n.to_string(), k.trim().parse().ok()?)))
+        .collect();
+    (facts.to_string(), counters)
+}
+
+/// One traced run: the program's facts, the double's counters bare and traced, the report, the
+/// capture.
+type ZeRun = (
+    String,
+    BTreeMap<String, u64>,
+    BTreeMap<String, u64>,
+    serde_json::Value,
+    PathBuf,
+);
+
+fn ze_run(level: u8) -> Option<ZeRun> {
+    let (prog, double) = ze_prog()?;
+    let cmd = || {
+        let mut c = std::process::Command::new(&prog);
+        c.arg("3")
+            .env_remove("LD_PRELOAD")
+            .env("ZE_ENABLE_ALT_DRIVERS", &double);
+        c
+    };
+    let b = bare(cmd());
+    assert!(b.status.success(), "ze_prog failed bare: {}", stderr(&b));
+    let (o, cap) = traced(cmd(), level, &[]);
+    assert!(o.status.success(), "ze_prog failed traced: {}", stderr(&o));
+    let (facts_b, bare_counts) = ze_split(&stdout(&b));
+    let (facts_t, traced_counts) = ze_split(&stdout(&o));
+    // The program saw the same results, its bad-handle checks included.
+    assert_eq!(facts_b, facts_t);
+    assert!(
+        facts_t.contains("data_ok=1") && facts_t.contains("bad_handles_ok=13"),
+        "{facts_t}"
+    );
+    Some((facts_t, bare_counts, traced_counts, report(&cap), cap))
+}
+
+/// Calls the driver saw that are not the application's own: the loader's table discovery, its
+/// second `zeInit`, and the shim's kernel-name queries.
+fn not_the_programs(name: &str) -> bool {
+    name.ends_with("ProcAddrTable") || name == "zeInit" || name == "zeKernelGetName"
+}
+
+#[test]
+fn level_zero_level_4_records_every_call_the_driver_saw_from_the_program() {
+    let Some((_, bare_counts, traced_counts, r, _)) = ze_run(4) else {
+        return;
+    };
+    for (name, k) in &bare_counts {
+        if not_the_programs(name) {
+            continue;
+        }
+        assert_eq!(
+            traced_counts[name], *k,
+            "{name}: the driver saw other calls traced"
+        );
+        assert_eq!(calls(&r, name), *k, "{name}");
+    }
+    assert_eq!(calls(&r, "zeInit"), 1);
+    // The shim asks each kernel's name once (size, then name) and nothing else of the driver.
+    let named = r["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["name"].as_str().is_some_and(|n| n.starts_with("sleep_")))
+        .count() as u64;
+    assert_eq!(named, 3, "{}", r["kernels"]);
+    assert_eq!(
+        traced_counts["zeKernelGetName"],
+        bare_counts["zeKernelGetName"] + 2 * named
+    );
+    let rows = r["apis"].as_array().unwrap();
+    assert!(rows.iter().all(|a| a["layer"] == "level_zero"), "{rows:?}");
+}
+
+#[test]
+fn level_zero_level_2_graph_has_barriers_event_waits_and_fence_waits() {
+    let Some((_, bare_counts, _, r, cap)) = ze_run(2) else {
+        return;
+    };
+    assert_eq!(
+        calls(&r, "zeCommandListAppendLaunchKernel"),
+        bare_counts["zeCommandListAppendLaunchKernel"]
+    );
+    assert_eq!(
+        calls(&r, "zeKernelSetArgumentValue"),
+        0,
+        "a level-4 call at level 2"
+    );
+    let g = cap.with_extension("graph.json");
+    let o = std::process::Command::new(cli())
+        .args(["export", "--format", "graph", "--force", "-o"])
+        .arg(&g)
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let p = &doc["processes"][0];
+    let api = |n: &serde_json::Value| {
+        n.get("call")
+            .and_then(|i| p["calls"][i.as_u64().unwrap() as usize]["api"].as_str())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let edges: Vec<(String, String, String)> = p["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_string(),
+                api(&e["from"]),
+                api(&e["to"]),
+            )
+        })
+        .collect();
+    let has = |kind: &str, from: &str, to: &str| {
+        edges
+            .iter()
+            .any(|(k, f, t)| k == kind && f == from && t == to)
+    };
+    assert!(
+        has(
+            "event_wait",
+            "zeCommandListAppendLaunchKernel",
+            "zeCommandListAppendLaunchKernel"
+        ),
+        "{edges:?}"
+    );
+    assert!(
+        has(
+            "stream_order",
+            "zeCommandListAppendLaunchKernel",
+            "zeCommandListAppendBarrier"
+        ),
+        "{edges:?}"
+    );
+    assert!(
+        has(
+            "host_wait",
+            "zeCommandQueueExecuteCommandLists",
+            "zeFenceHostSynchronize"
+        ),
+        "{edges:?}"
+    );
+    // The lists are not created in order: no stream order from one launch straight to the next.
+    assert!(
+        !has(
+            "stream_order",
+            "zeCommandListAppendLaunchKernel",
+            "zeCommandListAppendLaunchKernel"
+        ),
+        "{edges:?}"
+    );
+}

@@ -225,6 +225,11 @@ pub enum Kind {
     /// The writing thread takes over a token handed off to it (`causeway_token_accept`): the token
     /// continues on this thread until its `TokenEnd` here. Fields as `TokenBegin`.
     TokenAccept = 18,
+    /// An event a Level Zero or Unified Runtime call signals or waits for, written by the calling
+    /// thread right after the call returned successfully: a0 = the call's sequence number, a1 = the
+    /// event handle, a2 = `event_link::SIGNALS` (the call's work completes the event) or
+    /// `event_link::WAITS` (its work, or for a host wait the call itself, waits for the event).
+    EventLink = 19,
 }
 
 /// NVTX payload types (`nvtxPayloadType_t`; `NVTX_PAYLOAD_TYPE_EXT` from `nvToolsExtPayload.h`), as
@@ -333,6 +338,7 @@ impl Kind {
             16 => Kind::TokenEnd,
             17 => Kind::TokenHandoff,
             18 => Kind::TokenAccept,
+            19 => Kind::EventLink,
             _ => return None,
         })
     }
@@ -373,6 +379,22 @@ impl StrKind {
             _ => return None,
         })
     }
+}
+
+/// A stream-class create's a2 (besides the runtime's own flags, bit 0 = CUDA's non-blocking).
+pub mod stream_flags {
+    /// Work on the created stream may run in any order between barriers (a Level Zero command list
+    /// or queue created without `IN_ORDER`, a Unified Runtime queue created out-of-order): no
+    /// stream order between its items, only barriers and events.
+    pub const UNORDERED: u64 = 1 << 31;
+}
+
+/// `Kind::EventLink`'s a2: what the call does with the event.
+pub mod event_link {
+    /// The call's work completes the event (an enqueue's output event, an append's signal event).
+    pub const SIGNALS: u64 = 1;
+    /// The call's work (or, for a host wait, the call) waits for the event.
+    pub const WAITS: u64 = 2;
 }
 
 /// Which runtime an API belongs to.

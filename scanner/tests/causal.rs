@@ -39,6 +39,7 @@ impl P {
                 stream_names: Default::default(),
                 loss: Loss::default(),
                 torn_seqs: Vec::new(),
+                event_links: Vec::new(),
             },
         }
     }
@@ -397,6 +398,77 @@ fn a_reused_stream_handle_starts_a_new_stream_order() {
             .count(),
         1
     );
+}
+
+/// A Level Zero list or Unified Runtime queue created unordered: no stream order between its items,
+/// only around barriers; events named in the calls (`EventLink`) order work across streams and host
+/// waits.
+#[test]
+fn unordered_streams_follow_barriers_and_event_links() {
+    use causeway_scanner::facts::model::EventLink;
+    let mut p = P::new();
+    p.call("zeCommandListCreate", "stream", 10, 20, None, Some(A));
+    p.p.calls.last_mut().unwrap().flags = causeway_ring::layout::stream_flags::UNORDERED as u32;
+    let k1 = p.launch(A, 100, "k1", 200, 900);
+    p.launch(A, 300, "k2", 250, 800);
+    p.call(
+        "zeCommandListAppendBarrier",
+        "stream_op",
+        400,
+        450,
+        Some(A),
+        None,
+    );
+    p.launch(A, 500, "k3", 950, 1_500);
+    // On B, in order: w waits for the event k1 signalled.
+    let w = p.launch(B, 600, "w", 1_000, 1_200);
+    let wait = p.call("urEventWait", "event_sync", 1_300, 1_400, None, Some(0xe1));
+    p.p.event_links = vec![
+        EventLink {
+            call: k1,
+            event: 0xe1,
+            signals: true,
+        },
+        EventLink {
+            call: w,
+            event: 0xe1,
+            signals: false,
+        },
+        EventLink {
+            call: wait,
+            event: 0xe1,
+            signals: false,
+        },
+    ];
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    let p = &t.processes[0];
+    let name = |n: Node| match n {
+        Node::Work(j) => p.device[j].name.to_string(),
+        Node::Call(i) => p.calls[i].api.to_string(),
+        Node::Absent(_) => "absent".into(),
+    };
+    let mut got: Vec<(String, String, EdgeKind)> = g
+        .edges
+        .iter()
+        .filter(|e| !matches!(e.kind, EdgeKind::ProgramOrder | EdgeKind::Issue))
+        .map(|e| (name(e.from), name(e.to), e.kind))
+        .collect();
+    got.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    let want = [
+        ("k1", "urEventWait", EdgeKind::HostWait),
+        ("k1", "w", EdgeKind::EventWait),
+        ("k1", "zeCommandListAppendBarrier", EdgeKind::StreamOrder),
+        ("k2", "zeCommandListAppendBarrier", EdgeKind::StreamOrder),
+        ("zeCommandListAppendBarrier", "k3", EdgeKind::StreamOrder),
+    ];
+    let want: Vec<(String, String, EdgeKind)> = want
+        .iter()
+        .map(|&(a, b, k)| (a.to_string(), b.to_string(), k))
+        .collect();
+    let mut want = want;
+    want.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn timeline() -> ProcessTimeline {
         stream_names: Default::default(),
         loss: Default::default(),
         torn_seqs: Vec::new(),
+        event_links: Vec::new(),
     }
 }
 

@@ -701,7 +701,7 @@ def main():
     ok &= write_or_check(OUT_CBIDS, cbids_rs(inc, coverage, version), a.check)
 
     # Level Zero and Unified Runtime: every export of the loader a header declares.
-    uses_intel = "use crate::intercept::hooks::*;"
+    uses_intel = "use crate::intercept::hooks::*;\nuse crate::intercept::links;"
     ze_heads = ["level_zero/ze_api.h", "level_zero/zet_api.h", "level_zero/zes_api.h", "level_zero/ze_ddi.h",
                 "level_zero/zet_ddi.h", "level_zero/zes_ddi.h", "level_zero/loader/ze_loader.h",
                 "level_zero/layers/zel_tracing_api.h", "level_zero/layers/zel_tracing_register_cb.h"]

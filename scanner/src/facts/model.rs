@@ -39,6 +39,10 @@ pub struct ProcessTimeline {
     /// What the ring lost; not serialised.
     #[serde(skip)]
     pub loss: Loss,
+    /// The events Level Zero and Unified Runtime calls signalled or waited for (`Kind::EventLink`),
+    /// by the call's sequence number: for the causal graph.
+    #[serde(skip)]
+    pub event_links: Vec<EventLink>,
     /// Sequence numbers of the torn slots between live entries, ascending (torn slots before the
     /// first or after the last live entry are only counted): where a lost record can lie.
     #[serde(skip)]
@@ -401,7 +405,44 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
             torn: d.torn,
         },
         torn_seqs: torn_seqs(entries, d.torn),
+        event_links: event_links(d),
     }
+}
+
+/// An event a call signalled (`signals`) or waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EventLink {
+    /// The call's sequence number.
+    pub call: u64,
+    pub event: u64,
+    pub signals: bool,
+}
+
+impl ProcessTimeline {
+    /// The events the call with sequence number `seq` signalled or waited for.
+    pub fn links_of(&self, seq: u64) -> &[EventLink] {
+        let lo = self.event_links.partition_point(|l| l.call < seq);
+        let hi = lo + self.event_links[lo..].partition_point(|l| l.call == seq);
+        &self.event_links[lo..hi]
+    }
+}
+
+/// The ring's `EventLink` entries, sorted by call (then as written).
+fn event_links(d: &Decoded) -> Vec<EventLink> {
+    use causeway_ring::layout::event_link;
+    let mut v: Vec<EventLink> = d
+        .rest()
+        .map(|(_, e)| e)
+        .filter(|e| e.kind == Some(Kind::EventLink) && e.done)
+        .filter(|e| matches!(e.a2, event_link::SIGNALS | event_link::WAITS))
+        .map(|e| EventLink {
+            call: e.a0,
+            event: e.a1,
+            signals: e.a2 == event_link::SIGNALS,
+        })
+        .collect();
+    v.sort_by_key(|l| l.call);
+    v
 }
 
 /// The sequence numbers missing between consecutive live entries (at most `torn` of them): a ring

@@ -286,6 +286,16 @@ pub fn render(r: &Report) -> String {
         );
     }
 
+    if t.list_executes > 0 {
+        let _ = writeln!(
+            out,
+            "  Level Zero / Unified Runtime: {} command-list execute{} (or command-buffer enqueues) ran \
+             work whose launches are counted once, when appended, however often it ran",
+            t.list_executes,
+            if t.list_executes == 1 { "" } else { "s" }
+        );
+    }
+
     out.push_str("\nPROCESSES\n");
     // Device columns only when some process was recorded with device timing (level 3).
     let device_cols = r

@@ -149,6 +149,49 @@ pub fn work_size(work_dim: u32, sizes: P) -> u64 {
     x | y << 32
 }
 
+/// A u32 at byte `at` of a descriptor the call reads; 0 for a null one.
+#[inline(always)]
+fn desc_u32(desc: P, at: usize) -> u32 {
+    if desc.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes a descriptor at least `at + 4` bytes long, which the call reads.
+    unsafe { (desc as *const u8).add(at).cast::<u32>().read_unaligned() }
+}
+
+/// A Level Zero command list's order (`ze_command_list_desc_t`: flags at byte 20): unordered
+/// unless created `ZE_COMMAND_LIST_FLAG_IN_ORDER` (bit 3).
+#[inline(always)]
+pub fn ze_list_order(desc: P) -> u64 {
+    if desc_u32(desc, 20) & (1 << 3) != 0 {
+        0
+    } else {
+        causeway_ring::layout::stream_flags::UNORDERED
+    }
+}
+
+/// A Level Zero command queue's (or immediate list's) order (`ze_command_queue_desc_t`: flags at
+/// byte 24): unordered unless created `ZE_COMMAND_QUEUE_FLAG_IN_ORDER` (bit 1).
+#[inline(always)]
+pub fn ze_queue_order(desc: P) -> u64 {
+    if desc_u32(desc, 24) & (1 << 1) != 0 {
+        0
+    } else {
+        causeway_ring::layout::stream_flags::UNORDERED
+    }
+}
+
+/// A Unified Runtime queue's order (`ur_queue_properties_t`: flags at byte 16): unordered when
+/// created `UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE` (bit 0); no properties: in order.
+#[inline(always)]
+pub fn ur_queue_order(props: P) -> u64 {
+    if desc_u32(props, 16) & 1 != 0 {
+        causeway_ring::layout::stream_flags::UNORDERED
+    } else {
+        0
+    }
+}
+
 /// The product of two arguments (sizes), wrapping: no argument a program passes can make a hook
 /// panic.
 #[inline(always)]
@@ -353,8 +396,10 @@ macro_rules! hook_table {
                         if tied {
                             $crate::timing::untie();
                         }
-                        // Extra entries a successful call calls for (graph nodes after instantiation).
-                        $( if code == 0 { $after; } )?
+                        // Extra entries a successful call calls for (graph nodes after instantiation,
+                        // the events a Level Zero or Unified Runtime call signals or waits for): the
+                        // `after` closure gets the call's sequence number.
+                        $( if code == 0 { ($after)(seq); } )?
                         r
                     }
                 }

@@ -11,6 +11,7 @@
 pub mod dlsym;
 pub mod graph;
 pub mod hooks;
+pub mod links;
 pub mod procaddr;
 pub mod registry;
 pub mod tables;

@@ -8,7 +8,12 @@
 //!   number: CUPTI's correlation id, or the events backend's bracket); a graph launch → each node
 //!   execution (`graph_node`);
 //! * **stream order**: each work item on a stream (in the stream's generation) after the one before
-//!   it on that stream;
+//!   it on that stream; on a stream created unordered (a Level Zero command list or queue without
+//!   `IN_ORDER`, an out-of-order Unified Runtime queue) each item after the last barrier only, and a
+//!   barrier after everything since the one before;
+//! * **event links** (Level Zero, Unified Runtime): a call's work after the records of the events in
+//!   its wait list, and the record of the event it signals (an enqueue's output event, an append's
+//!   signal event) its work; a host wait on events after their records;
 //! * **event wait**: an event record of E on stream X captures X's last work item; a stream wait of S
 //!   on E makes S's next work item depend on it; a context event record captures every stream's;
 //! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's,
@@ -34,6 +39,7 @@ use crate::facts::model::{Call, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
+use causeway_ring::layout::stream_flags;
 use causeway_ring::Class;
 
 /// `cudaStreamNonBlocking` and `CU_STREAM_NON_BLOCKING`: a stream that does not synchronize with the
@@ -146,6 +152,29 @@ pub struct Graph<'t> {
 /// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
 /// generation.
 type StreamGen = ((u64, u32), u64);
+
+/// An unordered stream's items since its last barrier, and that barrier (call indices).
+#[derive(Default)]
+struct Unordered {
+    since: Vec<usize>,
+    barrier: Option<usize>,
+}
+
+impl Unordered {
+    /// What a wait for the whole stream waits for: everything since the last barrier, else it.
+    fn outstanding(&self) -> Vec<usize> {
+        if self.since.is_empty() {
+            self.barrier.into_iter().collect()
+        } else {
+            self.since.clone()
+        }
+    }
+}
+
+/// Whether a stream operation orders all work before it and after it on its stream.
+fn is_barrier(c: &Call) -> bool {
+    class_of(c) == Some(Class::StreamOp) && c.api.contains("Barrier")
+}
 
 /// What an event record captured: the work items (call indices) its wait depends on.
 struct Record {
@@ -372,6 +401,10 @@ impl Builder<'_> {
         let mut born: HashMap<(u64, u64), u64> = HashMap::default();
         // Streams created non-blocking (in their generation): exempt from the legacy stream's order.
         let mut non_blocking: HashMap<StreamGen, ()> = HashMap::default();
+        // Streams whose work may run in any order between barriers (Level Zero lists and queues not
+        // created in order, out-of-order Unified Runtime queues): their items since the last
+        // barrier, and that barrier.
+        let mut unordered: HashMap<StreamGen, Unordered> = HashMap::default();
         // Dependencies a stream's next work item takes on (from stream waits).
         let mut waits_for: HashMap<StreamGen, Vec<(Node, EdgeKind, Evidence)>> = HashMap::default();
         let mut capturing: HashMap<(u64, u32), ()> = HashMap::default();
@@ -411,12 +444,42 @@ impl Builder<'_> {
                     }
                     let s = sg(&stream_gen, key);
                     let to = self.entry(i);
-                    if let Some(&prev) = last_item.get(&s) {
+                    if let Some(u) = unordered.get_mut(&s) {
+                        // A barrier follows everything since the one before; anything else only
+                        // the last barrier.
+                        let before: Vec<usize> = if is_barrier(c) {
+                            let v = std::mem::take(&mut u.since);
+                            let v = if v.is_empty() {
+                                u.barrier.into_iter().collect()
+                            } else {
+                                v
+                            };
+                            u.barrier = Some(i);
+                            v
+                        } else {
+                            u.since.push(i);
+                            u.barrier.into_iter().collect()
+                        };
+                        for it in before {
+                            let from = self.exit(it);
+                            self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                        }
+                    } else if let Some(&prev) = last_item.get(&s) {
                         let from = self.exit(prev);
                         self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
                     }
                     for (from, kind, ev) in waits_for.remove(&s).unwrap_or_default() {
                         self.edge(from, to, kind, ev);
+                    }
+                    // Level Zero and Unified Runtime: the events this call's work waits for.
+                    for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
+                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
+                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
+                        for (from, kind, ev) in
+                            self.record_deps(&records, l.event, g, lost, "wait list")
+                        {
+                            self.edge(from, to, kind, ev);
+                        }
                     }
                     // The legacy default stream and blocking streams order each other; whether a
                     // stream is blocking is not in the capture.
@@ -447,6 +510,17 @@ impl Builder<'_> {
                         }
                     }
                     last_item.insert(s, i);
+                    // ... and the events its work completes.
+                    for l in p.links_of(c.seq).iter().filter(|l| l.signals) {
+                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
+                        records.insert(
+                            (l.event, g),
+                            Record {
+                                items: vec![i],
+                                kind: EdgeKind::EventWait,
+                            },
+                        );
+                    }
                 }
                 Class::Stream if c.api.contains("Destroy") => {
                     // The stream the call names (its a0), not `key`: stream-class calls carry no
@@ -466,9 +540,16 @@ impl Builder<'_> {
                         } else {
                             non_blocking.remove(&s);
                         }
+                        if u64::from(c.flags) & stream_flags::UNORDERED != 0 {
+                            unordered.insert(s, Unordered::default());
+                        } else {
+                            unordered.remove(&s);
+                        }
                     }
                 }
-                Class::Event if c.api.contains("Destroy") => {
+                // A Unified Runtime event's last release ends it as a destroy does (a release that
+                // leaves it alive loses an edge, never invents one).
+                Class::Event if c.api.contains("Destroy") || c.api.contains("Release") => {
                     if let Some(e) = c.handle {
                         *event_gen.entry(e).or_default() += 1;
                     }
@@ -483,7 +564,10 @@ impl Builder<'_> {
                     let Some(e) = c.handle else { continue };
                     let g = event_gen.get(&e).copied().unwrap_or(0);
                     let s = sg(&stream_gen, key);
-                    let items = last_item.get(&s).into_iter().copied().collect();
+                    let items = match unordered.get(&s) {
+                        Some(u) => u.outstanding(),
+                        None => last_item.get(&s).into_iter().copied().collect(),
+                    };
                     records.insert(
                         (e, g),
                         Record {
@@ -513,6 +597,18 @@ impl Builder<'_> {
                     let deps = self.record_deps(&records, e, g, lost, "stream wait");
                     waits_for.entry(s).or_default().extend(deps);
                 }
+                Class::EventSync if !p.links_of(c.seq).is_empty() => {
+                    // A host wait on a list of events (urEventWait): each one's record.
+                    for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
+                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
+                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
+                        for (from, _, ev) in
+                            self.record_deps(&records, l.event, g, lost, "host wait")
+                        {
+                            self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
+                        }
+                    }
+                }
                 Class::EventSync => {
                     let Some(e) = c.handle else { continue };
                     let g = event_gen.get(&e).copied().unwrap_or(0);
@@ -530,11 +626,11 @@ impl Builder<'_> {
                         v.sort_unstable();
                         v
                     } else {
-                        last_item
-                            .get(&sg(&stream_gen, key))
-                            .into_iter()
-                            .copied()
-                            .collect()
+                        let s = sg(&stream_gen, key);
+                        match unordered.get(&s) {
+                            Some(u) => u.outstanding(),
+                            None => last_item.get(&s).into_iter().copied().collect(),
+                        }
                     };
                     for it in items {
                         let from = self.exit(it);

@@ -283,8 +283,16 @@ pub struct Totals {
     pub graph_launches_unresolved: u64,
     /// Launch calls into a capturing stream: the sum of `kernels[].captured`.
     pub captured_launches: u64,
+    /// Level Zero command-list executes and Unified Runtime command-buffer enqueues that succeeded:
+    /// they run work whose launches were counted when appended, once, however often it runs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub list_executes: u64,
     /// Pops and ends that matched no push or start (their opening entry was lost).
     pub unmatched_range_ends: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Report {
@@ -902,6 +910,7 @@ struct KernelCount<'a> {
     named: Rows<u64, Option<bool>>,
     graph_launches: u64,
     graph_launches_unresolved: u64,
+    list_executes: u64,
 }
 
 impl<'a> KernelCount<'a> {
@@ -915,6 +924,7 @@ impl<'a> KernelCount<'a> {
             named: Rows::default(),
             graph_launches: 0,
             graph_launches_unresolved: 0,
+            list_executes: 0,
         }
     }
 
@@ -934,6 +944,7 @@ impl<'a> KernelCount<'a> {
         }
         totals.graph_launches += self.graph_launches;
         totals.graph_launches_unresolved += self.graph_launches_unresolved;
+        totals.list_executes += self.list_executes;
         let mut rows = self.out.named(self.names);
         for k in rows.values_mut() {
             k.launches = k.direct + k.via_graph;
@@ -976,7 +987,20 @@ impl waits::Rider for KernelCount<'_> {
                     k.direct += 1;
                 }
             }
-            Class::GraphLaunch if e.done && e.result == 0 && !captures.capturing(e) => {
+            // A CUDA graph launch runs its exec's kernel nodes. A Level Zero command-list execute or
+            // a Unified Runtime command buffer runs work whose launches were recorded as they were
+            // appended, and counted there.
+            Class::GraphLaunch
+                if e.done
+                    && e.result == 0
+                    && !captures.capturing(e)
+                    && self.names.api(e.api).is_some_and(|(_, i)| {
+                        matches!(
+                            i.layer,
+                            causeway_ring::Layer::Runtime | causeway_ring::Layer::Driver
+                        )
+                    }) =>
+            {
                 self.graph_launches += 1;
                 match self.graphs.get_mut(&e.a1) {
                     Some(g) => {
@@ -987,6 +1011,18 @@ impl waits::Rider for KernelCount<'_> {
                     }
                     None => self.graph_launches_unresolved += 1,
                 }
+            }
+            Class::GraphLaunch
+                if e.done
+                    && e.result == 0
+                    && self.names.api(e.api).is_some_and(|(_, i)| {
+                        matches!(
+                            i.layer,
+                            causeway_ring::Layer::LevelZero | causeway_ring::Layer::UnifiedRuntime
+                        )
+                    }) =>
+            {
+                self.list_executes += 1
             }
             _ => {}
         }
@@ -1132,6 +1168,7 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
         totals.failed_launches += t.failed_launches;
         totals.graph_launches += t.graph_launches;
         totals.graph_launches_unresolved += t.graph_launches_unresolved;
+        totals.list_executes += t.list_executes;
         totals.captured_launches += t.captured_launches;
         totals.unmatched_range_ends += t.unmatched_range_ends;
         processes.push(Process {

@@ -256,11 +256,11 @@ hook_table! {
     cuGraphGetRootNodes: 4 Other abi 10000 (hGraph: P, rootNodes: P, numRootNodes: P) -> i32 => [0, 0, 0];
     cuGraphHostNodeGetParams: 4 Other abi 10000 (hNode: P, nodeParams: P) -> i32 => [0, 0, 0];
     cuGraphHostNodeSetParams: 4 Other abi 10000 (hNode: P, nodeParams: P) -> i32 => [0, 0, 0];
-    cuGraphInstantiate: 2 Graph abi 10000 (phGraphExec: P, hGraph: P, phErrorNode: P, logBuffer: P, bufferSize: usize) -> i32 => [0, hGraph, 0], after graph::nodes(phGraphExec, hGraph);
-    cuGraphInstantiateWithFlags: 2 Graph abi 11040 (phGraphExec: P, hGraph: P, flags: u64) -> i32 => [0, hGraph, flags], after graph::nodes(phGraphExec, hGraph);
-    cuGraphInstantiateWithParams: 2 Graph abi 12000 (phGraphExec: P, hGraph: P, instantiateParams: P) -> i32 => [0, hGraph, 0], after graph::nodes(phGraphExec, hGraph);
-    cuGraphInstantiateWithParams_ptsz: 2 Graph abi 12000 (phGraphExec: P, hGraph: P, instantiateParams: P) -> i32 => [0, hGraph, 0], after graph::nodes(phGraphExec, hGraph);
-    cuGraphInstantiate_v2: 2 Graph abi 11000 (phGraphExec: P, hGraph: P, phErrorNode: P, logBuffer: P, bufferSize: usize) -> i32 => [0, hGraph, 0], after graph::nodes(phGraphExec, hGraph);
+    cuGraphInstantiate: 2 Graph abi 10000 (phGraphExec: P, hGraph: P, phErrorNode: P, logBuffer: P, bufferSize: usize) -> i32 => [0, hGraph, 0], after |_| graph::nodes(phGraphExec, hGraph);
+    cuGraphInstantiateWithFlags: 2 Graph abi 11040 (phGraphExec: P, hGraph: P, flags: u64) -> i32 => [0, hGraph, flags], after |_| graph::nodes(phGraphExec, hGraph);
+    cuGraphInstantiateWithParams: 2 Graph abi 12000 (phGraphExec: P, hGraph: P, instantiateParams: P) -> i32 => [0, hGraph, 0], after |_| graph::nodes(phGraphExec, hGraph);
+    cuGraphInstantiateWithParams_ptsz: 2 Graph abi 12000 (phGraphExec: P, hGraph: P, instantiateParams: P) -> i32 => [0, hGraph, 0], after |_| graph::nodes(phGraphExec, hGraph);
+    cuGraphInstantiate_v2: 2 Graph abi 11000 (phGraphExec: P, hGraph: P, phErrorNode: P, logBuffer: P, bufferSize: usize) -> i32 => [0, hGraph, 0], after |_| graph::nodes(phGraphExec, hGraph);
     cuGraphKernelNodeCopyAttributes: 4 Other abi 11000 (dst: P, src: P) -> i32 => [0, 0, 0];
     cuGraphKernelNodeGetAttribute: 4 Other abi 11000 (hNode: P, attr: i32, value_out: P) -> i32 => [0, 0, 0];
     cuGraphKernelNodeGetParams: 4 Other abi 10000 (hNode: P, nodeParams: P) -> i32 => [0, 0, 0];

@@ -10,6 +10,7 @@
 #![allow(non_snake_case, clippy::unnecessary_cast, clippy::identity_op)]
 
 use crate::intercept::hooks::*;
+use crate::intercept::links;
 
 /// Passed in memory (more than 16 bytes): the C struct's 64 bytes, aligned to 1.
 #[repr(C, align(1))]
@@ -38,37 +39,37 @@ crate::intercept::hooks::zeroed_ret!(
 
 hook_table! {
     TABLE, LevelZero, first_id = 5000, missing = 2013265921;
-    zeCommandListAppendBarrier: 2 StreamOp abi 0 (hCommandList: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0];
+    zeCommandListAppendBarrier: 2 StreamOp abi 0 (hCommandList: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendEventReset: 4 Other abi 0 (hCommandList: P, hEvent: P) -> i32 => [0, 0, 0];
-    zeCommandListAppendImageCopy: 2 Copy abi 0 (hCommandList: P, hDstImage: P, hSrcImage: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4];
-    zeCommandListAppendImageCopyFromMemory: 2 Copy abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 1];
-    zeCommandListAppendImageCopyFromMemoryExt: 4 Other abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, srcRowPitch: u32, srcSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [0, 0, 0];
-    zeCommandListAppendImageCopyRegion: 2 Copy abi 0 (hCommandList: P, hDstImage: P, hSrcImage: P, pDstRegion: P, pSrcRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4];
-    zeCommandListAppendImageCopyToMemory: 2 Copy abi 0 (hCommandList: P, dstptr: P, hSrcImage: P, pSrcRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 2];
-    zeCommandListAppendImageCopyToMemoryExt: 4 Other abi 0 (hCommandList: P, dstptr: P, hSrcImage: P, pSrcRegion: P, destRowPitch: u32, destSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [0, 0, 0];
-    zeCommandListAppendLaunchCooperativeKernel: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchFuncArgs: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, group_count(pLaunchFuncArgs)];
-    zeCommandListAppendLaunchKernel: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchFuncArgs: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, group_count(pLaunchFuncArgs)];
-    zeCommandListAppendLaunchKernelIndirect: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchArgumentsBuffer: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, 0];
-    zeCommandListAppendLaunchMultipleKernelsIndirect: 2 Launch abi 0 (hCommandList: P, numKernels: u32, phKernels: P, pCountBuffer: P, pLaunchArgumentsBuffer: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0];
+    zeCommandListAppendImageCopy: 2 Copy abi 0 (hCommandList: P, hDstImage: P, hSrcImage: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendImageCopyFromMemory: 2 Copy abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 1], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendImageCopyFromMemoryExt: 2 StreamOp abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, srcRowPitch: u32, srcSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendImageCopyRegion: 2 Copy abi 0 (hCommandList: P, hDstImage: P, hSrcImage: P, pDstRegion: P, pSrcRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendImageCopyToMemory: 2 Copy abi 0 (hCommandList: P, dstptr: P, hSrcImage: P, pSrcRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 2], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendImageCopyToMemoryExt: 2 StreamOp abi 0 (hCommandList: P, dstptr: P, hSrcImage: P, pSrcRegion: P, destRowPitch: u32, destSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendLaunchCooperativeKernel: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchFuncArgs: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, group_count(pLaunchFuncArgs)], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendLaunchKernel: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchFuncArgs: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, group_count(pLaunchFuncArgs)], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendLaunchKernelIndirect: 2 Launch abi 0 (hCommandList: P, hKernel: P, pLaunchArgumentsBuffer: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, hKernel, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendLaunchMultipleKernelsIndirect: 2 Launch abi 0 (hCommandList: P, numKernels: u32, phKernels: P, pCountBuffer: P, pLaunchArgumentsBuffer: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendMemAdvise: 4 Other abi 0 (hCommandList: P, hDevice: P, ptr: P, size: usize, advice: i32) -> i32 => [0, 0, 0];
-    zeCommandListAppendMemoryCopy: 2 Copy abi 0 (hCommandList: P, dstptr: P, srcptr: P, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 4];
-    zeCommandListAppendMemoryCopyFromContext: 2 Copy abi 0 (hCommandList: P, dstptr: P, hContextSrc: P, srcptr: P, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 4];
-    zeCommandListAppendMemoryCopyRegion: 2 Copy abi 0 (hCommandList: P, dstptr: P, dstRegion: P, dstPitch: u32, dstSlicePitch: u32, srcptr: P, srcRegion: P, srcPitch: u32, srcSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4];
-    zeCommandListAppendMemoryFill: 2 Memset abi 0 (hCommandList: P, ptr: P, pattern: P, pattern_size: usize, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 0];
+    zeCommandListAppendMemoryCopy: 2 Copy abi 0 (hCommandList: P, dstptr: P, srcptr: P, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 4], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendMemoryCopyFromContext: 2 Copy abi 0 (hCommandList: P, dstptr: P, hContextSrc: P, srcptr: P, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 4], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendMemoryCopyRegion: 2 Copy abi 0 (hCommandList: P, dstptr: P, dstRegion: P, dstPitch: u32, dstSlicePitch: u32, srcptr: P, srcRegion: P, srcPitch: u32, srcSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendMemoryFill: 2 Memset abi 0 (hCommandList: P, ptr: P, pattern: P, pattern_size: usize, size: usize, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, size, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendMemoryPrefetch: 2 Prefetch abi 0 (hCommandList: P, ptr: P, size: usize) -> i32 => [hCommandList, size, 0];
-    zeCommandListAppendMemoryRangesBarrier: 2 StreamOp abi 0 (hCommandList: P, numRanges: u32, pRangeSizes: P, pRanges: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0];
-    zeCommandListAppendQueryKernelTimestamps: 4 Other abi 0 (hCommandList: P, numEvents: u32, phEvents: P, dstptr: P, pOffsets: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [0, 0, 0];
+    zeCommandListAppendMemoryRangesBarrier: 2 StreamOp abi 0 (hCommandList: P, numRanges: u32, pRangeSizes: P, pRanges: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
+    zeCommandListAppendQueryKernelTimestamps: 2 StreamOp abi 0 (hCommandList: P, numEvents: u32, phEvents: P, dstptr: P, pOffsets: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendSignalEvent: 2 EventRecord abi 0 (hCommandList: P, hEvent: P) -> i32 => [hCommandList, hEvent, 0];
-    zeCommandListAppendWaitOnEvents: 2 StreamWait abi 0 (hCommandList: P, numEvents: u32, phEvents: P) -> i32 => [hCommandList, first_handle(phEvents, numEvents), numEvents];
-    zeCommandListAppendWriteGlobalTimestamp: 4 Other abi 0 (hCommandList: P, dstptr: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [0, 0, 0];
+    zeCommandListAppendWaitOnEvents: 2 StreamWait abi 0 (hCommandList: P, numEvents: u32, phEvents: P) -> i32 => [hCommandList, first_handle(phEvents, numEvents), numEvents], after |seq| links::wait_for(seq, numEvents, phEvents);
+    zeCommandListAppendWriteGlobalTimestamp: 2 StreamOp abi 0 (hCommandList: P, dstptr: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListClose: 4 Other abi 0 (hCommandList: P) -> i32 => [0, 0, 0];
-    zeCommandListCreate: 2 Stream abi 0 (hContext: P, hDevice: P, desc: P, phCommandList: P) -> i32 => [0, 0, 0], out created(phCommandList);
-    zeCommandListCreateImmediate: 2 Stream abi 0 (hContext: P, hDevice: P, altdesc: P, phCommandList: P) -> i32 => [0, 0, 0], out created(phCommandList);
+    zeCommandListCreate: 2 Stream abi 0 (hContext: P, hDevice: P, desc: P, phCommandList: P) -> i32 => [0, 0, ze_list_order(desc)], out created(phCommandList);
+    zeCommandListCreateImmediate: 2 Stream abi 0 (hContext: P, hDevice: P, altdesc: P, phCommandList: P) -> i32 => [0, 0, ze_queue_order(altdesc)], out created(phCommandList);
     zeCommandListDestroy: 2 Stream abi 0 (hCommandList: P) -> i32 => [hCommandList, 0, 0];
     zeCommandListReset: 4 Other abi 0 (hCommandList: P) -> i32 => [0, 0, 0];
-    zeCommandQueueCreate: 2 Stream abi 0 (hContext: P, hDevice: P, desc: P, phCommandQueue: P) -> i32 => [0, 0, 0], out created(phCommandQueue);
+    zeCommandQueueCreate: 2 Stream abi 0 (hContext: P, hDevice: P, desc: P, phCommandQueue: P) -> i32 => [0, 0, ze_queue_order(desc)], out created(phCommandQueue);
     zeCommandQueueDestroy: 2 Stream abi 0 (hCommandQueue: P) -> i32 => [hCommandQueue, 0, 0];
-    zeCommandQueueExecuteCommandLists: 2 GraphLaunch abi 0 (hCommandQueue: P, numCommandLists: u32, phCommandLists: P, hFence: P) -> i32 => [hCommandQueue, first_handle(phCommandLists, numCommandLists), numCommandLists];
+    zeCommandQueueExecuteCommandLists: 2 GraphLaunch abi 0 (hCommandQueue: P, numCommandLists: u32, phCommandLists: P, hFence: P) -> i32 => [hCommandQueue, first_handle(phCommandLists, numCommandLists), numCommandLists], after |seq| links::ze(seq, hFence, 0, std::ptr::null_mut());
     zeCommandQueueSynchronize: 2 Sync abi 0 (hCommandQueue: P, timeout: u64) -> i32 => [hCommandQueue, 0, 0];
     zeContextCreate: 4 Other abi 0 (hDriver: P, desc: P, phContext: P) -> i32 => [0, 0, 0];
     zeContextCreateEx: 4 Other abi 0 (hDriver: P, desc: P, numDevices: u32, phDevices: P, phContext: P) -> i32 => [0, 0, 0];

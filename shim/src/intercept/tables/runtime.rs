@@ -236,10 +236,10 @@ hook_table! {
     cudaGraphGetRootNodes: 4 Other abi 0 (graph: P, pRootNodes: P, pNumRootNodes: P) -> i32 => [0, 0, 0];
     cudaGraphHostNodeGetParams: 4 Other abi 0 (node: P, pNodeParams: P) -> i32 => [0, 0, 0];
     cudaGraphHostNodeSetParams: 4 Other abi 0 (node: P, pNodeParams: P) -> i32 => [0, 0, 0];
-    cudaGraphInstantiate: 2 Graph abi 0 (pGraphExec: P, graph: P, flags: u64) -> i32 => [0, graph, flags], after graph::nodes(pGraphExec, graph);
-    cudaGraphInstantiateWithFlags: 2 Graph abi 0 (pGraphExec: P, graph: P, flags: u64) -> i32 => [0, graph, flags], after graph::nodes(pGraphExec, graph);
-    cudaGraphInstantiateWithParams: 2 Graph abi 0 (pGraphExec: P, graph: P, instantiateParams: P) -> i32 => [0, graph, 0], after graph::nodes(pGraphExec, graph);
-    cudaGraphInstantiateWithParams_ptsz: 2 Graph abi 0 (pGraphExec: P, graph: P, instantiateParams: P) -> i32 => [0, graph, 0], after graph::nodes(pGraphExec, graph);
+    cudaGraphInstantiate: 2 Graph abi 0 (pGraphExec: P, graph: P, flags: u64) -> i32 => [0, graph, flags], after |_| graph::nodes(pGraphExec, graph);
+    cudaGraphInstantiateWithFlags: 2 Graph abi 0 (pGraphExec: P, graph: P, flags: u64) -> i32 => [0, graph, flags], after |_| graph::nodes(pGraphExec, graph);
+    cudaGraphInstantiateWithParams: 2 Graph abi 0 (pGraphExec: P, graph: P, instantiateParams: P) -> i32 => [0, graph, 0], after |_| graph::nodes(pGraphExec, graph);
+    cudaGraphInstantiateWithParams_ptsz: 2 Graph abi 0 (pGraphExec: P, graph: P, instantiateParams: P) -> i32 => [0, graph, 0], after |_| graph::nodes(pGraphExec, graph);
     cudaGraphKernelNodeCopyAttributes: 4 Other abi 0 (hDst: P, hSrc: P) -> i32 => [0, 0, 0];
     cudaGraphKernelNodeGetAttribute: 4 Other abi 0 (hNode: P, attr: i32, value_out: P) -> i32 => [0, 0, 0];
     cudaGraphKernelNodeGetParams: 4 Other abi 0 (node: P, pNodeParams: P) -> i32 => [0, 0, 0];
