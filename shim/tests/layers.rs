@@ -78,11 +78,11 @@ fn violations(order: &Order, module: &[String], code: &str) -> Vec<String> {
         if layer == "intercept" && module.get(1).is_some_and(|m| m == "tables") {
             let ok = matches!(
                 p.get(1).map(String::as_str),
-                Some("hooks" | "graph" | "tables")
+                Some("hooks" | "graph" | "links" | "tables")
             );
             if !ok {
                 bad.push(format!(
-                    "{shown}: a hook table names only the machinery (hooks, graph)"
+                    "{shown}: a hook table names only the machinery (hooks, graph, links)"
                 ));
             }
         }
