@@ -32,14 +32,14 @@ DOC = {"processes": [{
     "device": [work("p", 1, 10, 130, 200), work("c", 3, 11, 205, 250), work("d", 5, 11, 520, 530)],
     "absent": ["the record of event 0x1"],
     "edges": [
-        {"from": {"call": 0}, "to": {"work": 0}, "kind": "issue"},
-        {"from": {"call": 2}, "to": {"work": 1}, "kind": "issue"},
-        {"from": {"work": 0}, "to": {"work": 1}, "kind": "event_wait"},
-        {"from": {"work": 1}, "to": {"call": 3}, "kind": "host_wait"},
-        {"from": {"call": 0}, "to": {"call": 2}, "kind": "program_order"},
-        {"from": {"call": 4}, "to": {"work": 2}, "kind": "issue"},
-        {"from": {"work": 1}, "to": {"work": 2}, "kind": "stream_order"},
-        {"from": {"absent": 0}, "to": {"work": 2}, "kind": "event_wait"},
+        {"from": {"call": 0}, "to": {"work": 0}, "kind": "issue", "evidence": {"class": "explicit"}},
+        {"from": {"call": 2}, "to": {"work": 1}, "kind": "issue", "evidence": {"class": "explicit"}},
+        {"from": {"work": 0}, "to": {"work": 1}, "kind": "event_wait", "evidence": {"class": "explicit"}},
+        {"from": {"work": 1}, "to": {"call": 3}, "kind": "host_wait", "evidence": {"class": "explicit"}},
+        {"from": {"call": 0}, "to": {"call": 2}, "kind": "program_order", "evidence": {"class": "explicit"}},
+        {"from": {"call": 4}, "to": {"work": 2}, "kind": "issue", "evidence": {"class": "explicit"}},
+        {"from": {"work": 1}, "to": {"work": 2}, "kind": "stream_order", "evidence": {"class": "explicit"}},
+        {"from": {"absent": 0}, "to": {"work": 2}, "kind": "event_wait", "evidence": {"class": "missing"}},
     ],
 }]}
 
