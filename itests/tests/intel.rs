@@ -299,3 +299,31 @@ fn level_zero_level_2_graph_has_barriers_event_waits_and_fence_waits() {
         "{edges:?}"
     );
 }
+
+/// A program that probes for a runtime with `dlsym(RTLD_DEFAULT, name)` gets the answer it gets bare:
+/// the shim exports every hooked name, but a global lookup that only found the shim's export (no
+/// loaded library has the function) answers nothing, for Level Zero, UR and CUDA names alike.
+#[test]
+fn probing_for_a_runtime_finds_what_it_finds_bare() {
+    let names = [
+        "zeInit",
+        "zeCommandListAppendLaunchKernel",
+        "urAdapterGet",
+        "urEnqueueKernelLaunchWithArgsExp",
+        "cuInit",
+        "cudaMalloc",
+        "printf",
+    ];
+    let cmd = || {
+        let mut c = command("probe_default", &names);
+        c.env_remove("LD_LIBRARY_PATH");
+        c
+    };
+    let b = bare(cmd());
+    assert!(stdout(&b).contains("zeInit=absent") && stdout(&b).contains("printf=found"));
+    for level in [2, 4] {
+        let (o, _) = traced(cmd(), level, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&b), "level {level}");
+    }
+}

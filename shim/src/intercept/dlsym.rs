@@ -68,6 +68,16 @@ extern "C" fn dlsym_hook(handle: *mut c_void, name: *const c_char) -> *mut c_voi
     // SAFETY: dlsym succeeded, so `name` is a valid NUL-terminated string.
     let name = unsafe { CStr::from_ptr(name) };
     match registry::find(name) {
+        // The lookup found the shim's own export (a global lookup, the shim being first in scope):
+        // without the shim it would have found the library's function, or nothing when no loaded
+        // library has one. Nothing it stays: a program probing whether Level Zero, UR or CUDA is
+        // there must get the answer it gets bare.
+        Some(h)
+            if std::ptr::eq(r.cast_const().cast::<()>(), h.hook)
+                && resolve::real(h.real, h.name, h.info.layer) == 0 =>
+        {
+            std::ptr::null_mut()
+        }
         Some(h) => registry::substitute(h, r as usize) as *mut c_void,
         None => {
             // A CUDA entry point the tables do not have (a newer runtime's or driver's): listed in
