@@ -206,6 +206,7 @@ typedef struct work {
     struct CUstream_st *other;
     uint64_t pos;
     struct act_info act;
+    uint64_t queued; /* act_hooks()->now() when pushed (0: no hooks) */
 } work;
 
 enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
@@ -408,7 +409,7 @@ static int act_reported(const work *w)
 
 /* Report a finished kernel/copy/memset (worker thread, g_mu not held). */
 static void act_work_done(const struct cwd_activity_hooks *h, const struct CUstream_st *s,
-                          const work *w, uint64_t t0, uint64_t t1)
+                          const work *w, uint64_t ts, uint64_t t0, uint64_t t1)
 {
     struct cwd_work cw;
     memset(&cw, 0, sizeof cw);
@@ -434,6 +435,8 @@ static void act_work_done(const struct cwd_activity_hooks *h, const struct CUstr
     cw.value = w->act.value;
     cw.graph_id = w->act.graph_id;
     cw.graph_node_id = w->act.node_id;
+    cw.queued = w->queued;
+    cw.submitted = ts;
     h->work_done(&cw);
 }
 
@@ -629,6 +632,7 @@ static void *worker_main(void *arg)
                  * so a synchronize that returns has been logged. */
                 const struct cwd_activity_hooks *h = act_reported(w) ? act_hooks() : NULL;
                 const char *tk = g_truth_fd >= 0 ? truth_kind(w) : NULL;
+                uint64_t ts = h ? h->now() : 0; /* taken up: "submitted" */
                 uint64_t t0 = h ? h->now() : 0;
                 uint64_t tt0 = tk ? now_ns() : 0;
                 sleep_ns(w->ns);
@@ -638,7 +642,7 @@ static void *worker_main(void *arg)
                     truth_log(tk, s->id, tt0, tt1,
                               w->ntype == CU_GRAPH_NODE_TYPE_KERNEL ? w->act.name : "-");
                 if (h)
-                    act_work_done(h, s, w, t0, t1);
+                    act_work_done(h, s, w, ts, t0, t1);
             } else if (w->kind == W_HOSTFN)
                 w->fn(w->arg);
             else
@@ -737,6 +741,10 @@ static int push_locked(struct CUstream_st *s, work *w)
         return -1;
     }
     w->next = NULL;
+    if (w->kind == W_SLEEP) {
+        const struct cwd_activity_hooks *h = act_hooks();
+        w->queued = h ? h->now() : 0;
+    }
     if (s->tail)
         s->tail->next = w;
     else

@@ -81,7 +81,8 @@
     X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll)               \
     X(cuptiActivityPushExternalCorrelationId)                                \
     X(cuptiActivityPopExternalCorrelationId)                                 \
-    X(cuptiActivityRegisterTimestampCallback)
+    X(cuptiActivityRegisterTimestampCallback)                                \
+    X(cuptiActivityEnableLatencyTimestamps)
 
 enum {
 #define X(n) CWP_IDX_##n,
@@ -167,6 +168,9 @@ static CUpti_BuffersCallbackRequestFunc g_req;
 static CUpti_BuffersCallbackCompleteFunc g_done;
 static _Atomic(CUpti_TimestampCallbackFunc) g_ts;
 static atomic_uint_fast64_t g_enabled; /* bit k: kind k enabled */
+/* Kernels' queued and submitted times (the driver double's push and take-up times), in records
+ * made while enabled (cuptiActivityEnableLatencyTimestamps). */
+static _Atomic int g_latency;
 static atomic_uint g_next_corr = 1;
 static int64_t g_next_grid_id = 1;
 static void (*g_set_hooks)(const struct cwd_activity_hooks *); /* non-NULL: hooks installed */
@@ -598,6 +602,10 @@ static void hook_work_done(const struct cwd_work *w)
         r.k.blockZ = (int32_t)w->block[2];
         r.k.dynamicSharedMemory = (int32_t)w->shared_mem;
         r.k.correlationId = w->correlation;
+        if (atomic_load_explicit(&g_latency, memory_order_relaxed)) {
+            r.k.queued = w->queued;
+            r.k.submitted = w->submitted;
+        }
         r.k.gridId = g_next_grid_id++;
         r.k.name = intern_locked(w->name);
         r.k.launchType = w->cooperative ? CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE
@@ -917,6 +925,13 @@ CW_PUBLIC CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
  * give CUPTI_ERROR_NOT_SUPPORTED (the real one would succeed and produce
  * records the double cannot make).  Beyond COUNT the real one answers
  * CUPTI_ERROR_NOT_COMPATIBLE (measured). */
+CW_PUBLIC CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
+{
+    CW_COUNT(cuptiActivityEnableLatencyTimestamps);
+    atomic_store_explicit(&g_latency, enable != 0, memory_order_relaxed);
+    return CUPTI_SUCCESS;
+}
+
 CW_PUBLIC CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     CW_COUNT(cuptiActivityEnable);

@@ -240,3 +240,71 @@ fn callback_correlation_ties_the_same_work_as_external_correlation() {
     assert!(stderr(&o).contains("CUPTI unavailable"), "{}", stderr(&o));
     assert_eq!(r["device"]["intervals"], 0);
 }
+
+/// CUPTI's latency timestamps (`CAUSEWAY_CUPTI_LATENCY=1`): every kernel interval of the CUPTI double carries when it was queued
+/// (pushed to its stream) and submitted (taken up by the stream), in that order before its start, on
+/// the host clock; `why` shows them as the kernel's phases.
+#[test]
+fn kernels_carry_cuptis_queued_and_submitted_times() {
+    let lib = cupti_double();
+    let (o, cap) = traced(
+        command("mt_launch", &["2", "5"]),
+        3,
+        &[
+            ("CAUSEWAY_CUPTI", lib.as_str()),
+            ("CAUSEWAY_CUPTI_LATENCY", "1"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Off by default: the same run without the setting has no latency times.
+    let (_, plain) = traced(
+        command("mt_launch", &["2", "5"]),
+        3,
+        &[("CAUSEWAY_CUPTI", lib.as_str())],
+    );
+    let plain_why = std::process::Command::new(cli())
+        .args(["why", "--json", "--kernel", "sleep_0us#2"])
+        .arg(&plain)
+        .output()
+        .expect("spawn causeway");
+    let pw: Value = serde_json::from_slice(&plain_why.stdout).unwrap();
+    assert!(pw["phases"]["queued_ns"].is_null(), "{}", pw["phases"]);
+    let g = cap.with_extension("graph.json");
+    let out = std::process::Command::new(cli())
+        .args(["export", "--format", "graph", "--force", "-o"])
+        .arg(&g)
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let spans = doc["processes"][0]["device"].as_array().unwrap();
+    let kernels: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "kernel").collect();
+    assert_eq!(kernels.len(), 10, "{spans:?}");
+    for k in &kernels {
+        let (q, s, b) = (
+            k["queued_ns"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no queued time: {k}")),
+            k["submitted_ns"].as_u64().unwrap(),
+            k["begin_ns"].as_u64().unwrap(),
+        );
+        assert!(q <= s && s <= b, "queued {q} submitted {s} start {b}");
+    }
+    let why = std::process::Command::new(cli())
+        .args(["why", "--json", "--kernel", "sleep_0us#2"])
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(why.status.success(), "{}", stderr(&why));
+    let w: Value = serde_json::from_slice(&why.stdout).unwrap();
+    let ph = &w["phases"];
+    assert!(
+        ph["queued_ns"].as_u64().unwrap() <= ph["submitted_ns"].as_u64().unwrap(),
+        "{ph}"
+    );
+    assert!(
+        ph["submitted_ns"].as_u64().unwrap() <= ph["start_ns"].as_u64().unwrap(),
+        "{ph}"
+    );
+}

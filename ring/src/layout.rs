@@ -173,6 +173,9 @@ pub mod entry_flags {
     pub const ANCHORED: u8 = 8;
     /// NVTX attributes (`Kind::NvtxAttributes`): the event carried an ARGB colour (`a2 >> 32`).
     pub const NVTX_COLOR: u8 = 16;
+    /// A kernel's device interval carries CUPTI's latency timestamps: `tid` = start − submitted and
+    /// `result` (its u32 bits) = submitted − queued, in the interval's time units, saturating.
+    pub const LATENCY: u8 = 32;
 }
 
 /// What an entry records.

@@ -50,6 +50,9 @@ pub mod env {
     /// How the `cupti` backend ties device records to calls: `external` (default) or `callback`
     /// (`Correlation`).
     pub const CUPTI_CORRELATION: &str = "CAUSEWAY_CUPTI_CORRELATION";
+    /// `1`: the `cupti` backend also collects kernels' queued and submitted times (CUPTI's latency
+    /// timestamps, `causeway why`'s phases); off by default, for what it may cost per launch.
+    pub const CUPTI_LATENCY: &str = "CAUSEWAY_CUPTI_LATENCY";
     /// Diagnostics of the `cupti` backend (comma-separated: `driver-domain`, `no-timestamp`,
     /// `no-runtime-cb`), to measure what each of its parts costs. Not for normal use.
     pub const CUPTI_DIAG: &str = "CAUSEWAY_CUPTI_DIAG";
@@ -58,7 +61,7 @@ pub mod env {
     pub const EVENTS_DIAG: &str = "CAUSEWAY_EVENTS_DIAG";
 
     /// Every variable above with one line on what it does, in that order (for help and docs).
-    pub const ALL: [(&str, &str); 14] = [
+    pub const ALL: [(&str, &str); 15] = [
         (OUT, "directory the ring files are written into (required)"),
         (
             LEVEL,
@@ -91,6 +94,10 @@ pub mod env {
         (
             CUPTI_CORRELATION,
             "cupti backend: external (default) or callback correlation",
+        ),
+        (
+            CUPTI_LATENCY,
+            "cupti backend: 1 collects kernels' queued and submitted times",
         ),
         (CUPTI_DIAG, "cupti backend diagnostics (not for normal use)"),
         (

@@ -85,6 +85,8 @@ impl P {
             stream: StreamId::Handle(stream),
             call: Some(seq),
             bytes: 0,
+            queued_ns: None,
+            submitted_ns: None,
         });
         seq
     }
@@ -181,6 +183,8 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
         stream: StreamId::Handle(A),
         call: Some(seq),
         bytes: 0,
+        queued_ns: None,
+        submitted_ns: None,
     });
     let t = p.timeline();
     let w = why(&t, &kernel("first", 1)).unwrap();

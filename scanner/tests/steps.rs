@@ -72,6 +72,8 @@ fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
         stream: StreamId::Handle(stream),
         call: None,
         bytes: 0,
+        queued_ns: None,
+        submitted_ns: None,
     }
 }
 

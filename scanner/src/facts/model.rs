@@ -294,6 +294,12 @@ pub struct DeviceSpan {
     pub call: Option<u64>,
     /// Bytes copied or set (copies, memsets).
     pub bytes: u64,
+    /// Kernels, where CUPTI collected them: when the kernel was queued into a command buffer and
+    /// when that buffer was submitted to the device (host ns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submitted_ns: Option<u64>,
 }
 
 /// Which stream a device span ran on.
@@ -717,6 +723,15 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             Some(c) if c.flags & entry_flags::VIA_CUPTI_CALLBACK == 0 => stream_of(&c),
             _ => StreamId::Backend(e.a2 as u32),
         };
+        // CUPTI's latency timestamps (kernels), on the ring's clock like the interval.
+        let latency = (e.flags & entry_flags::LATENCY != 0
+            && e.flags & entry_flags::HOST_CLOCK != 0)
+            .then(|| {
+                let submitted = e.t_begin.checked_sub(u64::from(e.tid))?;
+                let queued = submitted.checked_sub(u64::from(e.result as u32))?;
+                Some((h.ticks_to_ns(queued), h.ticks_to_ns(submitted)))
+            })
+            .flatten();
         out.push(DeviceSpan {
             kind: kind_name,
             name,
@@ -726,6 +741,8 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             stream,
             call: call.map(|c| c.seq),
             bytes,
+            queued_ns: latency.map(|l| l.0),
+            submitted_ns: latency.map(|l| l.1),
         });
     }
     out.sort_by_key(|s| (s.begin_ns, s.end_ns));

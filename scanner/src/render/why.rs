@@ -39,10 +39,10 @@ pub fn render(w: &Why) -> String {
     let t = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     let _ = writeln!(
         out,
-        "phases (host ns): issue {}  submitted {}  queued {}  start {}  end {}",
+        "phases (host ns): issue {}  queued {}  submitted {}  start {}  end {}",
         t(ph.issue_ns),
-        t(ph.submitted_ns),
         t(ph.queued_ns),
+        t(ph.submitted_ns),
         t(ph.start_ns),
         t(ph.end_ns)
     );

@@ -152,9 +152,10 @@ pub struct Link {
 pub struct Phases {
     /// The issuing call began.
     pub issue_ns: Option<u64>,
-    /// The issuing call returned (the work is submitted by then).
+    /// Submitted to the device: CUPTI's submitted timestamp where it collected one, else when the
+    /// issuing call returned (the work is submitted by then).
     pub submitted_ns: Option<u64>,
-    /// Queued on the device (CUPTI's queued timestamp): not recorded.
+    /// Queued into a command buffer (CUPTI's queued timestamp), where collected.
     pub queued_ns: Option<u64>,
     pub start_ns: Option<u64>,
     pub end_ns: Option<u64>,
@@ -498,8 +499,8 @@ fn phases_of_work(g: &Graph, j: usize) -> Phases {
     let call = d.call.and_then(|s| g.call_of_seq(s)).map(|i| &g.p.calls[i]);
     Phases {
         issue_ns: call.map(|c| c.begin_ns),
-        submitted_ns: call.and_then(|c| c.end_ns),
-        queued_ns: None,
+        submitted_ns: d.submitted_ns.or(call.and_then(|c| c.end_ns)),
+        queued_ns: d.queued_ns,
         start_ns: Some(d.begin_ns),
         end_ns: Some(d.end_ns),
     }

@@ -152,6 +152,14 @@ pub(super) struct Interval {
     /// Stream | device << 32.
     a2: u64,
     corr: u32,
+    /// Kernels: CUPTI's queued and submitted times (0: not collected).
+    queued: u64,
+    submitted: u64,
+}
+
+/// `v` as a u32, saturating.
+fn sat32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 impl Interval {
@@ -164,6 +172,8 @@ impl Interval {
             a1,
             a2: d.stream as u64 | (d.device as u64) << 32,
             corr: d.corr,
+            queued: d.queued,
+            submitted: d.submitted,
         }
     }
 }
@@ -259,9 +269,25 @@ impl Collector {
             Some(s) => (s.ticks(iv.start), s.ticks(iv.end), entry_flags::HOST_CLOCK),
             None => (iv.start, iv.end, 0),
         };
+        // CUPTI's latency timestamps, when it collected both in order: the gaps before the start, in
+        // the interval's units, in the fields a device interval does not otherwise use.
+        let latency = (iv.queued != 0 && iv.queued <= iv.submitted && iv.submitted <= iv.start)
+            .then(|| match self.clock {
+                Some(s) => (s.ticks(iv.queued), s.ticks(iv.submitted)),
+                None => (iv.queued, iv.submitted),
+            })
+            .filter(|&(q, s)| q <= s && s <= t0);
+        let (tid, result, flags) = match latency {
+            Some((q, s)) => (
+                sat32(t0 - s),
+                sat32(s - q) as i32,
+                flags | entry_flags::LATENCY,
+            ),
+            None => (0, 0, flags),
+        };
         let f = Fields {
             t_begin: t0,
-            tid: 0,
+            tid,
             api: iv.api as u16,
             kind: Kind::DeviceInterval as u8,
             flags,
@@ -270,7 +296,7 @@ impl Collector {
             a1: iv.a1,
             a2: iv.a2,
         };
-        w.complete(&f, t1, 0);
+        w.complete(&f, t1, result);
     }
 }
 
@@ -289,6 +315,8 @@ mod tests {
             a1: 3,
             a2: 7 | 1 << 32,
             corr,
+            queued: 0,
+            submitted: 0,
         })
     }
 

@@ -45,6 +45,8 @@ pub(super) mod off {
         pub const STREAM: usize = 48; // uint32_t streamId
         pub const CORRELATION: usize = 92; // uint32_t correlationId
         pub const NAME: usize = 104; // const char *name
+        pub const QUEUED: usize = 120; // uint64_t queued
+        pub const SUBMITTED: usize = 128; // uint64_t submitted
         pub const SIZE: usize = 216;
     }
     /// `CUpti_ActivityMemcpy6` (kind `MEMCPY`).
@@ -127,6 +129,8 @@ pub(super) struct Api {
     pub(super) enable_callback: Option<unsafe extern "C" fn(u32, *mut c_void, u32, u32) -> i32>,
     /// `cuptiEnableDomain(enable, subscriber, domain)`.
     pub(super) enable_domain: Option<unsafe extern "C" fn(u32, *mut c_void, u32) -> i32>,
+    /// `cuptiActivityEnableLatencyTimestamps(enable)`: kernels' queued and submitted times.
+    pub(super) enable_latency: Option<unsafe extern "C" fn(u8) -> i32>,
 }
 
 impl Api {

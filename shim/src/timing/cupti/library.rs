@@ -89,6 +89,10 @@ fn symbols(lib: &libloading::Library) -> Result<Api, libloading::Error> {
             result_string: lib.get(b"cuptiGetResultString\0").ok().map(|s| *s),
             enable_callback: lib.get(b"cuptiEnableCallback\0").ok().map(|s| *s),
             enable_domain: lib.get(b"cuptiEnableDomain\0").ok().map(|s| *s),
+            enable_latency: lib
+                .get(b"cuptiActivityEnableLatencyTimestamps\0")
+                .ok()
+                .map(|s| *s),
         })
     }
 }

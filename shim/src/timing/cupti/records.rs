@@ -25,6 +25,10 @@ pub(super) struct Device {
     pub(super) bytes: u64,
     /// Kernels: the address of CUPTI's copy of the name (0 = none).
     pub(super) name: Option<usize>,
+    /// Kernels: when the kernel was queued into a command buffer and when that buffer was submitted
+    /// to the device (CUPTI's latency timestamps; 0 = not collected).
+    pub(super) queued: u64,
+    pub(super) submitted: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +60,8 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
             corr: u32_at(b, corr)?,
             bytes,
             name,
+            queued: 0,
+            submitted: 0,
         }))
     };
     Some(match u32_at(b, 0)? {
@@ -63,7 +69,14 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
             use off::kernel as k;
             let name = u64_at(b, k::NAME)? as usize;
             let (s, e, d, st, c) = (k::START, k::END, k::DEVICE, k::STREAM, k::CORRELATION);
-            device(DeviceKind::Kernel, s, e, d, st, c, 0, 0, Some(name))?
+            match device(DeviceKind::Kernel, s, e, d, st, c, 0, 0, Some(name))? {
+                Rec::Device(mut dev) => {
+                    dev.queued = u64_at(b, k::QUEUED).unwrap_or(0);
+                    dev.submitted = u64_at(b, k::SUBMITTED).unwrap_or(0);
+                    Rec::Device(dev)
+                }
+                other => other,
+            }
         }
         KIND_MEMCPY => {
             use off::memcpy as m;
@@ -121,6 +134,8 @@ pub(super) mod tests {
                 (k::STREAM, &7u32.to_le_bytes()),
                 (k::CORRELATION, &corr.to_le_bytes()),
                 (k::NAME, &(name as u64).to_le_bytes()),
+                (k::QUEUED, &(start - 100).to_le_bytes()),
+                (k::SUBMITTED, &(start - 40).to_le_bytes()),
             ],
         )
     }
@@ -156,6 +171,8 @@ pub(super) mod tests {
                 corr: 42,
                 bytes: 0,
                 name: Some(name.as_ptr() as usize),
+                queued: 900,
+                submitted: 960,
             })
         );
         // KIND_KERNEL shares the struct.
@@ -196,6 +213,8 @@ pub(super) mod tests {
                 corr: 9,
                 bytes: 4096,
                 name: None,
+                queued: 0,
+                submitted: 0,
             })
         );
         let q = record(
@@ -240,6 +259,8 @@ pub(super) mod tests {
                 corr: 12,
                 bytes: 512,
                 name: None,
+                queued: 0,
+                submitted: 0,
             })
         );
         let x = external(12, 777);
