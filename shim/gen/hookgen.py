@@ -559,17 +559,7 @@ def exports(lib, prefixes):
 
 
 def cudart_exports(lib):
-    r = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"hookgen: nm -D {lib}: {r.stderr}")
-    names = set()
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "TtWi":
-            n = parts[2].split("@")[0]
-            if n.startswith(("cuda", "__cuda")):
-                names.add(n)
-    return sorted(names)
+    return exports(lib, ("cuda", "__cuda"))
 
 
 def abi_versions(inc, types):
