@@ -146,7 +146,23 @@ pub struct Graph<'t> {
     start: Vec<u32>,
     by_target: Vec<u32>,
     /// Each call's device intervals (indices into `device`), by call index.
-    spans_of: Vec<Vec<u32>>,
+    spans_of: Spans,
+}
+
+/// Each call's device intervals, in start order: call i's are `items[start[i]..start[i + 1]]`. One
+/// flat table: a vector per call was most of a large graph's allocations.
+struct Spans {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Spans {
+    fn of(&self, i: usize) -> &[u32] {
+        match (self.start.get(i), self.start.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            _ => &[],
+        }
+    }
 }
 
 /// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
@@ -193,7 +209,10 @@ impl<'t> Graph<'t> {
             p,
             edges: Vec::new(),
             absent: Vec::new(),
-            spans_of: vec![Vec::new(); p.calls.len()],
+            spans_of: Spans {
+                start: Vec::new(),
+                items: Vec::new(),
+            },
         };
         b.issue_edges();
         b.walk();
@@ -256,7 +275,7 @@ impl<'t> Graph<'t> {
 
     /// The device intervals call `i` issued.
     pub fn spans_of(&self, i: usize) -> &[u32] {
-        &self.spans_of[i]
+        self.spans_of.of(i)
     }
 
     /// The call with sequence number `seq`.
@@ -307,7 +326,7 @@ struct Builder<'t> {
     p: &'t ProcessTimeline,
     edges: Vec<Edge>,
     absent: Vec<String>,
-    spans_of: Vec<Vec<u32>>,
+    spans_of: Spans,
 }
 
 fn per_thread_name(api: &str) -> bool {
@@ -346,13 +365,37 @@ impl Builder<'_> {
     /// lost comes from an absent node.
     fn issue_edges(&mut self) {
         let p = self.p;
+        let issuer: Vec<Option<usize>> = (p.device.iter())
+            .map(|d| {
+                d.call
+                    .and_then(|s| p.calls.binary_search_by_key(&s, |c| c.seq).ok())
+            })
+            .collect();
+        // The flat table of each call's intervals. `device` is sorted by start (then end), so filling
+        // in index order keeps each call's intervals in (start, index) order.
+        let mut start = vec![0u32; p.calls.len() + 1];
+        for i in issuer.iter().flatten() {
+            start[i + 1] += 1;
+        }
+        for k in 0..p.calls.len() {
+            start[k + 1] += start[k];
+        }
+        let mut next = start.clone();
+        let mut items = vec![0u32; issuer.iter().flatten().count()];
+        for (j, i) in issuer.iter().enumerate() {
+            if let Some(i) = *i {
+                items[next[i] as usize] = j as u32;
+                next[i] += 1;
+            }
+        }
+        for k in 0..p.calls.len() {
+            let seg = &mut items[start[k] as usize..start[k + 1] as usize];
+            seg.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
+        }
+        self.spans_of = Spans { start, items };
         for (j, d) in p.device.iter().enumerate() {
-            let i = d
-                .call
-                .and_then(|s| p.calls.binary_search_by_key(&s, |c| c.seq).ok());
-            match i {
+            match issuer[j] {
                 Some(i) => {
-                    self.spans_of[i].push(j as u32);
                     let kind = if p.calls[i].class == Some("graph_launch") {
                         EdgeKind::GraphNode
                     } else {
@@ -370,21 +413,20 @@ impl Builder<'_> {
                 }
             }
         }
-        for spans in &mut self.spans_of {
-            spans.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
-        }
     }
 
     /// Where a work item's dependencies enter: its first device interval, else its call.
     fn entry(&self, i: usize) -> Node {
-        self.spans_of[i]
+        self.spans_of
+            .of(i)
             .first()
             .map_or(Node::Call(i), |&j| Node::Work(j as usize))
     }
 
     /// What a work item's dependents wait for: its last-ending device interval, else its call.
     fn exit(&self, i: usize) -> Node {
-        self.spans_of[i]
+        self.spans_of
+            .of(i)
             .iter()
             .max_by_key(|&&j| (self.p.device[j as usize].end_ns, j))
             .map_or(Node::Call(i), |&j| Node::Work(j as usize))
