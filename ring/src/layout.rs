@@ -174,7 +174,8 @@ pub mod entry_flags {
     /// NVTX attributes (`Kind::NvtxAttributes`): the event carried an ARGB colour (`a2 >> 32`).
     pub const NVTX_COLOR: u8 = 16;
     /// A kernel's device interval carries CUPTI's latency timestamps: `tid` = start − submitted and
-    /// `result` (its u32 bits) = submitted − queued, in the interval's time units, saturating.
+    /// `result` (its u32 bits) = submitted − queued, in the interval's time units (set only when both
+    /// fit in 32 bits).
     pub const LATENCY: u8 = 32;
 }
 

@@ -475,6 +475,128 @@ fn unordered_streams_follow_barriers_and_event_links() {
     assert_eq!(got, want);
 }
 
+/// Found by review: a wait on several events waits for all of them; the event a UR wait enqueue
+/// signals covers what it waited for; a barrier with a wait list waits for those events only; a
+/// sync of an unordered stream completes it (later syncs do not wait for earlier work again); a
+/// released UR queue at a reused handle starts a new stream order.
+#[test]
+fn event_lists_barriers_syncs_and_releases_on_intel_streams() {
+    use causeway_scanner::facts::model::EventLink;
+    const C: u64 = 0xc000;
+    const UNORDERED: u32 = causeway_ring::layout::stream_flags::UNORDERED as u32;
+    let link = |call, event, signals| EventLink {
+        call,
+        event,
+        signals,
+    };
+    let mut p = P::new();
+    let k1 = p.launch(A, 100, "k1", 200, 900);
+    let k2 = p.launch(B, 110, "k2", 210, 950);
+    let w = p.call(
+        "zeCommandListAppendWaitOnEvents",
+        "stream_wait",
+        300,
+        310,
+        Some(C),
+        Some(0xe1),
+    );
+    p.launch(C, 400, "k3", 1_000, 1_100);
+    // UR: wait for e1, signal e3; a host wait on e3.
+    let uw = p.call(
+        "urEnqueueEventsWait",
+        "stream_wait",
+        500,
+        510,
+        Some(B),
+        Some(0xe1),
+    );
+    let hw = p.call("urEventWait", "event_sync", 520, 1_200, None, Some(0xe3));
+    // Unordered D: k4, then a barrier that waits for e2 only, then k5.
+    p.call("zeCommandListCreate", "stream", 10, 20, None, Some(0xd000));
+    p.p.calls.last_mut().unwrap().flags = UNORDERED;
+    p.launch(0xd000, 600, "k4", 1_300, 1_400);
+    let bar = p.call(
+        "zeCommandListAppendBarrier",
+        "stream_op",
+        610,
+        620,
+        Some(0xd000),
+        None,
+    );
+    p.launch(0xd000, 630, "k5", 1_500, 1_600);
+    p.p.event_links = vec![
+        link(k1, 0xe1, true),
+        link(k2, 0xe2, true),
+        link(w, 0xe1, false),
+        link(w, 0xe2, false),
+        link(uw, 0xe1, false),
+        link(uw, 0xe3, true),
+        link(hw, 0xe3, false),
+        link(bar, 0xe2, false),
+    ];
+    p.p.event_links.sort_by_key(|l| l.call);
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    let q = &t.processes[0];
+    let name = |n: Node| match n {
+        Node::Work(j) => q.device[j].name.to_string(),
+        Node::Call(i) => q.calls[i].api.to_string(),
+        Node::Absent(_) => "absent".into(),
+    };
+    let has = |from: &str, to: &str, kind: EdgeKind| {
+        g.edges
+            .iter()
+            .any(|e| e.kind == kind && name(e.from) == from && name(e.to) == to)
+    };
+    assert!(has("k1", "k3", EdgeKind::EventWait) && has("k2", "k3", EdgeKind::EventWait));
+    // e3 covers k2 (the queue's earlier work) and k1 (what the wait waited for).
+    assert!(has("k1", "urEventWait", EdgeKind::HostWait));
+    assert!(has("k2", "urEventWait", EdgeKind::HostWait));
+    assert!(has("k2", "zeCommandListAppendBarrier", EdgeKind::EventWait));
+    assert!(!has(
+        "k4",
+        "zeCommandListAppendBarrier",
+        EdgeKind::StreamOrder
+    ));
+    assert!(has(
+        "zeCommandListAppendBarrier",
+        "k5",
+        EdgeKind::StreamOrder
+    ));
+
+    // Syncs of an unordered queue: N enqueue+finish pairs give N host-wait edges, not N²/2.
+    let mut p = P::new();
+    p.call("urQueueCreate", "stream", 10, 20, None, Some(A));
+    p.p.calls.last_mut().unwrap().flags = UNORDERED;
+    for i in 0..50 {
+        let b = 100 + i * 100;
+        p.launch(A, b, "k", b + 10, b + 20);
+        p.call("urQueueFinish", "sync", b + 30, b + 40, Some(A), None);
+    }
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    let waits = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .count();
+    assert_eq!(waits, 50);
+
+    // A released queue whose handle comes back is a new stream.
+    let mut p = P::new();
+    p.launch(B, 100, "old", 200, 300);
+    p.call("urQueueRelease", "stream", 400, 410, None, Some(B));
+    p.call("urQueueCreate", "stream", 420, 430, None, Some(B));
+    p.launch(B, 500, "new", 600, 700);
+    let t = p.timeline();
+    let g = Graph::build(&t.processes[0]);
+    assert!(
+        !g.edges.iter().any(|e| e.kind == EdgeKind::StreamOrder),
+        "{:?}",
+        g.edges
+    );
+}
+
 #[test]
 fn device_work_whose_call_was_lost_is_missing() {
     let mut p = P::new();

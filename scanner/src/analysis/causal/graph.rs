@@ -489,7 +489,13 @@ impl Builder<'_> {
                     if let Some(u) = unordered.get_mut(&s) {
                         // A barrier follows everything since the one before; anything else only
                         // the last barrier.
-                        let before: Vec<usize> = if is_barrier(c) {
+                        let waits_listed = p.links_of(c.seq).iter().any(|l| !l.signals);
+                        let before: Vec<usize> = if is_barrier(c) && waits_listed {
+                            // A barrier with a wait list waits for those events only (their
+                            // edges come with the links below); later work still follows it.
+                            u.barrier = Some(i);
+                            Vec::new()
+                        } else if is_barrier(c) {
                             let v = std::mem::take(&mut u.since);
                             let v = if v.is_empty() {
                                 u.barrier.into_iter().collect()
@@ -564,7 +570,9 @@ impl Builder<'_> {
                         );
                     }
                 }
-                Class::Stream if c.api.contains("Destroy") => {
+                // A Unified Runtime queue's release ends it as a destroy does (as for events: a
+                // release that leaves it alive loses an edge, never invents one).
+                Class::Stream if c.api.contains("Destroy") || c.api.contains("Release") => {
                     // The stream the call names (its a0), not `key`: stream-class calls carry no
                     // stream of their own to order.
                     if let Some(h) = c.handle {
@@ -632,12 +640,47 @@ impl Builder<'_> {
                     );
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
-                    let Some(e) = c.handle else { continue };
-                    let g = event_gen.get(&e).copied().unwrap_or(0);
                     let s = sg(&stream_gen, key);
-                    let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
-                    let deps = self.record_deps(&records, e, g, lost, "stream wait");
-                    waits_for.entry(s).or_default().extend(deps);
+                    let links = p.links_of(c.seq);
+                    if links.is_empty() {
+                        // CUDA: one event per wait.
+                        let Some(e) = c.handle.filter(|&e| e != 0) else {
+                            continue;
+                        };
+                        let g = event_gen.get(&e).copied().unwrap_or(0);
+                        let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
+                        let deps = self.record_deps(&records, e, g, lost, "stream wait");
+                        waits_for.entry(s).or_default().extend(deps);
+                        continue;
+                    }
+                    // Level Zero / UR: every listed event; and the event the wait signals (UR's
+                    // urEnqueueEventsWait output) completes with what it waited for and the
+                    // queue's earlier work.
+                    let mut covered: Vec<usize> = match unordered.get(&s) {
+                        Some(u) => u.outstanding(),
+                        None => last_item.get(&s).into_iter().copied().collect(),
+                    };
+                    for l in links.iter().filter(|l| !l.signals) {
+                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
+                        if let Some(r) = records.get(&(l.event, g)) {
+                            covered.extend_from_slice(&r.items);
+                        }
+                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
+                        let deps = self.record_deps(&records, l.event, g, lost, "stream wait");
+                        waits_for.entry(s).or_default().extend(deps);
+                    }
+                    covered.sort_unstable();
+                    covered.dedup();
+                    for l in links.iter().filter(|l| l.signals) {
+                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
+                        records.insert(
+                            (l.event, g),
+                            Record {
+                                items: covered.clone(),
+                                kind: EdgeKind::EventWait,
+                            },
+                        );
+                    }
                 }
                 Class::EventSync if !p.links_of(c.seq).is_empty() => {
                     // A host wait on a list of events (urEventWait): each one's record.
@@ -669,8 +712,15 @@ impl Builder<'_> {
                         v
                     } else {
                         let s = sg(&stream_gen, key);
-                        match unordered.get(&s) {
-                            Some(u) => u.outstanding(),
+                        match unordered.get_mut(&s) {
+                            // Everything outstanding is done when the sync returns: later work
+                            // does not wait for it, nor does a later sync (the edge list stays
+                            // linear in the calls).
+                            Some(u) => {
+                                let v = u.outstanding();
+                                *u = Unordered::default();
+                                v
+                            }
                             None => last_item.get(&s).into_iter().copied().collect(),
                         }
                     };

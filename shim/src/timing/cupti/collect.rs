@@ -157,11 +157,6 @@ pub(super) struct Interval {
     submitted: u64,
 }
 
-/// `v` as a u32, saturating.
-fn sat32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
-
 impl Interval {
     pub(super) fn of(d: &Device, a1: u64) -> Interval {
         Interval {
@@ -276,13 +271,13 @@ impl Collector {
                 Some(s) => (s.ticks(iv.queued), s.ticks(iv.submitted)),
                 None => (iv.queued, iv.submitted),
             })
-            .filter(|&(q, s)| q <= s && s <= t0);
+            .filter(|&(q, s)| q <= s && s <= t0)
+            // Gaps beyond 32 bits of ticks (over a second) are not stored rather than cut.
+            .and_then(|(q, s)| Some((u32::try_from(t0 - s).ok()?, u32::try_from(s - q).ok()?)));
         let (tid, result, flags) = match latency {
-            Some((q, s)) => (
-                sat32(t0 - s),
-                sat32(s - q) as i32,
-                flags | entry_flags::LATENCY,
-            ),
+            Some((to_start, to_submit)) => {
+                (to_start, to_submit as i32, flags | entry_flags::LATENCY)
+            }
             None => (0, 0, flags),
         };
         let f = Fields {
