@@ -137,6 +137,22 @@ fn edges(w: &causeway_scanner::analysis::causal::why::Why) -> Vec<&str> {
     w.chain.iter().map(|l| l.edge).collect()
 }
 
+/// The graph's edges of the timeline's process by the names of their ends (a device interval's
+/// name, a call's API), with their kinds.
+fn named_edges(t: &Timeline) -> Vec<(String, String, EdgeKind)> {
+    let p = &t.processes[0];
+    let name = |n: Node| match n {
+        Node::Work(j) => p.device[j].name.to_string(),
+        Node::Call(i) => p.calls[i].api.to_string(),
+        Node::Absent(_) => "absent".into(),
+    };
+    Graph::build(p)
+        .edges
+        .iter()
+        .map(|e| (name(e.from), name(e.to), e.kind))
+        .collect()
+}
+
 #[test]
 fn a_host_gap_before_a_launch_is_the_hosts() {
     let mut p = P::new();
@@ -445,18 +461,9 @@ fn unordered_streams_follow_barriers_and_event_links() {
         },
     ];
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
-    let p = &t.processes[0];
-    let name = |n: Node| match n {
-        Node::Work(j) => p.device[j].name.to_string(),
-        Node::Call(i) => p.calls[i].api.to_string(),
-        Node::Absent(_) => "absent".into(),
-    };
-    let mut got: Vec<(String, String, EdgeKind)> = g
-        .edges
-        .iter()
-        .filter(|e| !matches!(e.kind, EdgeKind::ProgramOrder | EdgeKind::Issue))
-        .map(|e| (name(e.from), name(e.to), e.kind))
+    let mut got: Vec<(String, String, EdgeKind)> = named_edges(&t)
+        .into_iter()
+        .filter(|e| !matches!(e.2, EdgeKind::ProgramOrder | EdgeKind::Issue))
         .collect();
     got.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
     let want = [
@@ -535,18 +542,11 @@ fn event_lists_barriers_syncs_and_releases_on_intel_streams() {
         link(bar, 0xe2, false),
     ];
     p.p.event_links.sort_by_key(|l| l.call);
-    let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
-    let q = &t.processes[0];
-    let name = |n: Node| match n {
-        Node::Work(j) => q.device[j].name.to_string(),
-        Node::Call(i) => q.calls[i].api.to_string(),
-        Node::Absent(_) => "absent".into(),
-    };
+    let named = named_edges(&p.timeline());
     let has = |from: &str, to: &str, kind: EdgeKind| {
-        g.edges
+        named
             .iter()
-            .any(|e| e.kind == kind && name(e.from) == from && name(e.to) == to)
+            .any(|e| e.0 == from && e.1 == to && e.2 == kind)
     };
     assert!(has("k1", "k3", EdgeKind::EventWait) && has("k2", "k3", EdgeKind::EventWait));
     // e3 covers k2 (the queue's earlier work) and k1 (what the wait waited for).

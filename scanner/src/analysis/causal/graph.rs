@@ -35,7 +35,7 @@
 //! lifetime is a no-op, as in CUDA, and no edge — when no record can have been lost: the ring lost
 //! nothing, or the event's creation is in the capture and no slot between it and the wait was torn.
 
-use crate::facts::model::{Call, ProcessTimeline};
+use crate::facts::model::{Call, EventLink, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
@@ -190,6 +190,52 @@ impl Unordered {
 /// Whether a stream operation orders all work before it and after it on its stream.
 fn is_barrier(c: &Call) -> bool {
     class_of(c) == Some(Class::StreamOp) && c.api.contains("Barrier")
+}
+
+/// The events of one process as the walk has seen them, each handle by lifetime (generation): its
+/// latest record, and where the lifetime's create call is (a lost record can only lie after it).
+#[derive(Default)]
+struct Events {
+    generation: HashMap<u64, u64>,
+    records: HashMap<(u64, u64), Record>,
+    born: HashMap<(u64, u64), u64>,
+}
+
+impl Events {
+    fn key(&self, e: u64) -> (u64, u64) {
+        (e, self.generation.get(&e).copied().unwrap_or(0))
+    }
+
+    /// The handle's lifetime ends (destroyed, or a UR event's release).
+    fn end(&mut self, e: u64) {
+        *self.generation.entry(e).or_default() += 1;
+    }
+
+    fn created(&mut self, e: u64, seq: u64) {
+        let k = self.key(e);
+        self.born.insert(k, seq);
+    }
+
+    fn record(&mut self, e: u64, items: Vec<usize>, kind: EdgeKind) {
+        let k = self.key(e);
+        self.records.insert(k, Record { items, kind });
+    }
+
+    fn record_of(&self, e: u64) -> Option<&Record> {
+        self.records.get(&self.key(e))
+    }
+
+    fn born_of(&self, e: u64) -> Option<u64> {
+        self.born.get(&self.key(e)).copied()
+    }
+}
+
+/// The events a wait-class call waits for: the Level Zero / UR events it listed (`links`), else the
+/// one (CUDA) event it names.
+fn waited<'a>(c: &Call, links: &'a [EventLink]) -> impl Iterator<Item = u64> + 'a {
+    let named = c.handle.filter(|&e| e != 0 && links.is_empty());
+    let listed = links.iter().filter(|l| !l.signals).map(|l| l.event);
+    named.into_iter().chain(listed)
 }
 
 /// What an event record captured: the work items (call indices) its wait depends on.
@@ -436,11 +482,8 @@ impl Builder<'_> {
         let p = self.p;
         let mut last_on_thread: HashMap<u32, usize> = HashMap::default();
         let mut stream_gen: HashMap<(u64, u32), u64> = HashMap::default();
-        let mut event_gen: HashMap<u64, u64> = HashMap::default();
+        let mut events = Events::default();
         let mut last_item: HashMap<StreamGen, usize> = HashMap::default();
-        let mut records: HashMap<(u64, u64), Record> = HashMap::default();
-        // Where each event generation's create call is (a lost record can only lie after it).
-        let mut born: HashMap<(u64, u64), u64> = HashMap::default();
         // Streams created non-blocking (in their generation): exempt from the legacy stream's order.
         let mut non_blocking: HashMap<StreamGen, ()> = HashMap::default();
         // Streams whose work may run in any order between barriers (Level Zero lists and queues not
@@ -521,10 +564,7 @@ impl Builder<'_> {
                     }
                     // Level Zero and Unified Runtime: the events this call's work waits for.
                     for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
-                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
-                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
-                        for (from, kind, ev) in
-                            self.record_deps(&records, l.event, g, lost, "wait list")
+                        for (from, kind, ev) in self.waits_on(&events, l.event, c.seq, "wait list")
                         {
                             self.edge(from, to, kind, ev);
                         }
@@ -560,14 +600,7 @@ impl Builder<'_> {
                     last_item.insert(s, i);
                     // ... and the events its work completes.
                     for l in p.links_of(c.seq).iter().filter(|l| l.signals) {
-                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
-                        records.insert(
-                            (l.event, g),
-                            Record {
-                                items: vec![i],
-                                kind: EdgeKind::EventWait,
-                            },
-                        );
+                        events.record(l.event, vec![i], EdgeKind::EventWait);
                     }
                 }
                 // A Unified Runtime queue's release ends it as a destroy does (as for events: a
@@ -601,105 +634,61 @@ impl Builder<'_> {
                 // leaves it alive loses an edge, never invents one).
                 Class::Event if c.api.contains("Destroy") || c.api.contains("Release") => {
                     if let Some(e) = c.handle {
-                        *event_gen.entry(e).or_default() += 1;
+                        events.end(e);
                     }
                 }
                 Class::Event if c.api.contains("Create") => {
                     if let Some(e) = c.handle {
-                        let g = event_gen.get(&e).copied().unwrap_or(0);
-                        born.insert((e, g), c.seq);
+                        events.created(e, c.seq);
                     }
                 }
                 Class::EventRecord if !capturing.contains_key(&key) => {
                     let Some(e) = c.handle else { continue };
-                    let g = event_gen.get(&e).copied().unwrap_or(0);
                     let s = sg(&stream_gen, key);
                     let items = match unordered.get(&s) {
                         Some(u) => u.outstanding(),
                         None => last_item.get(&s).into_iter().copied().collect(),
                     };
-                    records.insert(
-                        (e, g),
-                        Record {
-                            items,
-                            kind: EdgeKind::EventWait,
-                        },
-                    );
+                    events.record(e, items, EdgeKind::EventWait);
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
-                    let g = event_gen.get(&e).copied().unwrap_or(0);
                     let mut items: Vec<usize> = last_item.values().copied().collect();
                     items.sort_unstable();
-                    records.insert(
-                        (e, g),
-                        Record {
-                            items,
-                            kind: EdgeKind::ContextEvent,
-                        },
-                    );
+                    events.record(e, items, EdgeKind::ContextEvent);
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
                     let s = sg(&stream_gen, key);
                     let links = p.links_of(c.seq);
-                    if links.is_empty() {
-                        // CUDA: one event per wait.
-                        let Some(e) = c.handle.filter(|&e| e != 0) else {
-                            continue;
-                        };
-                        let g = event_gen.get(&e).copied().unwrap_or(0);
-                        let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
-                        let deps = self.record_deps(&records, e, g, lost, "stream wait");
-                        waits_for.entry(s).or_default().extend(deps);
-                        continue;
-                    }
-                    // Level Zero / UR: every listed event; and the event the wait signals (UR's
-                    // urEnqueueEventsWait output) completes with what it waited for and the
-                    // queue's earlier work.
-                    let mut covered: Vec<usize> = match unordered.get(&s) {
-                        Some(u) => u.outstanding(),
-                        None => last_item.get(&s).into_iter().copied().collect(),
+                    // What the event a Level Zero / UR wait signals (urEnqueueEventsWait's output)
+                    // completes with: the queue's earlier work and what it waited for.
+                    let signals = links.iter().any(|l| l.signals);
+                    let mut covered: Vec<usize> = match (signals, unordered.get(&s)) {
+                        (false, _) => Vec::new(),
+                        (true, Some(u)) => u.outstanding(),
+                        (true, None) => last_item.get(&s).into_iter().copied().collect(),
                     };
-                    for l in links.iter().filter(|l| !l.signals) {
-                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
-                        if let Some(r) = records.get(&(l.event, g)) {
-                            covered.extend_from_slice(&r.items);
+                    for e in waited(c, links) {
+                        if signals {
+                            if let Some(r) = events.record_of(e) {
+                                covered.extend_from_slice(&r.items);
+                            }
                         }
-                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
-                        let deps = self.record_deps(&records, l.event, g, lost, "stream wait");
+                        let deps = self.waits_on(&events, e, c.seq, "stream wait");
                         waits_for.entry(s).or_default().extend(deps);
                     }
                     covered.sort_unstable();
                     covered.dedup();
                     for l in links.iter().filter(|l| l.signals) {
-                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
-                        records.insert(
-                            (l.event, g),
-                            Record {
-                                items: covered.clone(),
-                                kind: EdgeKind::EventWait,
-                            },
-                        );
+                        events.record(l.event, covered.clone(), EdgeKind::EventWait);
                     }
                 }
-                Class::EventSync if !p.links_of(c.seq).is_empty() => {
-                    // A host wait on a list of events (urEventWait): each one's record.
-                    for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
-                        let g = event_gen.get(&l.event).copied().unwrap_or(0);
-                        let lost = self.could_lose(born.get(&(l.event, g)).copied(), c.seq);
-                        for (from, _, ev) in
-                            self.record_deps(&records, l.event, g, lost, "host wait")
-                        {
+                // A host wait on an event, or on a list of them (urEventWait): each one's record.
+                Class::EventSync => {
+                    for e in waited(c, p.links_of(c.seq)) {
+                        for (from, _, ev) in self.waits_on(&events, e, c.seq, "host wait") {
                             self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
                         }
-                    }
-                }
-                Class::EventSync => {
-                    let Some(e) = c.handle else { continue };
-                    let g = event_gen.get(&e).copied().unwrap_or(0);
-                    let lost = self.could_lose(born.get(&(e, g)).copied(), c.seq);
-                    for (from, _, ev) in self.record_deps(&records, e, g, lost, "event sync") {
-                        self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
                     }
                 }
                 Class::Sync => {
@@ -779,24 +768,24 @@ impl Builder<'_> {
         }
     }
 
-    /// What a wait on event `e` (generation `g`) depends on: the latest record's items; a record the
-    /// ring may have lost (`lost`: `could_lose`), as an absent node; nothing for an event never
-    /// recorded in the event's lifetime when no record of it can have been lost.
-    fn record_deps(
+    /// What a wait on event `e` by the call with sequence number `seq` depends on: the latest record
+    /// of the event's current lifetime; a record the ring may have lost (`could_lose`), as an absent
+    /// node; nothing for an event never recorded in its lifetime when no record of it can have been
+    /// lost.
+    fn waits_on(
         &mut self,
-        records: &HashMap<(u64, u64), Record>,
+        events: &Events,
         e: u64,
-        g: u64,
-        lost: bool,
+        seq: u64,
         what: &str,
     ) -> Vec<(Node, EdgeKind, Evidence)> {
-        match records.get(&(e, g)) {
+        match events.record_of(e) {
             Some(r) => r
                 .items
                 .iter()
                 .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
                 .collect(),
-            None if lost => {
+            None if self.could_lose(events.born_of(e), seq) => {
                 let l = self.p.loss;
                 let a = self.absent(format!(
                     "the record of event {e:#x} this {what} waits on: not in the capture (the ring \
