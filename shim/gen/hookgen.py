@@ -492,19 +492,15 @@ def write_or_check(path, text, check):
     return True
 
 
-def intel_table(layer, inc, headers, prefixes, lib, lib_prefixes, overrides, manual, coverage):
-    """Hook lines for every export of `lib` (names starting with `lib_prefixes`) that `headers`
-    declare; the rest go into `coverage` as not hooked."""
-    types = Types(inc, headers)
-    st = statements(preprocess(inc, headers))
-    types.read(st)
-    funcs = functions(st, prefixes)
+def export_table(layer, names, decl_of, types, overrides, manual, coverage):
+    """Hook lines for every exported name in `names` that has a declaration (`decl_of(name)`); the
+    others go into `coverage` as hooked by hand or not hooked, with why."""
     lines, structs = [], {}
-    for name in exports(lib, lib_prefixes):
+    for name in names:
         if name in manual:
             coverage.append((layer, name, "-", "-", "-", "hooked by hand (shim/src/intercept)"))
             continue
-        decl = funcs.get(name)
+        decl = decl_of(name)
         if decl is None:
             coverage.append((layer, name, "-", "-", "-", "not hooked: no declaration in the headers"))
             continue
@@ -515,6 +511,16 @@ def intel_table(layer, inc, headers, prefixes, lib, lib_prefixes, overrides, man
         except Unsupported as e:
             coverage.append((layer, name, "-", "-", "-", f"not hooked: {e}"))
     return lines, structs
+
+
+def intel_table(layer, inc, headers, prefixes, lib, lib_prefixes, overrides, manual, coverage):
+    """Hook lines for every export of `lib` (names starting with `lib_prefixes`) that `headers`
+    declare; the rest go into `coverage` as not hooked."""
+    types = Types(inc, headers)
+    st = statements(preprocess(inc, headers))
+    types.read(st)
+    funcs = functions(st, prefixes)
+    return export_table(layer, exports(lib, lib_prefixes), funcs.get, types, overrides, manual, coverage)
 
 
 def ur_table_against_loader(lib, check, coverage):
@@ -652,24 +658,11 @@ def main():
     coverage = []  # (layer, name, level, class, abi, note)
     ok = True
 
-    # Runtime table: the library's exports.
-    rt_lines, rt_structs = [], {}
-    exports = cudart_exports(a.cudart)
-    for name in exports:
-        if name in manual:
-            coverage.append(("runtime", name, "-", "-", "-", "hooked by hand (shim/src/intercept)"))
-            continue
-        decl = rt_funcs.get(name) or rt_funcs.get(re.sub(r"_(ptsz|ptds)$", "", name))
-        if decl is None:
-            coverage.append(("runtime", name, "-", "-", "-", "not hooked: no declaration in the headers"))
-            continue
-        ov = pick_override(overrides, name)
-        try:
-            rt_lines.append(hook_line(name, decl, ov, rt_types, rt_structs, 0))
-            coverage.append(("runtime", name, ov.level if ov else 4, ov.cls if ov else "Other", "", "",
-                             decl[0]))
-        except Unsupported as e:
-            coverage.append(("runtime", name, "-", "-", "-", f"not hooked: {e}"))
+    # Runtime table: the library's exports; `_ptds`/`_ptsz` variants take their base's declaration.
+    rt_lines, rt_structs = export_table(
+        "runtime", cudart_exports(a.cudart),
+        lambda n: rt_funcs.get(n) or rt_funcs.get(re.sub(r"_(ptsz|ptds)$", "", n)),
+        rt_types, overrides, manual, coverage)
 
     # Driver table: every declared name.
     versions = abi_versions(inc, dr_types)
