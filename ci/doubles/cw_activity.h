@@ -75,8 +75,8 @@ struct cwd_work {
     uint8_t async;          /* an asynchronous copy/memset call (not graph work) */
     uint32_t value;         /* memset byte */
     /* graph work (0 otherwise) */
-    uint32_t graph_id;      /* id of the executable graph's graph (innermost for child graphs) */
-    uint64_t graph_node_id; /* (graph_id << 32) | node index, unique per node */
+    uint32_t graph_id;      /* id of the executable graph (child graphs' work too) */
+    uint64_t graph_node_id; /* (graph_id << 32) | the node's number in the exec */
     /* now() when the work was pushed to its stream (CUPTI's "queued") and when the stream's
      * worker took it up, its predecessors done (CUPTI's "submitted"); 0 when not reported */
     uint64_t queued, submitted;

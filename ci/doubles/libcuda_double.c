@@ -104,6 +104,7 @@
     X(cuGraphAddChildGraphNode) X(cuGraphGetNodes) X(cuGraphNodeGetType)     \
     X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeGetParams_v2)           \
     X(cuGraphChildGraphNodeGetGraph)                                         \
+    X(cuGraphGetEdges) X(cuGraphGetEdges_v2)                                 \
     X(cuGetErrorString) X(cuGetErrorName)                                    \
     X(cuGetProcAddress) X(cuGetProcAddress_v2)
 
@@ -283,8 +284,13 @@ struct CUlib_st {
 struct CUgraphNode_st {
     uint32_t magic;
     CUgraphNodeType type;
-    uint64_t id;                   /* (owner's id << 32) | index, for activity records */
+    uint64_t id;                   /* (graph id << 32) | index, for activity records: the
+                                      owner's id and index; in an executable graph's clone the
+                                      exec's id and the node's number in the exec (instantiate) */
     struct CUgraph_st *owner;
+    uint32_t index;                /* position in owner->nodes */
+    uint32_t *deps;                /* the nodes it depends on, as positions in owner->nodes */
+    size_t ndeps;
     work tmpl;                     /* executable nodes: the work item to run */
     CUDA_KERNEL_NODE_PARAMS_v2 kp; /* kernel nodes (func always set) */
     struct CUgraph_st *child;      /* child graph nodes: the embedded graph */
@@ -900,8 +906,32 @@ static struct CUgraphNode_st *graph_add_node_locked(struct CUgraph_st *g, CUgrap
     n->type = type;
     n->owner = g;
     n->id = ((uint64_t)g->id << 32) | g->n;
+    n->index = (uint32_t)g->n;
     g->nodes[g->n++] = n;
     return n;
+}
+
+/* n depends on deps (nodes of n's graph, checked); 0, or -1 when out of memory. */
+static int node_deps_locked(struct CUgraphNode_st *n, const CUgraphNode *deps, size_t ndeps)
+{
+    if (!ndeps)
+        return 0;
+    if (!(n->deps = malloc(ndeps * sizeof *n->deps)))
+        return -1;
+    for (size_t i = 0; i < ndeps; i++)
+        n->deps[i] = deps[i]->index;
+    n->ndeps = ndeps;
+    return 0;
+}
+
+/* A node captured into g depends on the node captured before it (captures here are of one
+ * stream: each operation after the one before). */
+static int capture_dep_locked(struct CUgraph_st *g, struct CUgraphNode_st *n)
+{
+    if (n->index == 0)
+        return 0;
+    CUgraphNode prev = g->nodes[n->index - 1];
+    return node_deps_locked(n, &prev, 1);
 }
 
 /* Deep copy of g (child graphs included), embedded in `parent` if non-NULL. */
@@ -919,6 +949,12 @@ static struct CUgraph_st *graph_clone_locked(const struct CUgraph_st *g,
             return NULL; /* the partial clone is leaked, like dead objects */
         dst->tmpl = src->tmpl;
         dst->kp = src->kp;
+        if (src->ndeps) {
+            if (!(dst->deps = malloc(src->ndeps * sizeof *dst->deps)))
+                return NULL;
+            memcpy(dst->deps, src->deps, src->ndeps * sizeof *dst->deps);
+            dst->ndeps = src->ndeps;
+        }
         if (src->child && !(dst->child = graph_clone_locked(src->child, dst)))
             return NULL;
     }
@@ -939,12 +975,12 @@ static void graph_kill_locked(struct CUgraph_st *g)
 /* The work items a launch of g submits, in order, child graphs expanded. */
 typedef struct { work *v; size_t n, cap; } work_vec;
 
-static int graph_flatten_locked(const struct CUgraph_st *g, work_vec *out)
+static int graph_flatten_locked(const struct CUgraph_st *g, uint32_t exec_id, work_vec *out)
 {
     for (size_t i = 0; i < g->n; i++) {
         const struct CUgraphNode_st *nd = g->nodes[i];
         if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH) {
-            if (graph_flatten_locked(nd->child, out) != 0)
+            if (graph_flatten_locked(nd->child, exec_id, out) != 0)
                 return -1;
             continue;
         }
@@ -961,7 +997,7 @@ static int graph_flatten_locked(const struct CUgraph_st *g, work_vec *out)
         out->v[out->n] = nd->tmpl;
         out->v[out->n].next = NULL;
         /* graph work: reported as the graph's node, never as async */
-        out->v[out->n].act.graph_id = g->id;
+        out->v[out->n].act.graph_id = exec_id;
         out->v[out->n].act.node_id = nd->id;
         out->v[out->n].act.async = 0;
         out->n++;
@@ -1012,7 +1048,7 @@ static int graph_append_locked(struct CUgraph_st *g, const work *tmpl,
                                const CUDA_KERNEL_NODE_PARAMS_v2 *kp)
 {
     struct CUgraphNode_st *n = graph_add_node_locked(g, tmpl->ntype);
-    if (!n)
+    if (!n || capture_dep_locked(g, n) != 0)
         return -1;
     n->tmpl = *tmpl;
     n->tmpl.next = NULL;
@@ -2466,6 +2502,18 @@ CW_DEF(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode))
 static int graph_ok(const struct CUgraph_st *g) { return g && g->magic == MAGIC_GRAPH; }
 static int node_ok(const struct CUgraphNode_st *n) { return n && n->magic == MAGIC_NODE; }
 
+/* Numbers an executable graph's nodes as the driver does (what CUPTI's
+ * graphNodeId carries, seen on an H200): (exec id << 32) | n, with g's own
+ * nodes from *next in node order, then each child graph's nodes in turn. */
+static void exec_number_locked(struct CUgraph_st *g, uint32_t exec_id, uint32_t *next)
+{
+    for (size_t i = 0; i < g->n; i++)
+        g->nodes[i]->id = ((uint64_t)exec_id << 32) | (*next)++;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->nodes[i]->child)
+            exec_number_locked(g->nodes[i]->child, exec_id, next);
+}
+
 /* Instantiation snapshots the graph: later changes to it do not affect the
  * executable graph.  Flags are checked but have no effect (an upload is a
  * no-op). */
@@ -2483,7 +2531,10 @@ static CUresult instantiate(CUgraphExec *out, CUgraph g, unsigned long long flag
     work_vec items = { 0 };
     pthread_mutex_lock(&g_mu);
     x->graph = graph_clone_locked(g, NULL);
-    int bad = !x->graph || graph_flatten_locked(x->graph, &items) != 0;
+    uint32_t next = 0;
+    if (x->graph)
+        exec_number_locked(x->graph, x->graph->id, &next);
+    int bad = !x->graph || graph_flatten_locked(x->graph, x->graph ? x->graph->id : 0, &items) != 0;
     pthread_mutex_unlock(&g_mu);
     if (bad) {
         free(items.v);
@@ -2551,7 +2602,8 @@ static CUresult graph_launch(CUgraphExec x, CUstream h, int ptds)
     pthread_mutex_lock(&g_mu);
     if (s->capture) {
         struct CUgraphNode_st *n = graph_add_node_locked(s->capture, CU_GRAPH_NODE_TYPE_GRAPH);
-        if (!n || !(n->child = graph_clone_locked(x->graph, n)))
+        if (!n || capture_dep_locked(s->capture, n) != 0 ||
+            !(n->child = graph_clone_locked(x->graph, n)))
             rc = CUDA_ERROR_OUT_OF_MEMORY;
     } else {
         for (size_t i = 0; i < x->n && rc == CUDA_SUCCESS; i++)
@@ -2665,6 +2717,8 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph g, const CUgraphNode *
     if (rc == CUDA_SUCCESS && (kernel_params_locked(&kp) != 0 ||
                                !(n = graph_add_node_locked(g, CU_GRAPH_NODE_TYPE_KERNEL))))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (n && node_deps_locked(n, deps, ndeps) != 0)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (n) {
         n->tmpl = (work){ .kind = W_SLEEP, .ntype = CU_GRAPH_NODE_TYPE_KERNEL, .ns = ns,
                           .act = { .name = name, .grid = { gx, gy, gz },
@@ -2716,7 +2770,7 @@ CW_DEF(cuGraphAddChildGraphNode, (CUgraphNode *phGraphNode, CUgraph hGraph,
         /* Clone first: childGraph may be hGraph itself. */
         struct CUgraph_st *c = graph_clone_locked(childGraph, NULL);
         struct CUgraphNode_st *n = c ? graph_add_node_locked(hGraph, CU_GRAPH_NODE_TYPE_GRAPH) : NULL;
-        if (!n) {
+        if (!n || node_deps_locked(n, dependencies, numDependencies) != 0) {
             rc = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             c->parent = n;
@@ -2754,6 +2808,59 @@ CW_DEF(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))
     }
     pthread_mutex_unlock(&g_mu);
     return rc;
+}
+
+/* The graph's dependencies, by dependent node in node order, each node's in
+ * the order given at creation.  from and to NULL: *numEdges = the count;
+ * otherwise the first *numEdges are stored (the rest NULL, *numEdges set to
+ * the count when it is smaller).  The _v2 variant's edge data, when asked
+ * for, is all zero (default edges). */
+static CUresult graph_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, void *data,
+                            size_t *num)
+{
+    CHECK_INIT();
+    if (!num || (!from) != (!to))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_mu);
+    if (!graph_ok(g)) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        size_t total = 0, want = *num;
+        for (size_t i = 0; i < g->n; i++) {
+            for (size_t k = 0; k < g->nodes[i]->ndeps; k++, total++) {
+                if (from && total < want) {
+                    from[total] = g->nodes[g->nodes[i]->deps[k]];
+                    to[total] = g->nodes[i];
+                }
+            }
+        }
+        if (!from) {
+            *num = total;
+        } else {
+            for (size_t e = total; e < want; e++)
+                from[e] = to[e] = NULL;
+            if (data && want)
+                memset(data, 0, want * 8); /* sizeof(CUgraphEdgeData) */
+            if (want > total)
+                *num = total;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+CW_DEF(cuGraphGetEdges, (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges))
+{
+    CW_COUNT(cuGraphGetEdges);
+    return graph_edges(hGraph, from, to, NULL, numEdges);
+}
+
+CW_DEF(cuGraphGetEdges_v2, (CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, void *edgeData,
+                            size_t *numEdges))
+{
+    CW_COUNT(cuGraphGetEdges_v2);
+    return graph_edges(hGraph, from, to, edgeData, numEdges);
 }
 
 CW_DEF(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type))

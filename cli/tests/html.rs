@@ -344,6 +344,7 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
     let n = MAX_ITEMS as u64 + 123;
     let t = Timeline {
         processes: vec![ProcessTimeline {
+            graph_topologies: Vec::new(),
             ring: "h-7-1-0".into(),
             symbols: Default::default(),
             pid: 7,

@@ -308,3 +308,71 @@ fn kernels_carry_cuptis_queued_and_submitted_times() {
         "{ph}"
     );
 }
+
+/// The graph topology recorded at instantiation orders a graph launch's node executions: `graph_tree`
+/// runs n0 `sleep_1us` → child graph (c0 `sleep_0us` → c1 `sleep_10us`) → n2 `sleep_1us`, and each
+/// execution depends on the one before it through the child graph's entry and exit nodes.
+#[test]
+fn a_graphs_topology_orders_its_node_executions() {
+    let lib = cupti_double();
+    let (o, cap) = traced(
+        command("graph_tree", &["2"]),
+        3,
+        &[("CAUSEWAY_CUPTI", lib.as_str())],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g = cap.with_extension("graph.json");
+    let out = std::process::Command::new(cli())
+        .args(["export", "--format", "graph", "--force", "-o"])
+        .arg(&g)
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let p = &doc["processes"][0];
+    let device = p["device"].as_array().unwrap();
+    let name = |n: &Value| -> String {
+        let j = n["work"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("not device work: {n}"));
+        device[j as usize]["name"].as_str().unwrap().to_string()
+    };
+    let mut got: Vec<(String, String)> = p["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "graph_edge")
+        .map(|e| {
+            assert_eq!(e["evidence"]["class"], "explicit", "{e}");
+            (name(&e["from"]), name(&e["to"]))
+        })
+        .collect();
+    got.sort();
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let want = vec![
+        pair("sleep_0us", "sleep_10us"),
+        pair("sleep_0us", "sleep_10us"),
+        pair("sleep_10us", "sleep_1us"),
+        pair("sleep_10us", "sleep_1us"),
+        pair("sleep_1us", "sleep_0us"),
+        pair("sleep_1us", "sleep_0us"),
+    ];
+    assert_eq!(got, want, "two launches, three dependencies each");
+    // The second `sleep_1us` (n2 of the first launch) waited for the child graph's exit node.
+    let why = std::process::Command::new(cli())
+        .args(["why", "--json", "--kernel", "sleep_1us#2"])
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(why.status.success(), "{}", stderr(&why));
+    let w: Value = serde_json::from_slice(&why.stdout).unwrap();
+    assert_eq!(w["chain"][0]["edge"], "graph_edge", "{w}");
+    assert!(
+        w["chain"][0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("sleep_10us"),
+        "{w}"
+    );
+}

@@ -6,13 +6,14 @@ use std::process::Command;
 
 /// Counters of the calls the shim itself makes (kernel names once per handle; graph contents once per
 /// instantiation), which the doubles honestly count.
-const SHIM_QUERIES: [&str; 6] = [
+const SHIM_QUERIES: [&str; 7] = [
     "FuncGetName",
     "KernelGetName",
     "cuGraphGetNodes",
     "cuGraphNodeGetType",
     "cuGraphKernelNodeGetParams",
     "cuGraphChildGraphNodeGetGraph",
+    "cuGraphGetEdges",
 ];
 
 /// The programs' stdout without the counters of the shim's own queries. Process ids differ from run to

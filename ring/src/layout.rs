@@ -153,7 +153,9 @@ pub mod ent {
     pub const FLAGS: usize = 31; // u8, see `entry_flags`
     pub const RESULT: usize = 32; // i32, the call's return code (CUresult / cudaError_t)
     pub const DEPTH: usize = 36; // u16, hooked calls already open on this thread when this one began
-    pub const RESERVED: usize = 38; // u16
+    /// u16: a device interval's graph node (`Kind::DeviceInterval`, work a graph launch ran): the
+    /// node's index in its executable graph + 1, as `Kind::GraphEdge` numbers nodes; 0 otherwise.
+    pub const NODE: usize = 38;
     pub const A0: usize = 40; // u64, meaning depends on the API class (see docs/format.md)
     pub const A1: usize = 48; // u64
     pub const A2: usize = 56; // u64
@@ -234,6 +236,13 @@ pub enum Kind {
     /// event handle, a2 = `event_link::SIGNALS` (the call's work completes the event) or
     /// `event_link::WAITS` (its work, or for a host wait the call itself, waits for the event).
     EventLink = 19,
+    /// One dependency between two nodes of an instantiated graph, written right after the graph's
+    /// `GraphNode` entries: a0 = the exec handle, a1 = the node depended on and a2 = the dependent
+    /// node, each as its index in the executable graph (the number a device interval's `ent::NODE`
+    /// carries, minus 1). A child graph's nodes are numbered after its parent's; its entry nodes
+    /// depend on what the child graph node depends on, and what depends on that node depends on the
+    /// child graph's exit nodes.
+    GraphEdge = 20,
 }
 
 /// NVTX payload types (`nvtxPayloadType_t`; `NVTX_PAYLOAD_TYPE_EXT` from `nvToolsExtPayload.h`), as
@@ -334,6 +343,7 @@ impl Kind {
             8 => Kind::ProcessStart,
             9 => Kind::ProcessExit,
             10 => Kind::GraphNode,
+            20 => Kind::GraphEdge,
             11 => Kind::ProcUnmatched,
             12 => Kind::DeviceInterval,
             13 => Kind::DeviceAnchor,

@@ -90,6 +90,7 @@ fn entry(b: &[u8; ENTRY_SIZE], seq: u64, done: bool) -> Entry {
             0
         },
         depth: u16::from_le_bytes(field(b, ent::DEPTH)),
+        node: u16::from_le_bytes(field(b, ent::NODE)),
         a0: u64::from_le_bytes(field(b, ent::A0)),
         a1: u64::from_le_bytes(field(b, ent::A1)),
         a2: u64::from_le_bytes(field(b, ent::A2)),
@@ -185,6 +186,8 @@ pub struct Entry {
     pub flags: u8,
     pub result: i32,
     pub depth: u16,
+    /// `ent::NODE`: a device interval's graph node index + 1 (0: not graph work).
+    pub node: u16,
     pub a0: u64,
     pub a1: u64,
     pub a2: u64,

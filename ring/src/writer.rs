@@ -34,6 +34,8 @@ pub struct Fields {
     pub kind: u8,
     pub flags: u8,
     pub depth: u16,
+    /// `ent::NODE` (device intervals of graph work; 0 elsewhere).
+    pub node: u16,
     pub a0: u64,
     pub a1: u64,
     pub a2: u64,
@@ -173,7 +175,7 @@ impl Writer {
             p.add(ent::FLAGS).write(f.flags);
             (p.add(ent::RESULT) as *mut i32).write(result);
             (p.add(ent::DEPTH) as *mut u16).write(f.depth);
-            (p.add(ent::RESERVED) as *mut u16).write(0);
+            (p.add(ent::NODE) as *mut u16).write(f.node);
             (p.add(ent::A0) as *mut u64).write(f.a0);
             (p.add(ent::A1) as *mut u64).write(f.a1);
             (p.add(ent::A2) as *mut u64).write(f.a2);

@@ -25,6 +25,7 @@ fn entry(seq: u64, done: bool, f: &Fields, t_end: u64, result: i32) -> Entry {
         flags: f.flags,
         result,
         depth: f.depth,
+        node: f.node,
         a0: f.a0,
         a1: f.a1,
         a2: f.a2,
@@ -113,6 +114,7 @@ fn entries_round_trip_with_every_field() {
 
     // A complete call.
     let f = Fields {
+        node: 4242,
         t_begin: 1_000,
         tid: 77,
         api: 3,
@@ -143,6 +145,7 @@ fn entries_round_trip_with_every_field() {
     {
         let i = i as u64;
         let f = Fields {
+            node: 0,
             t_begin: 10_000 + i,
             tid: 100 + i as u32,
             api: 40 + i as u16,
@@ -159,6 +162,7 @@ fn entries_round_trip_with_every_field() {
 
     // Extremes, and a kind byte the reader does not know.
     let f = Fields {
+        node: 0,
         t_begin: u64::MAX - 1,
         tid: u32::MAX,
         api: u16::MAX,
@@ -197,6 +201,7 @@ fn entries_round_trip_with_every_field() {
 
     // An open call: begun, never ended (a hung call, or the process died in it).
     let open = Fields {
+        node: 0,
         t_begin: 999,
         tid: 12,
         api: 8,

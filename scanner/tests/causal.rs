@@ -23,6 +23,7 @@ impl P {
     fn new() -> P {
         P {
             p: ProcessTimeline {
+                graph_topologies: Vec::new(),
                 ring: "h-42-1-0".into(),
                 symbols: Default::default(),
                 pid: 42,
@@ -77,6 +78,7 @@ impl P {
     fn launch(&mut self, stream: u64, b: u64, name: &str, k0: u64, k1: u64) -> u64 {
         let seq = self.call("cudaLaunchKernel", "launch", b, b + 100, Some(stream), None);
         self.p.device.push(DeviceSpan {
+            graph_node: None,
             kind: "kernel",
             name: name.into(),
             begin_ns: k0,
@@ -191,6 +193,7 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
         None,
     );
     p.p.device.push(DeviceSpan {
+        graph_node: None,
         kind: "kernel",
         name: "first".into(),
         begin_ns: 559_000,
@@ -730,4 +733,122 @@ fn targets_parse_and_say_what_is_wrong() {
     );
     assert!(Target::call("1234").unwrap_err().contains("PID:SEQ"));
     assert!(Target::call("x:1").unwrap_err().contains("process id"));
+}
+
+/// A graph launch whose topology the shim recorded at instantiation: nodes 0 `ga` → {1 `gb`,
+/// 2 `gc`} → 3 `gd` → 4 (an empty node, no work) → 5 `ge`. Each execution names its node; `gc`
+/// runs long, so `ge` waits on `gd`, which waited on `gc`. `drop` leaves node `drop`'s execution
+/// out; `rename` gives node 1's execution another kernel's name.
+fn graph_launch(drop: Option<u32>, rename: bool) -> Timeline {
+    use causeway_scanner::facts::model::GraphTopology;
+    const X: u64 = 0x6e0;
+    let mut p = P::new();
+    p.launch(A, 0, "before", 100, 900);
+    let seq = p.call(
+        "cudaGraphLaunch",
+        "graph_launch",
+        1_000,
+        1_100,
+        Some(A),
+        Some(X),
+    );
+    p.p.graph_topologies.push(GraphTopology {
+        seq: 0,
+        exec: X,
+        kernels: [(0, "ga"), (1, "gb"), (2, "gc"), (3, "gd"), (5, "ge")]
+            .iter()
+            .map(|&(k, n)| (k, Some(n.into())))
+            .collect(),
+        edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (4, 5)],
+        incomplete: false,
+    });
+    let runs: [(u32, &str, u64, u64); 5] = [
+        (0, "ga", 1_200, 2_000),
+        (1, if rename { "other" } else { "gb" }, 2_100, 3_000),
+        (2, "gc", 2_100, 90_000),
+        (3, "gd", 90_100, 91_000),
+        (5, "ge", 91_100, 92_000),
+    ];
+    for (k, name, b, e) in runs {
+        if Some(k) == drop {
+            continue;
+        }
+        p.p.device.push(DeviceSpan {
+            graph_node: Some(k),
+            kind: "kernel",
+            name: name.into(),
+            begin_ns: b,
+            end_ns: e,
+            bound_ns: 0,
+            stream: StreamId::Handle(A),
+            call: Some(seq),
+            bytes: 0,
+            queued_ns: None,
+            submitted_ns: None,
+        });
+    }
+    p.timeline()
+}
+
+#[test]
+fn a_graphs_nodes_wait_for_the_nodes_they_depend_on() {
+    let t = graph_launch(None, false);
+    let mut got: Vec<(String, String)> = named_edges(&t)
+        .into_iter()
+        .filter(|e| e.2 == EdgeKind::GraphEdge)
+        .map(|(a, b, _)| (a, b))
+        .collect();
+    got.sort();
+    let want = [
+        ("ga", "gb"),
+        ("ga", "gc"),
+        ("gb", "gd"),
+        ("gc", "gd"),
+        ("gd", "ge"),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(a, b)| (a.to_string(), b.to_string())),
+        "through the empty node 4, ge waits for gd"
+    );
+    let p = &t.processes[0];
+    let g = Graph::build(p);
+    assert!(g
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::GraphEdge)
+        .all(|e| e.evidence == Evidence::Explicit));
+    // Why did ge start at 91.1 us, 90 us after its launch? It waited for gd, which waited for gc.
+    let w = why(&t, &kernel("ge", 1)).unwrap();
+    assert_eq!(w.cause, "dependency", "{w:#?}");
+    assert!(w.detail.contains("gd"), "{}", w.detail);
+    assert!(w.complete);
+    let whats: Vec<&str> = w.chain.iter().map(|l| l.what.as_str()).collect();
+    assert!(
+        whats[0].contains("gd") && whats[1].contains("gc"),
+        "{whats:?}"
+    );
+    assert_eq!(&edges(&w)[..2], ["graph_edge", "graph_edge"]);
+}
+
+#[test]
+fn a_graph_nodes_lost_execution_makes_its_dependents_chain_incomplete() {
+    let t = graph_launch(Some(2), false);
+    let w = why(&t, &kernel("gd", 1)).unwrap();
+    assert!(!w.complete, "{w:#?}");
+    assert_eq!(w.cause, "unknown");
+    assert!(w
+        .chain
+        .iter()
+        .any(|l| l.evidence == "missing" && l.edge == "graph_edge"));
+    assert!(w.detail.contains("graph node 2"), "{}", w.detail);
+}
+
+#[test]
+fn a_topology_whose_names_disagree_with_the_executions_orders_nothing() {
+    let t = graph_launch(None, true);
+    assert!(
+        !named_edges(&t).iter().any(|e| e.2 == EdgeKind::GraphEdge),
+        "a numbering that is not the recorded one must not invent dependencies"
+    );
 }

@@ -22,6 +22,7 @@ fn call(seq: u64, tid: u32, depth: u16, t0: u64, t1: u64) -> Entry {
         flags: 0,
         result: 0,
         depth,
+        node: 0,
         a0: 0,
         a1: 0,
         a2: 0,

@@ -12,6 +12,7 @@ const T0: u64 = 1_000_000; // keep times away from 0
 
 fn timeline() -> ProcessTimeline {
     ProcessTimeline {
+        graph_topologies: Vec::new(),
         ring: "h-42-1-0".into(),
         symbols: Default::default(),
         pid: 42,
@@ -64,6 +65,7 @@ fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
 
 fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
     DeviceSpan {
+        graph_node: None,
         kind,
         name: format!("{kind}@{b}").into(),
         begin_ns: T0 + b,

@@ -197,6 +197,7 @@ pub fn gettid() -> u32 {
 /// The fields the concurrency tests write for thread `t`'s `c`-th entry.
 pub fn fields_for(t: u64, c: u64, tid: u32, t_begin: u64) -> Fields {
     Fields {
+        node: 0,
         t_begin,
         tid,
         api: 1 + t as u16,

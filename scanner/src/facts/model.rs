@@ -43,6 +43,10 @@ pub struct ProcessTimeline {
     /// by the call's sequence number: for the causal graph.
     #[serde(skip)]
     pub event_links: Vec<EventLink>,
+    /// Each graph instantiation's nodes and dependencies (`Kind::GraphNode`, `Kind::GraphEdge`), in
+    /// ring order: for the causal graph.
+    #[serde(skip)]
+    pub graph_topologies: Vec<GraphTopology>,
     /// Sequence numbers of the torn slots between live entries, ascending (torn slots before the
     /// first or after the last live entry are only counted): where a lost record can lie.
     #[serde(skip)]
@@ -300,6 +304,10 @@ pub struct DeviceSpan {
     pub queued_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub submitted_ns: Option<u64>,
+    /// Work a graph launch ran (CUPTI): the node's index in its executable graph, as
+    /// `GraphTopology` numbers nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_node: Option<u32>,
 }
 
 /// Which stream a device span ran on.
@@ -412,7 +420,80 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
         },
         torn_seqs: torn_seqs(entries, d.torn),
         event_links: event_links(d),
+        graph_topologies: graph_topologies(d, names),
     }
+}
+
+/// One instantiation of a graph as the shim walked it: its kernel nodes and the dependencies
+/// between its nodes, nodes numbered by their index in the executable graph.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphTopology {
+    /// Sequence number of its first entry: graph launches after it run it (until the exec handle
+    /// is instantiated again).
+    pub seq: u64,
+    /// The graph exec handle (a graph launch's `Call::handle`).
+    pub exec: u64,
+    /// Kernel nodes: (index, kernel name when the ring names the function).
+    pub kernels: Vec<(u32, Option<Name>)>,
+    /// (node depended on, dependent node).
+    pub edges: Vec<(u32, u32)>,
+    /// The shim could not read every edge: the list is partial and no ordering is drawn from it.
+    pub incomplete: bool,
+}
+
+impl ProcessTimeline {
+    /// The topology a graph launch (a call with sequence number `seq` on exec handle `exec`) ran:
+    /// the exec's latest instantiation before it.
+    pub fn topology_of(&self, exec: u64, seq: u64) -> Option<&GraphTopology> {
+        let before = self.graph_topologies.partition_point(|t| t.seq < seq);
+        self.graph_topologies[..before]
+            .iter()
+            .rev()
+            .find(|t| t.exec == exec)
+    }
+}
+
+/// The ring's graph node and edge entries as topologies: a `GraphNode` of ordinal 0 starts an
+/// instantiation's list (its edges follow it).
+fn graph_topologies(d: &Decoded, names: &Names) -> Vec<GraphTopology> {
+    let mut out: Vec<GraphTopology> = Vec::new();
+    let mut open: crate::util::fastmap::HashMap<u64, usize> = Default::default();
+    for (_, e) in d.rest() {
+        if !e.done {
+            continue;
+        }
+        match e.kind {
+            Some(Kind::GraphNode) => {
+                let (ordinal, count) = (e.a2 as u32, (e.a2 >> 32) as u32);
+                let k = match open.get(&e.a0) {
+                    Some(&k) if ordinal != 0 => k,
+                    _ => {
+                        out.push(GraphTopology {
+                            seq: e.seq,
+                            exec: e.a0,
+                            ..Default::default()
+                        });
+                        open.insert(e.a0, out.len() - 1);
+                        out.len() - 1
+                    }
+                };
+                if count > 0 {
+                    out[k]
+                        .kernels
+                        .push((e.result as u32, names.kernel_name(e.a1)));
+                }
+            }
+            Some(Kind::GraphEdge) => {
+                let Some(&k) = open.get(&e.a0) else { continue };
+                match (u32::try_from(e.a1), u32::try_from(e.a2)) {
+                    (Ok(a), Ok(b)) => out[k].edges.push((a, b)),
+                    _ => out[k].incomplete = true,
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// An event a call signalled (`signals`) or waited for.
@@ -743,6 +824,7 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             bytes,
             queued_ns: latency.map(|l| l.0),
             submitted_ns: latency.map(|l| l.1),
+            graph_node: e.node.checked_sub(1).map(u32::from),
         });
     }
     out.sort_by_key(|s| (s.begin_ns, s.end_ns));

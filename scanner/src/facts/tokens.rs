@@ -482,6 +482,7 @@ mod tests {
                 flags: 0,
                 result,
                 depth: 0,
+                node: 0,
                 a0: a[0],
                 a1: a[1],
                 a2: a[2],

@@ -958,6 +958,7 @@ mod tests {
                 flags,
                 result: 0,
                 depth,
+                node: 0,
                 a0: a[0],
                 a1: a[1],
                 a2: a[2],

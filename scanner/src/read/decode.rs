@@ -652,6 +652,7 @@ mod tests {
             flags: 0,
             result: 0,
             depth: 0,
+            node: 0,
             a0: 0,
             a1: 0,
             a2: 0,

@@ -378,6 +378,7 @@ impl RingBuilder {
     /// A device interval as the timing backend writes it (complete, on thread `DEVICE_TID`).
     pub fn device(&self, d: Dev) -> Option<u64> {
         let seq = self.w.begin(&Fields {
+            node: 0,
             t_begin: d.t0,
             tid: DEVICE_TID,
             api: d.kind as u16,

@@ -86,6 +86,7 @@ pub fn begin_with<X>(
     t.depth.set(depth.wrapping_add(1));
     let x = pre(depth);
     let f = Fields {
+        node: 0,
         t_begin: clock::ticks(),
         tid,
         api,
@@ -146,6 +147,13 @@ pub fn instant(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) {
 /// range's `NvtxAttributes` entry names.
 #[inline(always)]
 pub fn instant_seq(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) -> Option<u64> {
+    instant_result(kind, api, [a0, a1, a2], 0)
+}
+
+/// `instant_seq` with a `result` field (a graph node's index in its executable graph).
+#[inline(always)]
+pub fn instant_result(kind: Kind, api: u16, a: [u64; 3], result: i32) -> Option<u64> {
+    let [a0, a1, a2] = a;
     let w = state::writer()?;
     let t = tls();
     if t.internal.get() {
@@ -164,7 +172,7 @@ pub fn instant_seq(kind: Kind, api: u16, a0: u64, a1: u64, a2: u64) -> Option<u6
         a2,
         ..Fields::default()
     };
-    w.complete(&f, f.t_begin, 0)
+    w.complete(&f, f.t_begin, result)
 }
 
 /// Records a work-token entry (`Kind::TokenBegin` … `Kind::TokenAccept`): a0 = hi, a1 = lo, a2 =
@@ -195,6 +203,7 @@ pub fn nvtx_attributes(api: u16, x: &NvtxAttributes) {
         return;
     }
     let f = Fields {
+        node: 0,
         t_begin: clock::ticks(),
         tid: tid(t),
         api,

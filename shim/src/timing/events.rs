@@ -743,6 +743,7 @@ fn write_interval(w: Option<Writer>, p: &Pair, t0: i64, t1: i64, anchor: u64) {
     let Some(w) = w else { return };
     let what = p.what.load(Ordering::Relaxed);
     let f = Fields {
+        node: 0,
         t_begin: t0 as u64,
         tid: 0,
         api: (what & 0xffff) as u16,

@@ -7,6 +7,12 @@
 //! * **issue**: a call → the device work it issued (the device interval names the call's sequence
 //!   number: CUPTI's correlation id, or the events backend's bracket); a graph launch → each node
 //!   execution (`graph_node`);
+//! * **graph edges**: within one graph launch, a node's execution after the executions of the nodes
+//!   it depends on, by the topology the shim recorded at instantiation (`GraphTopology`) and the
+//!   node index CUPTI gives each execution; through nodes that ran no recorded work (empty, event,
+//!   child-graph nodes) to the work before them. A kernel node whose execution the capture lacks is a
+//!   `missing` predecessor. A topology that is incomplete, or whose kernel names disagree with the
+//!   executions', orders nothing;
 //! * **stream order**: each work item on a stream (in the stream's generation) after the one before
 //!   it on that stream; on a stream created unordered (a Level Zero command list or queue without
 //!   `IN_ORDER`, an out-of-order Unified Runtime queue) each item after the last barrier only, and a
@@ -70,6 +76,7 @@ pub enum EdgeKind {
     HostWait,
     LegacyStream,
     Handoff,
+    GraphEdge,
 }
 
 impl EdgeKind {
@@ -98,6 +105,7 @@ impl EdgeKind {
             EdgeKind::HostWait => "host_wait",
             EdgeKind::LegacyStream => "legacy_stream",
             EdgeKind::Handoff => "handoff",
+            EdgeKind::GraphEdge => "graph_edge",
         }
     }
 }
@@ -439,6 +447,11 @@ impl Builder<'_> {
             seg.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
         }
         self.spans_of = Spans { start, items };
+        for (i, c) in p.calls.iter().enumerate() {
+            if c.class == Some("graph_launch") && !self.spans_of.of(i).is_empty() {
+                self.graph_edges(i);
+            }
+        }
         for (j, d) in p.device.iter().enumerate() {
             match issuer[j] {
                 Some(i) => {
@@ -457,6 +470,85 @@ impl Builder<'_> {
                     let a = self.absent(what);
                     self.edge(a, Node::Work(j), EdgeKind::Issue, Evidence::Missing);
                 }
+            }
+        }
+    }
+
+    /// The dependencies between the node executions of graph launch `i`, from the topology its exec
+    /// was instantiated with.
+    fn graph_edges(&mut self, i: usize) {
+        let p = self.p;
+        let c = &p.calls[i];
+        let Some(t) = c.handle.and_then(|x| p.topology_of(x, c.seq)) else {
+            return;
+        };
+        if t.incomplete || t.edges.is_empty() {
+            return;
+        }
+        // Each node's execution in this launch; a node that ran twice, or a kernel node whose
+        // execution has another kernel's name, means the numbering is not the one recorded.
+        let mut ran: HashMap<u32, usize> = HashMap::default();
+        for &j in self.spans_of.of(i) {
+            let Some(k) = p.device[j as usize].graph_node else {
+                continue;
+            };
+            if ran.insert(k, j as usize).is_some() {
+                return;
+            }
+        }
+        let kernel: HashMap<u32, Option<&str>> = t
+            .kernels
+            .iter()
+            .map(|(k, name)| (*k, name.as_deref()))
+            .collect();
+        for (&k, &j) in &ran {
+            let d = &p.device[j];
+            match kernel.get(&k) {
+                Some(Some(name)) if d.kind != "kernel" || *name != &*d.name => return,
+                Some(_) => {}
+                None if d.kind == "kernel" => return,
+                None => {}
+            }
+        }
+        let mut preds: HashMap<u32, Vec<u32>> = HashMap::default();
+        for &(a, b) in &t.edges {
+            preds.entry(b).or_default().push(a);
+        }
+        let mut nodes: Vec<(u32, usize)> = ran.iter().map(|(&k, &j)| (k, j)).collect();
+        nodes.sort_unstable();
+        for (k, j) in nodes {
+            // The executions this one waited for: each predecessor's, through nodes that ran none.
+            let mut seen: HashMap<u32, ()> = HashMap::default();
+            let mut todo: Vec<u32> = preds.get(&k).cloned().unwrap_or_default();
+            let mut from: Vec<usize> = Vec::new();
+            let mut lost: Vec<u32> = Vec::new();
+            while let Some(a) = todo.pop() {
+                if seen.insert(a, ()).is_some() {
+                    continue;
+                }
+                match ran.get(&a) {
+                    Some(&ja) => from.push(ja),
+                    None if kernel.contains_key(&a) => lost.push(a),
+                    None => todo.extend(preds.get(&a).into_iter().flatten()),
+                }
+            }
+            from.sort_unstable();
+            for ja in from {
+                self.edge(
+                    Node::Work(ja),
+                    Node::Work(j),
+                    EdgeKind::GraphEdge,
+                    Evidence::Explicit,
+                );
+            }
+            lost.sort_unstable();
+            for a in lost {
+                let what = format!(
+                    "graph node {a}'s kernel in the launch of seq {}: not in the capture",
+                    c.seq
+                );
+                let n = self.absent(what);
+                self.edge(n, Node::Work(j), EdgeKind::GraphEdge, Evidence::Missing);
             }
         }
     }

@@ -155,6 +155,9 @@ pub(super) struct Interval {
     /// Kernels: CUPTI's queued and submitted times (0: not collected).
     queued: u64,
     submitted: u64,
+    /// `ent::NODE`: the graph node's index in its executable graph + 1 (0: not graph work, or an
+    /// index past 16 bits).
+    node: u16,
 }
 
 impl Interval {
@@ -169,6 +172,10 @@ impl Interval {
             corr: d.corr,
             queued: d.queued,
             submitted: d.submitted,
+            node: match d.graph_node {
+                0 => 0,
+                id => u16::try_from((id & 0xFFFF_FFFF) + 1).unwrap_or(0),
+            },
         }
     }
 }
@@ -281,6 +288,7 @@ impl Collector {
             None => (0, 0, flags),
         };
         let f = Fields {
+            node: iv.node,
             t_begin: t0,
             tid,
             api: iv.api as u16,
@@ -312,6 +320,7 @@ mod tests {
             corr,
             queued: 0,
             submitted: 0,
+            node: 0,
         })
     }
 

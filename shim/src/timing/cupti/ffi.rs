@@ -47,6 +47,7 @@ pub(super) mod off {
         pub const NAME: usize = 104; // const char *name
         pub const QUEUED: usize = 120; // uint64_t queued
         pub const SUBMITTED: usize = 128; // uint64_t submitted
+        pub const GRAPH_NODE: usize = 144; // uint64_t graphNodeId
         pub const SIZE: usize = 216;
     }
     /// `CUpti_ActivityMemcpy6` (kind `MEMCPY`).
@@ -58,6 +59,7 @@ pub(super) mod off {
         pub const DEVICE: usize = 32;
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 44;
+        pub const GRAPH_NODE: usize = 64; // uint64_t graphNodeId
         pub const SIZE: usize = 96;
     }
     /// `CUpti_ActivityMemcpyPtoP4` (kind `MEMCPY2`, peer-to-peer copies).
@@ -69,6 +71,7 @@ pub(super) mod off {
         pub const DEVICE: usize = 32;
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 60;
+        pub const GRAPH_NODE: usize = 72; // uint64_t graphNodeId
         pub const SIZE: usize = 96;
     }
     /// `CUpti_ActivityMemset4` (kind `MEMSET`).
@@ -79,6 +82,7 @@ pub(super) mod off {
         pub const DEVICE: usize = 32;
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 44;
+        pub const GRAPH_NODE: usize = 64; // uint64_t graphNodeId
         pub const SIZE: usize = 88;
     }
     /// `CUpti_ActivityExternalCorrelation` (kind `EXTERNAL_CORRELATION`).

@@ -29,6 +29,9 @@ pub(super) struct Device {
     /// to the device (CUPTI's latency timestamps; 0 = not collected).
     pub(super) queued: u64,
     pub(super) submitted: u64,
+    /// Work a graph launch ran: CUPTI's `graphNodeId` (the executable graph's id << 32 | the node's
+    /// index in it); 0 otherwise.
+    pub(super) graph_node: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,27 +52,41 @@ pub(super) fn parse(b: &[u8]) -> Rec {
 }
 
 fn parse_opt(b: &[u8]) -> Option<Rec> {
-    let device = |kind, start, end, dev, stream, corr, bytes, copy_kind, name| -> Option<Rec> {
-        Some(Rec::Device(Device {
-            kind,
-            copy_kind,
-            start: u64_at(b, start)?,
-            end: u64_at(b, end)?,
-            device: u32_at(b, dev)?,
-            stream: u32_at(b, stream)?,
-            corr: u32_at(b, corr)?,
-            bytes,
-            name,
-            queued: 0,
-            submitted: 0,
-        }))
-    };
+    // Every device record kind has a graphNodeId; one too short to hold it reads as 0.
+    let device =
+        |kind, start, end, dev, stream, corr, bytes, copy_kind, name, node| -> Option<Rec> {
+            Some(Rec::Device(Device {
+                kind,
+                copy_kind,
+                start: u64_at(b, start)?,
+                end: u64_at(b, end)?,
+                device: u32_at(b, dev)?,
+                stream: u32_at(b, stream)?,
+                corr: u32_at(b, corr)?,
+                bytes,
+                name,
+                queued: 0,
+                submitted: 0,
+                graph_node: u64_at(b, node).unwrap_or(0),
+            }))
+        };
     Some(match u32_at(b, 0)? {
         KIND_KERNEL | KIND_CONCURRENT_KERNEL => {
             use off::kernel as k;
             let name = u64_at(b, k::NAME)? as usize;
             let (s, e, d, st, c) = (k::START, k::END, k::DEVICE, k::STREAM, k::CORRELATION);
-            match device(DeviceKind::Kernel, s, e, d, st, c, 0, 0, Some(name))? {
+            match device(
+                DeviceKind::Kernel,
+                s,
+                e,
+                d,
+                st,
+                c,
+                0,
+                0,
+                Some(name),
+                k::GRAPH_NODE,
+            )? {
                 Rec::Device(mut dev) => {
                     dev.queued = u64_at(b, k::QUEUED).unwrap_or(0);
                     dev.submitted = u64_at(b, k::SUBMITTED).unwrap_or(0);
@@ -82,19 +99,52 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
             use off::memcpy as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
             let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(DeviceKind::Memcpy, s, e, d, st, c, bytes, ck, None)?
+            device(
+                DeviceKind::Memcpy,
+                s,
+                e,
+                d,
+                st,
+                c,
+                bytes,
+                ck,
+                None,
+                m::GRAPH_NODE,
+            )?
         }
         KIND_MEMCPY2 => {
             use off::p2p as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
             let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(DeviceKind::Memcpy, s, e, d, st, c, bytes, ck, None)?
+            device(
+                DeviceKind::Memcpy,
+                s,
+                e,
+                d,
+                st,
+                c,
+                bytes,
+                ck,
+                None,
+                m::GRAPH_NODE,
+            )?
         }
         KIND_MEMSET => {
             use off::memset as m;
             let bytes = u64_at(b, m::BYTES)?;
             let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(DeviceKind::Memset, s, e, d, st, c, bytes, 0, None)?
+            device(
+                DeviceKind::Memset,
+                s,
+                e,
+                d,
+                st,
+                c,
+                bytes,
+                0,
+                None,
+                m::GRAPH_NODE,
+            )?
         }
         KIND_EXTERNAL_CORRELATION => {
             use off::external as x;
@@ -136,6 +186,7 @@ pub(super) mod tests {
                 (k::NAME, &(name as u64).to_le_bytes()),
                 (k::QUEUED, &(start - 100).to_le_bytes()),
                 (k::SUBMITTED, &(start - 40).to_le_bytes()),
+                (k::GRAPH_NODE, &(4u64 << 32 | 2).to_le_bytes()),
             ],
         )
     }
@@ -173,6 +224,7 @@ pub(super) mod tests {
                 name: Some(name.as_ptr() as usize),
                 queued: 900,
                 submitted: 960,
+                graph_node: 4 << 32 | 2,
             })
         );
         // KIND_KERNEL shares the struct.
@@ -198,6 +250,7 @@ pub(super) mod tests {
                 (c::DEVICE, &0u32.to_le_bytes()),
                 (c::STREAM, &3u32.to_le_bytes()),
                 (c::CORRELATION, &9u32.to_le_bytes()),
+                (c::GRAPH_NODE, &0u64.to_le_bytes()),
             ],
         );
         assert_eq!(m.len(), 96, "sizeof(CUpti_ActivityMemcpy6)");
@@ -215,6 +268,7 @@ pub(super) mod tests {
                 name: None,
                 queued: 0,
                 submitted: 0,
+                graph_node: 0,
             })
         );
         let q = record(
@@ -228,10 +282,11 @@ pub(super) mod tests {
                 (p::DEVICE, &1u32.to_le_bytes()),
                 (p::STREAM, &5u32.to_le_bytes()),
                 (p::CORRELATION, &11u32.to_le_bytes()),
+                (p::GRAPH_NODE, &(9u64 << 32 | 7).to_le_bytes()),
             ],
         );
         assert!(
-            matches!(parse(&q), Rec::Device(d) if d.corr == 11 && d.copy_kind == 10 && d.bytes == 64)
+            matches!(parse(&q), Rec::Device(d) if d.corr == 11 && d.copy_kind == 10 && d.bytes == 64 && d.graph_node == 9 << 32 | 7)
         );
         let z = record(
             s::SIZE,
@@ -244,6 +299,7 @@ pub(super) mod tests {
                 (s::DEVICE, &2u32.to_le_bytes()),
                 (s::STREAM, &4u32.to_le_bytes()),
                 (s::CORRELATION, &12u32.to_le_bytes()),
+                (s::GRAPH_NODE, &(3u64 << 32).to_le_bytes()),
             ],
         );
         assert_eq!(z.len(), 88, "sizeof(CUpti_ActivityMemset4)");
@@ -261,6 +317,7 @@ pub(super) mod tests {
                 name: None,
                 queued: 0,
                 submitted: 0,
+                graph_node: 3 << 32,
             })
         );
         let x = external(12, 777);
