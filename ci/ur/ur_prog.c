@@ -4,7 +4,8 @@
  * OpenCL adapter, on the first CPU device of an OpenCL platform (PoCL in CI).
  * See ci/ur/README.md.
  *
- *   usage: ur_prog [N]        N kernel launches, default 10 (1..1000000)
+ *   usage: ur_prog [N [STEPS]]   N kernel launches, default 10 (1..1000000);
+ *                                STEPS (default 0) more NVTX-ranged steps (below)
  *
  * Linked against libur_loader.so.0 (not dlopened), so that a preloaded tracer
  * interposes on its ur* symbols.  What it does, in order (every ur* call goes
@@ -20,7 +21,13 @@
  *   a quarter each, := index), N launches of add_inc(buf, 1) with the
  *   arguments given at launch (UR 0.12 has no urKernelSetArg* and no
  *   urEnqueueKernelLaunch: urEnqueueKernelLaunchWithArgsExp), the last one
- *   with an event, 1 urEventWait on it, 3 blocking reads (halves: E/2, E/4,
+ *   with an event, 1 urEventWait on it; with STEPS, a second in-order queue
+ *   and buffer, then STEPS steps, each an NVTX range "step" holding one
+ *   non-blocking write of the whole second buffer on the second queue (with
+ *   an event) beside N launches on the first, 1 urEventWait on the write's
+ *   event, its urEventRelease and 1 urQueueFinish of the first queue (so that
+ *   `causeway control` has steps, copies and kernels to compare); 3 blocking
+ *   reads (halves: E/2, E/4,
  *   E/4), 1 urQueueFinish; check every element; release everything, adapters
  *   included, and urLoaderTearDown.
  * Prints one key=value line per fact, then call.<entry point>=<count> for
@@ -36,6 +43,7 @@
 #include <string.h>
 
 #include "ur_min.h"
+#include <nvtx3/nvToolsExt.h>
 
 #define ELEMS 4096
 #define FILL 100
@@ -217,11 +225,21 @@ static unsigned char *compile_to_binary(ur_context_handle_t ctx, ur_device_handl
 int main(int argc, char **argv) {
     long n = 10;
     setvbuf(stdout, NULL, _IOLBF, 0); /* what was printed survives a crash in a driver */
-    if (argc > 2) {
-        fprintf(stderr, "usage: %s [N]\n", argv[0]);
+    long steps = 0;
+    if (argc > 3) {
+        fprintf(stderr, "usage: %s [N [STEPS]]\n", argv[0]);
         return 64;
     }
-    if (argc == 2) {
+    if (argc == 3) {
+        char *end = NULL;
+        errno = 0;
+        steps = strtol(argv[2], &end, 10);
+        if (errno || end == argv[2] || *end || steps < 0 || steps > 100000) {
+            fprintf(stderr, "ur_prog: STEPS must be an integer in 0..100000, not '%s'\n", argv[2]);
+            return 64;
+        }
+    }
+    if (argc >= 2) {
         char *end = NULL;
         errno = 0;
         n = strtol(argv[1], &end, 10);
@@ -366,6 +384,34 @@ int main(int argc, char **argv) {
     UR(urEventWait, 1, &last);
     waits++;
 
+    if (steps > 0) {
+        ur_queue_handle_t q2 = NULL;
+        ur_mem_handle_t buf2 = NULL;
+        UR(urQueueCreate, ctx, dev, NULL, &q2);
+        UR(urMemBufferCreate, ctx, UR_MEM_FLAG_READ_WRITE, bytes, NULL, &buf2);
+        for (long s = 0; s < steps; s++) {
+            nvtxRangePushA("step");
+            ur_event_handle_t copied = NULL;
+            UR(urEnqueueMemBufferWrite, q2, buf2, false, 0, bytes, host, 0, NULL, &copied);
+            writes++;
+            for (long i = 0; i < n; i++) {
+                UR(urEnqueueKernelLaunchWithArgsExp, q, k, 1, NULL, &gsize, NULL, 2, args, NULL, 0,
+                   NULL, NULL);
+                launches++;
+            }
+            UR(urEventWait, 1, &copied);
+            waits++;
+            UR(urEventRelease, copied);
+            UR(urQueueFinish, q);
+            finishes++;
+            nvtxRangePop();
+        }
+        UR(urQueueFinish, q2);
+        finishes++;
+        UR(urMemRelease, buf2);
+        UR(urQueueRelease, q2);
+    }
+
     memset(back, 0xff, sizeof back);
     UR(urEnqueueMemBufferRead, q, buf, true, 0, half, back, 0, NULL, NULL);
     reads++;
@@ -379,7 +425,7 @@ int main(int argc, char **argv) {
 
     long bad = 0;
     for (int i = 0; i < ELEMS; i++) {
-        int32_t want = (int32_t)((i < ELEMS / 2 ? i : FILL) + n);
+        int32_t want = (int32_t)((i < ELEMS / 2 ? i : FILL) + launches);
         if (back[i] != want) {
             if (bad < 5)
                 fprintf(stderr, "ur_prog: element %d is %d, want %d\n", i, (int)back[i],

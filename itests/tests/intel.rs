@@ -51,6 +51,11 @@ fn level2_ur() -> Vec<String> {
 }
 
 fn run(level: u8) -> Option<(String, serde_json::Value)> {
+    run_cap(level).map(|(out, r, _)| (out, r))
+}
+
+/// `run`, with the capture's path.
+fn run_cap(level: u8) -> Option<(String, serde_json::Value, PathBuf)> {
     let prog = ur_prog()?;
     let cmd = || {
         let mut c = std::process::Command::new(&prog);
@@ -64,7 +69,8 @@ fn run(level: u8) -> Option<(String, serde_json::Value)> {
     // The traced program computes and prints the same (its checks passed: result=ok).
     assert_eq!(stdout(&b), stdout(&o));
     assert!(stdout(&o).contains("result=ok"), "{}", stdout(&o));
-    Some((stdout(&o), report(&cap)))
+    let r = report(&cap);
+    Some((stdout(&o), r, cap))
 }
 
 #[test]
@@ -114,6 +120,126 @@ fn level_2_records_the_work_and_waits_only() {
     assert_eq!(classes["urEnqueueMemBufferFill"], "memset");
     assert_eq!(classes["urQueueFinish"], "sync");
     assert_eq!(classes["urEventWait"], "event_sync");
+}
+
+/// The events Unified Runtime calls signalled or waited for, as the capture has them.
+fn event_links(cap: &std::path::Path) -> Vec<(u64, bool)> {
+    use causeway_scanner::facts::model::Timeline;
+    use causeway_scanner::read::capture::Capture;
+    let c = Capture::open(cap).expect("capture");
+    let t = Timeline::build(&c.rings().expect("rings"));
+    t.processes[0]
+        .event_links
+        .iter()
+        .map(|l| (l.event, l.signals))
+        .collect()
+}
+
+#[test]
+fn level_3_times_every_enqueue_by_urs_own_event_profiling() {
+    let Some((out, r, cap)) = run_cap(3) else {
+        return;
+    };
+    let d = &r["device"];
+    // 1 fill, 2 writes, 7 launches, 3 reads: each timed, each tied to its enqueue call.
+    assert_eq!(d["intervals"], 13, "{d}");
+    assert_eq!(d["associated"], 13, "{d}");
+    let clock = &d["clock"];
+    assert_eq!(clock["converted"], 13, "{clock}");
+    assert_eq!(clock["unconverted"], 0, "{clock}");
+    assert!(clock["anchors"].as_u64().unwrap() >= 1, "{clock}");
+    // UR took each start after its enqueue began: none may start before its call.
+    assert_eq!(clock["checked"], 13, "{clock}");
+    assert_eq!(clock["before_call"], 0, "{clock}");
+    assert!(
+        clock["bound_ns_max"].as_u64().unwrap() < 1_000_000,
+        "{clock}"
+    );
+    let kernels = d["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 1, "{kernels:?}");
+    assert_eq!(kernels[0]["name"], "add_inc");
+    assert_eq!(kernels[0]["count"], 7);
+    let copies: BTreeMap<String, (u64, u64)> = d["copies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let n = |k: &str| c[k].as_u64().unwrap();
+            (
+                c["kind"].as_str().unwrap().to_string(),
+                (n("count"), n("bytes")),
+            )
+        })
+        .collect();
+    let quarter = 4096 * 4 / 4;
+    assert_eq!(copies["HtoD"], (2, 2 * quarter), "{copies:?}");
+    assert_eq!(copies["DtoH"], (3, 4 * quarter), "{copies:?}");
+    assert_eq!(copies["memset"], (1, 4 * quarter), "{copies:?}");
+    assert_eq!(launches(&r, "add_inc"), 7);
+    assert!(out.contains("result=ok"));
+    // The events the backend made for enqueues that asked for none are not the program's: the
+    // capture's event links are level 2's (the program's one event, signalled and waited for).
+    let (_, _, cap2) = run_cap(2).unwrap();
+    let roles = |c: &std::path::Path| -> Vec<bool> { event_links(c).iter().map(|l| l.1).collect() };
+    assert_eq!(roles(&cap), roles(&cap2));
+    let links = event_links(&cap);
+    assert_eq!(links.len(), 2, "{links:?}");
+    assert_eq!(links[0].0, links[1].0, "one event: {links:?}");
+}
+
+/// `causeway control` on Unified Runtime work: `ur_prog 10 6` runs six NVTX steps, each a write on
+/// one queue beside ten launches on another; the instrumented arm times every operation (82: the 16
+/// of the main part, 11 per step), the control arm none, and every claim is checked.
+#[test]
+fn control_checks_ur_claims_against_runs_without_profiling() {
+    let Some(prog) = ur_prog() else { return };
+    let out = scratch("urcontrol");
+    let mut c = std::process::Command::new(cli());
+    c.arg("control")
+        .args(["--runs", "2", "--ring-mb", "4", "--json", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .args(["10", "6"])
+        .env_remove("LD_PRELOAD");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CAUSEWAY_") {
+            c.env_remove(k);
+        }
+    }
+    let o = c.output().expect("spawn causeway");
+    assert!(
+        o.status.success(),
+        "causeway control failed: {}",
+        stderr(&o)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(r["instrumented"]["level"], 3, "{}", r["instrumented"]);
+    assert_eq!(r["control"]["backend"], "none", "{}", r["control"]);
+    let ids: Vec<&str> = (r["claims"].as_array().unwrap().iter())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["step_time", "copy_compute_overlap", "stream_concurrency"]
+    );
+    let run = |arm: &str| -> serde_json::Value {
+        let dir = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.is_dir())
+            .expect("the control's directory");
+        report(&dir.join(format!("r01-{arm}")))
+    };
+    assert_eq!(run("instrumented")["device"]["intervals"], 82);
+    assert_eq!(run("instrumented")["device"]["clock"]["before_call"], 0);
+    assert_eq!(run("control")["device"]["intervals"], 0);
+}
+
+#[test]
+fn level_2_leaves_ur_work_untimed() {
+    let Some((_, r)) = run(2) else { return };
+    assert_eq!(r["device"]["intervals"], 0, "{}", r["device"]);
 }
 
 /// ci/build/ze_prog and the Level Zero double it runs on through the real loader, or None (with a

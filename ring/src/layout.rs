@@ -179,6 +179,10 @@ pub mod entry_flags {
     /// `result` (its u32 bits) = submitted − queued, in the interval's time units (set only when both
     /// fit in 32 bits).
     pub const LATENCY: u8 = 32;
+    /// A device interval timed by the runtime's own event profiling (Unified Runtime:
+    /// `urEventGetProfilingInfo`), so its start was taken after the issuing call began: a converted
+    /// start before the call's begin can only mean the conversion is off.
+    pub const PROFILED: u8 = 64;
 }
 
 /// What an entry records.

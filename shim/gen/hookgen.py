@@ -322,9 +322,10 @@ def functions(stmts, prefixes):
 # ---- overrides ----------------------------------------------------------------------------------------
 
 class Override:
-    def __init__(self, line_no, name, level, cls, args, after, sig, out=None):
+    def __init__(self, line_no, name, level, cls, args, after, sig, out=None, with_=None):
         self.line_no, self.name, self.level, self.cls = line_no, name, level, cls
         self.args, self.after, self.sig, self.out = args, after, sig, out
+        self.with_ = with_
         self.used = False
 
 
@@ -361,13 +362,16 @@ def read_overrides(path):
         handed = None
         if parts and parts[-1].startswith("out "):
             handed = parts.pop()[len("out "):].strip()
+        with_ = None
+        if parts and parts[-1].startswith("with "):
+            with_ = parts.pop()[len("with "):].strip()
         while len(parts) < 3:
             parts.append("0")
         if len(parts) != 3:
             sys.exit(f"hookgen: overrides.txt:{n}: more than three arguments for {name}")
         if name in out:
             sys.exit(f"hookgen: overrides.txt:{n}: {name} listed twice")
-        out[name] = Override(n, name, int(level), cls, parts, after, None, handed)
+        out[name] = Override(n, name, int(level), cls, parts, after, None, handed, with_)
     return out, manual, sigs
 
 
@@ -389,6 +393,11 @@ def rust_ident(n):
     return n + "_" if n in RUST_KEYWORDS else n
 
 
+# Unified Runtime enqueues of these classes are timed at level 3 by UR's event profiling
+# (shim/src/timing/ur.rs): the hook makes sure each has an output event (`event phEvent`).
+UR_TIMED_CLASSES = {"Launch", "Copy", "Memset"}
+
+
 def hook_line(name, sig, ov, types, structs_used, abi):
     ret_c, params = sig
     if params == "varargs":
@@ -406,6 +415,10 @@ def hook_line(name, sig, ov, types, structs_used, abi):
     after = ""
     if ov:
         level, cls, a = ov.level, ov.cls, ov.args
+        if ov.with_:
+            after += f", with {ov.with_}"
+        if name.startswith("urEnqueue") and cls in UR_TIMED_CLASSES and any(pn == "phEvent" for _, pn in params):
+            after += ", event phEvent"
         if ov.out:
             after += f", out {ov.out}"
         if ov.after:

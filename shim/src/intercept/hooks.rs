@@ -318,7 +318,8 @@ macro_rules! hook_table {
     (
         $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
         $( $name:ident : $level:literal $class:ident abi $abi:literal ( $($arg:ident : $ty:ty),* ) -> $ret:ty
-           => [$a0:expr, $a1:expr, $a2:expr] $(, out $out:expr)? $(, after $after:expr)?; )*
+           => [$a0:expr, $a1:expr, $a2:expr] $(, with $w:ident = $wexpr:expr)? $(, event $ev:ident)?
+           $(, out $out:expr)? $(, after $after:expr)?; )*
     ) => {
         #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
         #[repr(u16)]
@@ -380,7 +381,22 @@ macro_rules! hook_table {
                         // The class is const per hook, so other hooks compile this away; for these,
                         // it is one relaxed load when CUPTI is not collecting.
                         let tied = WORK && $crate::timing::tie(&open);
-                        // SAFETY: as above.
+                        // An argument device timing replaces for the real call (`with`: a Unified
+                        // Runtime queue's properties, to ask for profiling), given scratch space
+                        // that outlives the call.
+                        $(
+                            let mut scratch = [0u64; 4];
+                            let $w = ($wexpr)(&mut scratch);
+                        )?
+                        // A Unified Runtime enqueue's output event (`event`): device timing needs
+                        // one for every timed enqueue, so where the caller asked for none the call
+                        // writes ours, in `own_event` (the caller still sees none).
+                        $(
+                            let mut own_event = 0u64;
+                            let ($ev, owned) = $crate::timing::ur_event_out($ev, open.depth(), CLASS, &mut own_event);
+                        )?
+                        // SAFETY: as above (an argument replaced above points to memory that
+                        // outlives the call, of the type the caller's pointed to).
                         let r = unsafe { f($($arg),*) };
                         let seq = open.seq();
                         let code = <$ret as $crate::intercept::hooks::Ret>::code(&r);
@@ -395,6 +411,15 @@ macro_rules! hook_table {
                         }
                         if tied {
                             $crate::timing::untie();
+                        }
+                        // The enqueue's event, to the Unified Runtime timing (which releases ours).
+                        $( if code == 0 { $crate::timing::ur_enqueued(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], $ev, owned); } )?
+                        // A Unified Runtime host sync: the work it waited for can be read now.
+                        if matches!(causeway_ring::layout::Layer::$layer, causeway_ring::layout::Layer::UnifiedRuntime)
+                            && matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)
+                            && code == 0
+                        {
+                            $crate::timing::ur_synced();
                         }
                         // Extra entries a successful call calls for (graph nodes after instantiation,
                         // the events a Level Zero or Unified Runtime call signals or waits for): the

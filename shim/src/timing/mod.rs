@@ -7,14 +7,22 @@
 //! calls, in order: `bracket` (just before the entry's begin time is read: the events backend's start
 //! event), the entry's begin, `tie` (the CUPTI backend's external correlation id), the real call, the
 //! entry's end, `close` (the end event) and `untie`. Each is one relaxed load when its backend is off.
+//!
+//! Unified Runtime work is timed by UR's own event profiling (`ur.rs`) at level 3 with either
+//! backend: the hook macro hands it each timed enqueue's output event (`ur_event_out`,
+//! `ur_enqueued`), queue creation asks for profiling (`ur_queue_properties`), and each host sync
+//! reaps what completed (`ur_synced`).
 
 mod cupti;
 mod events;
+mod ur;
 
 use crate::hot::record::Open;
 use crate::hot::state;
 use causeway_ring::layout::Class;
 use causeway_ring::settings::Backend;
+
+type P = *mut std::ffi::c_void;
 
 pub use cupti::{FindApi, HookedApi};
 pub use events::Bracket;
@@ -45,6 +53,39 @@ pub fn announce(backend: Backend, sample_every: u32) {
     if backend == Backend::Events {
         events::want(sample_every);
     }
+    if backend != Backend::None && state::level() >= 3 {
+        ur::want();
+    }
+}
+
+/// A Unified Runtime enqueue's output-event argument for its real call (see `ur::event_out`), and
+/// whether the event it will write is ours.
+#[inline(always)]
+pub fn ur_event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bool) {
+    ur::event_out(ph_event, depth, class, own)
+}
+
+/// After a successful Unified Runtime enqueue: its event joins the pending table (`ur::enqueued`).
+#[inline(always)]
+pub fn ur_enqueued(
+    seq: Option<u64>,
+    queue: u64,
+    class: Class,
+    a: [u64; 2],
+    ph_event: P,
+    owned: bool,
+) {
+    ur::enqueued(seq, queue, class, a, ph_event, owned)
+}
+
+/// `urQueueCreate`'s properties, with profiling asked for when UR work is timed.
+pub fn ur_queue_properties(props: P, scratch: &mut [u64; 4]) -> P {
+    ur::queue_properties(props, scratch)
+}
+
+/// After a successful Unified Runtime host sync: what completed is read and written.
+pub fn ur_synced() {
+    ur::synced()
 }
 
 /// Before an outermost device-work call's begin time is read: the events backend records its start

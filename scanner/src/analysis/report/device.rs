@@ -350,7 +350,18 @@ impl Walk {
                 }
                 self.p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
                 let latency = call.map(|c| (s.ns - self.ticks.ns(c.t_begin) as f64).round() as i64);
-                if let Some(c) = call.filter(|c| c.done) {
+                if e.flags & entry_flags::PROFILED != 0 {
+                    // The runtime took the start after the call began (Unified Runtime profiling):
+                    // the start check applies, as on the host clock; the work may end before a
+                    // blocking call returns.
+                    if let Some(l) = latency {
+                        self.p.checked += 1;
+                        if l < 0 {
+                            self.p.before_call += 1;
+                        }
+                        self.p.min_latency = Some(self.p.min_latency.map_or(l, |m| m.min(l)));
+                    }
+                } else if let Some(c) = call.filter(|c| c.done) {
                     let gap = (t.ns - self.ticks.ns(c.t_end) as f64).round() as i64;
                     self.p.end_checked += 1;
                     if gap < 0 {

@@ -9,8 +9,9 @@ use super::collect::{
 use super::ffi::*;
 use super::{clocks, correlate, library, FindApi, ACTIVE, API, BY_CALLBACK};
 use crate::hot::{guard, record, state};
+use crate::resolve;
 use causeway_ring::clock;
-use causeway_ring::layout::Backend;
+use causeway_ring::layout::{Backend, Layer};
 use causeway_ring::settings::{env, Choice, Correlation};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
@@ -105,6 +106,11 @@ fn init() -> bool {
     let Some(w) = state::writer() else {
         return false;
     };
+    // A process with no CUDA library loaded at its first recorded call (a Level Zero or Unified
+    // Runtime program) has nothing for CUPTI to time, and nothing to be told about CUPTI.
+    if resolve::loaded(Layer::Runtime).is_empty() && resolve::loaded(Layer::Driver).is_empty() {
+        return false;
+    }
     let loaded = match library::load() {
         Ok(api) => api,
         Err(why) => {
