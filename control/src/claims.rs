@@ -178,9 +178,10 @@ const BUSY_FROM_DURATIONS: &str = "Copy, kernel and per-stream busy times are th
      (level 3 with CUPTI; per step, median over its runs): CUPTI's timestamps say when each operation \
      ran on the device and CUPTI puts nothing in the program's streams, so they are taken as the \
      program's own; any instrument is assumed to move device work in time, not to lengthen it.";
-const BUSY_FROM_CUPTI: &str = "Copy, kernel and per-stream busy times are the instrumented arm's (CUPTI: \
-     when each operation ran on the device; per step, median over its runs): the instrument is assumed \
-     to move device work in time, not to lengthen it.";
+const BUSY_FROM_CUPTI: &str = "Copy, kernel and per-stream busy times are the instrumented arm's (CUPTI, \
+     or on Level Zero and Unified Runtime their own event profiling: when each operation ran on the \
+     device; per step, median over its runs): the instrument is assumed to move device work in time, \
+     not to lengthen it.";
 const BUSY_FROM_EVENTS: &str = "Copy, kernel and per-stream busy times are the instrumented arm's \
      timing-event spans (per step, median over its runs), each with its issuing call's host time taken \
      off its start: a span starts when its stream reached the start event, before the call submitted \

@@ -187,25 +187,29 @@ fn level_3_times_every_enqueue_by_urs_own_event_profiling() {
     assert_eq!(links[0].0, links[1].0, "one event: {links:?}");
 }
 
-/// `causeway control` on Unified Runtime work: `ur_prog 10 6` runs six NVTX steps, each a write on
-/// one queue beside ten launches on another; the instrumented arm times every operation (82: the 16
-/// of the main part, 11 per step), the control arm none, and every claim is checked.
-#[test]
-fn control_checks_ur_claims_against_runs_without_profiling() {
-    let Some(prog) = ur_prog() else { return };
-    let out = scratch("urcontrol");
+/// `causeway control --runs 3 --json` on `prog ARGS` (with `env`): its JSON, and the first run's
+/// instrumented and control reports.
+fn control_run(
+    prog: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
+    let out = scratch("intelcontrol");
     let mut c = std::process::Command::new(cli());
     c.arg("control")
-        .args(["--runs", "2", "--ring-mb", "4", "--json", "--out"])
+        .args(["--runs", "3", "--ring-mb", "4", "--json", "--out"])
         .arg(&out)
         .arg("--")
-        .arg(&prog)
-        .args(["10", "6"])
+        .arg(prog)
+        .args(args)
         .env_remove("LD_PRELOAD");
     for (k, _) in std::env::vars() {
         if k.starts_with("CAUSEWAY_") {
             c.env_remove(k);
         }
+    }
+    for (k, v) in env {
+        c.env(k, v);
     }
     let o = c.output().expect("spawn causeway");
     assert!(
@@ -223,17 +227,55 @@ fn control_checks_ur_claims_against_runs_without_profiling() {
         ids,
         ["step_time", "copy_compute_overlap", "stream_concurrency"]
     );
-    let run = |arm: &str| -> serde_json::Value {
-        let dir = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.is_dir())
-            .expect("the control's directory");
-        report(&dir.join(format!("r01-{arm}")))
+    let dir = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .expect("the control's directory");
+    let (i, k) = (
+        report(&dir.join("r01-instrumented")),
+        report(&dir.join("r01-control")),
+    );
+    (r, i, k)
+}
+
+/// `causeway control` on Unified Runtime work: `ur_prog 10 6` runs six NVTX steps, each a write on
+/// one queue beside ten launches on another; the instrumented arm times every operation (82: the 16
+/// of the main part, 11 per step), the control arm none, and every claim is checked.
+#[test]
+fn control_checks_ur_claims_against_runs_without_profiling() {
+    let Some(prog) = ur_prog() else { return };
+    let (_, i, k) = control_run(&prog, &["10", "6"], &[]);
+    assert_eq!(i["device"]["intervals"], 82);
+    assert_eq!(i["device"]["clock"]["before_call"], 0);
+    assert_eq!(k["device"]["intervals"], 0);
+}
+
+/// `causeway control` on Level Zero work: `ze_prog 3 0 6` adds six NVTX steps, each a 200 us launch
+/// on one immediate list beside a 1 MiB copy on another; every operation is timed in the
+/// instrumented arm (20 + 2 per step), none in the control, and the overlap the instrumented arm saw
+/// (the two lists run side by side) is checked against the control.
+#[test]
+fn control_checks_level_zero_claims_against_runs_without_timestamps() {
+    let Some((prog, double)) = ze_prog() else {
+        return;
     };
-    assert_eq!(run("instrumented")["device"]["intervals"], 82);
-    assert_eq!(run("instrumented")["device"]["clock"]["before_call"], 0);
-    assert_eq!(run("control")["device"]["intervals"], 0);
+    let env = [("ZE_ENABLE_ALT_DRIVERS", double.as_os_str())];
+    let (r, i, k) = control_run(&prog, &["3", "0", "6"], &env);
+    assert_eq!(i["device"]["intervals"], 32);
+    assert_eq!(i["device"]["clock"]["before_call"], 0);
+    assert_eq!(k["device"]["intervals"], 0);
+    let overlap = (r["claims"].as_array().unwrap().iter())
+        .find(|c| c["id"] == "copy_compute_overlap")
+        .unwrap();
+    // The two lists ran side by side in every instrumented run, and the claim was compared (its
+    // mark depends on this machine's noise, so it is not asserted).
+    assert_eq!(overlap["instrumented"]["n"], 3, "{overlap}");
+    assert!(
+        overlap["instrumented"]["min"].as_f64().unwrap() > 0.0,
+        "{overlap}"
+    );
+    assert_ne!(overlap["mark"], "not-tested", "{overlap}");
 }
 
 #[test]
@@ -342,6 +384,81 @@ fn level_zero_level_4_records_every_call_the_driver_saw_from_the_program() {
     );
     let rows = r["apis"].as_array().unwrap();
     assert!(rows.iter().all(|a| a["layer"] == "level_zero"), "{rows:?}");
+}
+
+/// Level 3 on Level Zero: every kernel, copy and fill ze_prog runs is timed by kernel timestamp
+/// events — on its immediate lists (a launch signalling the program's timestamp event, a copy and a
+/// fill signalling none, a launch behind a host-opened gate) tied to the append, on its regular list
+/// (executed 3 times, then reset, re-recorded and executed once) tied to each execute — and lands on
+/// the host clock within its stated bound of the true times the driver double logs (`CWZ_TRUTH`).
+#[test]
+fn level_zero_level_3_times_immediate_list_work_within_its_bound() {
+    let Some((prog, double)) = ze_prog() else {
+        return;
+    };
+    let truth = scratch("zetruth").join("truth.txt");
+    let cmd = || {
+        let mut c = std::process::Command::new(&prog);
+        c.arg("3")
+            .env_remove("LD_PRELOAD")
+            .env("ZE_ENABLE_ALT_DRIVERS", &double);
+        c
+    };
+    let b = bare(cmd());
+    let mut t = cmd();
+    t.env("CWZ_TRUTH", &truth);
+    let (o, cap) = traced(t, 3, &[]);
+    assert!(o.status.success(), "ze_prog failed traced: {}", stderr(&o));
+    assert_eq!(ze_split(&stdout(&b)).0, ze_split(&stdout(&o)).0);
+    let r = report(&cap);
+    let d = &r["device"];
+    // 3 executes × 5 (2 launches, 2 copies, a fill), 1 after the reset, 4 on the immediate lists.
+    assert_eq!(d["intervals"], 20, "{d}");
+    assert_eq!(d["associated"], 20, "{d}");
+    assert_eq!(d["clock"]["converted"], 20, "{}", d["clock"]);
+    assert_eq!(d["clock"]["before_call"], 0, "{}", d["clock"]);
+    // Each interval against the truth, both in start order.
+    let g = cap.with_extension("graph.json");
+    let out = std::process::Command::new(cli())
+        .args(["export", "--format", "graph", "--force", "-o"])
+        .arg(&g)
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let spans = doc["processes"][0]["device"].as_array().unwrap().clone();
+    let text = std::fs::read_to_string(&truth).unwrap();
+    let mut lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+    lines.sort_by_key(|l| l[2].parse::<u64>().unwrap());
+    assert_eq!(lines.len(), 20, "{text}");
+    let mut ours: Vec<&serde_json::Value> = spans.iter().collect();
+    ours.sort_by_key(|s| s["begin_ns"].as_u64().unwrap());
+    let ns = |v: &serde_json::Value| v.as_u64().unwrap() as i64;
+    for (s, l) in ours.iter().zip(&lines) {
+        let (t0, t1): (i64, i64) = (l[2].parse().unwrap(), l[3].parse().unwrap());
+        let bound = ns(&s["bound_ns"]) + 80; // + one tick of the double's 12.5 MHz timer
+        assert!(
+            (ns(&s["begin_ns"]) - t0).abs() <= bound && (ns(&s["end_ns"]) - t1).abs() <= bound,
+            "{s} against the truth {l:?} (bound {bound} ns)"
+        );
+        if l[0] == "kernel" {
+            assert_eq!(s["name"], l[4], "{s}");
+        } else {
+            assert_eq!(s["kind"], l[0], "{s}");
+        }
+    }
+    // The events the backend signalled for appends that named none are not the program's.
+    let links = |c: &std::path::Path| {
+        use causeway_scanner::facts::model::Timeline;
+        use causeway_scanner::read::capture::Capture;
+        let c = Capture::open(c).expect("capture");
+        Timeline::build(&c.rings().expect("rings")).processes[0]
+            .event_links
+            .len()
+    };
+    let (_, cap2) = traced(cmd(), 2, &[]);
+    assert_eq!(links(&cap), links(&cap2));
 }
 
 #[test]

@@ -393,8 +393,9 @@ def rust_ident(n):
     return n + "_" if n in RUST_KEYWORDS else n
 
 
-# Unified Runtime enqueues of these classes are timed at level 3 by UR's event profiling
-# (shim/src/timing/ur.rs): the hook makes sure each has an output event (`event phEvent`).
+# Unified Runtime enqueues and Level Zero appends of these classes are timed at level 3
+# (shim/src/timing/ur.rs, ze.rs): the hook makes sure each has an output event (`event phEvent`) or
+# a signal event (`signal hSignalEvent`).
 UR_TIMED_CLASSES = {"Launch", "Copy", "Memset"}
 
 
@@ -419,6 +420,8 @@ def hook_line(name, sig, ov, types, structs_used, abi):
             after += f", with {ov.with_}"
         if name.startswith("urEnqueue") and cls in UR_TIMED_CLASSES and any(pn == "phEvent" for _, pn in params):
             after += ", event phEvent"
+        if name.startswith("zeCommandListAppend") and cls in UR_TIMED_CLASSES and any(pn == "hSignalEvent" for _, pn in params):
+            after += ", signal hSignalEvent"
         if ov.out:
             after += f", out {ov.out}"
         if ov.after:

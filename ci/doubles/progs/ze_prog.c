@@ -2,7 +2,7 @@
  * ze_prog.c - a Level Zero program run through the real loader
  * (libze_loader.so.1) on the Level Zero driver double (libze_double.so):
  *
- *     ZE_ENABLE_ALT_DRIVERS=$PWD/ci/build/libze_double.so ci/build/ze_prog [N [BAD]]
+ *     ZE_ENABLE_ALT_DRIVERS=$PWD/ci/build/libze_double.so ci/build/ze_prog [N [BAD [STEPS]]]
  *
  * zeInit, driver and device discovery, a context, a module with the kernels
  * sleep_100us, sleep_200us and sleep_50us, host/device/shared allocations,
@@ -20,6 +20,10 @@
  *     and a fill); on J sleep_50us waits on E2 and on the host-signalled gate
  *     G and signals E3; E3 must be NOT_READY (query, 0 and 2 ms timeouts)
  *     until the host signals G, and must start after E2 ended;
+ *   - with STEPS (default 0), STEPS NVTX ranges "step", each a launch of
+ *     sleep_200us on I beside a 1 MB H2D copy on J (both signalling nothing),
+ *     then a barrier on each signalling an event (reset before) the host
+ *     waits for (steps, kernels and copies for `causeway control`);
  *   - with BAD=1 (default) bad handles and arguments, each of which must
  *     return the expected error code (BAD=0 skips them: needed under
  *     ZE_ENABLE_LOADER_INTERCEPT=1, where the loader itself dereferences
@@ -30,6 +34,7 @@
 #include "cw_prog.h"
 
 #include <level_zero/ze_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <stdint.h>
 #include <string.h>
@@ -103,6 +108,7 @@ int main(int argc, char **argv)
 {
     long n = cw_arg(argc, argv, 1, 4);
     long bad = cw_arg(argc, argv, 2, 1);
+    long steps = cw_arg(argc, argv, 3, 0);
     const char *dv = getenv("CWZ_DEVICE_CLOCK_DRIFT_PPM");
     if (dv && *dv) {
         char *end;
@@ -357,6 +363,22 @@ int main(int argc, char **argv)
     for (size_t b = 0; b < 64; b += 4)
         if (memcmp((unsigned char *)&sbuf[8] + b, &pattern, 4))
             data_bad++;
+
+    /* ---- NVTX steps on the immediate lists --------------------------------- */
+    for (long s = 0; s < steps; s++) {
+        CHECK(zeEventHostReset(ev[2]));
+        CHECK(zeEventHostReset(ev[3]));
+        nvtxRangePushA("step");
+        CHECK(zeCommandListAppendLaunchKernel(imm, k[1], &gc, NULL, 0, NULL));
+        CHECK(zeCommandListAppendMemoryCopy(imm2, dbuf, hbuf, MB, NULL, 0, NULL));
+        CHECK(zeCommandListAppendBarrier(imm, ev[2], 0, NULL));
+        CHECK(zeCommandListAppendBarrier(imm2, ev[3], 0, NULL));
+        CHECK(zeEventHostSynchronize(ev[2], UINT64_MAX));
+        CHECK(zeEventHostSynchronize(ev[3], UINT64_MAX));
+        nvtxRangePop();
+    }
+    if (steps)
+        printf("steps=%ld\n", steps);
 
     /* ---- bad handles and arguments --------------------------------------- */
     if (bad) {

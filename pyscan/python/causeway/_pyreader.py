@@ -53,6 +53,8 @@ K_CALL, K_PUSH, K_POP, K_START, K_END, K_MARK = 1, 2, 3, 4, 5, 6
 K_DEVICE, K_ANCHOR = 12, 13
 # Entry flag bits.
 F_PER_THREAD, F_HOST_CLOCK, F_VIA_CUPTI, F_ANCHORED = 1, 2, 4, 8
+# A device interval timed by the runtime's own event profiling (layout::entry_flags::PROFILED).
+F_PROFILED = 64
 NO_CALL = U64_MAX
 NO_ELAPSED = U64_MAX
 # The stream handle the CUDA runtime uses for the per-thread default stream (cudaStreamPerThread).
@@ -720,7 +722,11 @@ def _device_spans(h, ns, entries, names):
             continue
         nbytes = 0
         if kind == "kernel":
-            if flags & F_ANCHORED:
+            if flags & F_PROFILED:
+                # The runtime's own profiling (Unified Runtime, Level Zero) names it by its handle.
+                k = kernels_get(a1)
+                name = k if k is not None else UNKNOWN_KERNEL_ROW
+            elif flags & F_ANCHORED:
                 k = kernels_get(call[A1]) if call is not None else None
                 name = k if k is not None else UNKNOWN_KERNEL_ROW
             else:

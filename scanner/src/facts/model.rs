@@ -780,6 +780,15 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
         let kind = DeviceKind::from_u16(e.api);
         let anchored_kernel = e.flags & entry_flags::ANCHORED != 0;
         let (kind_name, name, bytes) = match kind {
+            // The runtime's own profiling (Unified Runtime, Level Zero) names the kernel by its
+            // handle: the issuing call may be an execute of many.
+            Some(DeviceKind::Kernel) if e.flags & entry_flags::PROFILED != 0 => (
+                "kernel",
+                names
+                    .kernel_name(e.a1)
+                    .unwrap_or_else(|| crate::facts::device::UNKNOWN_KERNEL_ROW.into()),
+                0,
+            ),
             Some(DeviceKind::Kernel) if anchored_kernel => (
                 "kernel",
                 call.and_then(|c| names.kernel_name(c.a1))

@@ -319,6 +319,7 @@ macro_rules! hook_table {
         $table:ident, $layer:ident, first_id = $first:expr, missing = $missing:expr;
         $( $name:ident : $level:literal $class:ident abi $abi:literal ( $($arg:ident : $ty:ty),* ) -> $ret:ty
            => [$a0:expr, $a1:expr, $a2:expr] $(, with $w:ident = $wexpr:expr)? $(, event $ev:ident)?
+           $(, signal $sig:ident)?
            $(, out $out:expr)? $(, after $after:expr)?; )*
     ) => {
         #[allow(non_camel_case_types, dead_code, clippy::upper_case_acronyms)]
@@ -364,6 +365,14 @@ macro_rules! hook_table {
                 // classes compile this away.
                 const WORK: bool = CLASS.issues_work();
                 const BRACKETED: bool = $crate::timing::brackets(CLASS);
+                // An argument device timing replaces for the real call, recorded or not (`with`: a
+                // Unified Runtime queue's properties, to ask for profiling; Level Zero's events
+                // and lists device timing must read before the program lets them go), given
+                // scratch space that outlives the call. Off below level 3: one relaxed load.
+                $(
+                    let mut scratch = [0u64; 4];
+                    let $w = ($wexpr)(&mut scratch);
+                )?
                 let started = $crate::hot::record::begin_with(h.id, $level, FLAGS, ($a0) as u64, ($a1) as u64, ($a2) as u64, |depth| {
                     if BRACKETED && depth == 0 { $crate::timing::bracket(FLAGS, ($a0) as u64) } else { None }
                 });
@@ -381,13 +390,6 @@ macro_rules! hook_table {
                         // The class is const per hook, so other hooks compile this away; for these,
                         // it is one relaxed load when CUPTI is not collecting.
                         let tied = WORK && $crate::timing::tie(&open);
-                        // An argument device timing replaces for the real call (`with`: a Unified
-                        // Runtime queue's properties, to ask for profiling), given scratch space
-                        // that outlives the call.
-                        $(
-                            let mut scratch = [0u64; 4];
-                            let $w = ($wexpr)(&mut scratch);
-                        )?
                         // A Unified Runtime enqueue's output event (`event`): device timing needs
                         // one for every timed enqueue, so where the caller asked for none the call
                         // writes ours, in `own_event` (the caller still sees none).
@@ -395,8 +397,15 @@ macro_rules! hook_table {
                             let mut own_event = 0u64;
                             let ($ev, owned) = $crate::timing::ur_event_out($ev, open.depth(), CLASS, &mut own_event);
                         )?
+                        // A Level Zero append's signal event (`signal`): where the caller named
+                        // none, device timing's own.
+                        $(
+                            let zsig = $crate::timing::ze_signal(($a0) as u64, $sig, open.depth(), CLASS);
+                            let $sig = zsig.event;
+                        )?
                         // SAFETY: as above (an argument replaced above points to memory that
-                        // outlives the call, of the type the caller's pointed to).
+                        // outlives the call, of the type the caller's pointed to; a replaced
+                        // handle is a live one of the same kind).
                         let r = unsafe { f($($arg),*) };
                         let seq = open.seq();
                         let code = <$ret as $crate::intercept::hooks::Ret>::code(&r);
@@ -414,6 +423,13 @@ macro_rules! hook_table {
                         }
                         // The enqueue's event, to the Unified Runtime timing (which releases ours).
                         $( if code == 0 { $crate::timing::ur_enqueued(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], $ev, owned); } )?
+                        $( let _ = stringify!($sig); $crate::timing::ze_appended(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], zsig, code); )?
+                        if matches!(causeway_ring::layout::Layer::$layer, causeway_ring::layout::Layer::LevelZero)
+                            && matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)
+                            && code == 0
+                        {
+                            $crate::timing::ze_synced();
+                        }
                         // A Unified Runtime host sync: the work it waited for can be read now.
                         if matches!(causeway_ring::layout::Layer::$layer, causeway_ring::layout::Layer::UnifiedRuntime)
                             && matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)

@@ -50,7 +50,10 @@ pub fn ur(seq: Option<u64>, ph_event: P, n_wait: u32, wait_list: P) {
 pub fn ze(seq: Option<u64>, signal: P, n_wait: u32, wait_list: P) {
     let Some(seq) = seq else { return };
     waits(seq, n_wait, wait_list);
-    link(seq, signal as u64, event_link::SIGNALS);
+    // Device timing's own event (the program named none) is not the program's.
+    if !crate::timing::ze_is_own(signal) {
+        link(seq, signal as u64, event_link::SIGNALS);
+    }
 }
 
 /// A host wait on several events (`urEventWait`) or a wait appended for them

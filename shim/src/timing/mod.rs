@@ -13,9 +13,11 @@
 //! `ur_enqueued`), queue creation asks for profiling (`ur_queue_properties`), and each host sync
 //! reaps what completed (`ur_synced`).
 
+mod anchored;
 mod cupti;
 mod events;
 mod ur;
+mod ze;
 
 use crate::hot::record::Open;
 use crate::hot::state;
@@ -55,7 +57,83 @@ pub fn announce(backend: Backend, sample_every: u32) {
     }
     if backend != Backend::None && state::level() >= 3 {
         ur::want();
+        ze::want();
     }
+}
+
+pub use ze::Signal as ZeSignal;
+
+/// A Level Zero append's signal event for its real call: the program's, or the backend's own where
+/// it named none and the append is timed (`ze::signal`).
+#[inline(always)]
+pub fn ze_signal(list: u64, event: P, depth: u16, class: Class) -> ZeSignal {
+    ze::signal(list, event, depth, class)
+}
+
+/// After a Level Zero append (`code`: its result): a timed one joins the pending table.
+#[inline(always)]
+pub fn ze_appended(
+    seq: Option<u64>,
+    list: u64,
+    class: Class,
+    a: [u64; 2],
+    sig: ZeSignal,
+    code: i32,
+) {
+    ze::appended(seq, list, class, a, sig, code)
+}
+
+/// Whether `event` is the Level Zero backend's own, just passed to an append on this thread (the
+/// program's event links leave it out).
+pub fn ze_is_own(event: P) -> bool {
+    ze::is_own(event)
+}
+
+/// After a successful `zeCommandListCreateImmediate`: the backend follows the list.
+pub fn ze_immediate_created(context: P, device: P, desc: P, ph_list: P) {
+    ze::immediate_created(context, device, desc, ph_list)
+}
+
+/// After a successful `zeCommandListDestroy`.
+pub fn ze_list_destroyed(list: P) {
+    ze::list_destroyed(list)
+}
+
+/// After a successful `zeCommandListCreate`: the backend follows the regular list.
+pub fn ze_regular_created(context: P, device: P, ph_list: P) {
+    ze::regular_created(context, device, ph_list)
+}
+
+/// Before `zeCommandListReset` (the list, returned for the real call).
+pub fn ze_list_resetting(list: P) -> P {
+    ze::list_resetting(list)
+}
+
+/// Before `zeCommandQueueExecuteCommandLists` (the list array, returned for the real call).
+pub fn ze_executing(n: u32, lists: P) -> P {
+    ze::executing(n, lists)
+}
+
+/// After a successful `zeCommandQueueExecuteCommandLists`.
+pub fn ze_executed(seq: Option<u64>, n: u32, lists: P) {
+    ze::executed(seq, n, lists)
+}
+
+/// Before the program destroys or resets a Level Zero event (returned, for the real call).
+pub fn ze_event_ending(event: P) -> P {
+    ze::event_ending(event);
+    event
+}
+
+/// Before the program destroys a Level Zero context (returned, for the real call).
+pub fn ze_context_ending(context: P) -> P {
+    ze::context_ending(context);
+    context
+}
+
+/// After a successful Level Zero host sync.
+pub fn ze_synced() {
+    ze::synced()
 }
 
 /// A Unified Runtime enqueue's output-event argument for its real call (see `ur::event_out`), and

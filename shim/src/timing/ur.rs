@@ -26,10 +26,11 @@
 //! never raced by us; work not complete at the program's last sync is counted, not timed, and its
 //! events are not released (the process is ending).
 
+use super::anchored::{bracketed, copy_kind, write_anchor, write_interval, Anchor, Timed, Work};
 use crate::hot::{guard, state};
 use crate::resolve;
-use causeway_ring::layout::{counter, entry_flags, Class, DeviceKind, Layer, NO_ELAPSED};
-use causeway_ring::{clock, Fields, Kind, Writer};
+use causeway_ring::layout::{counter, Class, DeviceKind, Layer};
+use causeway_ring::{clock, Writer};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -55,13 +56,6 @@ const QUEUE_INFO_DEVICE: u32 = 1;
 const SLOTS: usize = 8192;
 /// Devices the backend anchors (a process rarely uses more).
 const MAX_DEVICES: usize = 16;
-/// A new anchor this often: keeps offsets small and lets the scanner measure the clocks' drift.
-const ANCHOR_EVERY_NS: u64 = 200_000_000;
-/// An anchor whose host bracket is wider than this is retried (up to `ANCHOR_TRIES`).
-const ANCHOR_GOOD_NS: u64 = 4_000;
-const ANCHOR_TRIES: usize = 16;
-/// UR anchors are numbered from here, apart from the CUDA events backend's (from 1).
-const FIRST_ANCHOR: u64 = 1 << 31;
 
 type GetInfo = unsafe extern "C" fn(P, u32, usize, *mut c_void, *mut usize) -> i32;
 type Retain = unsafe extern "C" fn(P) -> i32;
@@ -282,16 +276,13 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
     slot.seq.store(seq, Ordering::Relaxed);
     slot.event.store(event, Ordering::Relaxed);
     slot.queue.store(queue as usize, Ordering::Relaxed);
-    // A copy's a2 is its direction as cudaMemcpyKind numbers it (overrides.txt): as CUPTI's.
-    let copy_kind: u32 = match (kind, a[1]) {
-        (DeviceKind::Memcpy, 1) => 1,
-        (DeviceKind::Memcpy, 2) => 2,
-        (DeviceKind::Memcpy, 3) => 8,
-        _ => 0,
-    };
-    let bytes = if kind == DeviceKind::Kernel { 0 } else { a[0] };
-    slot.what
-        .store(kind as u32 | copy_kind << 16, Ordering::Relaxed);
+    // a1: a launch's kernel handle, a copy's or fill's bytes; a copy's a2: its direction
+    // (overrides.txt).
+    let bytes = a[0];
+    slot.what.store(
+        kind as u32 | u32::from(copy_kind(kind, a[1])) << 16,
+        Ordering::Relaxed,
+    );
     slot.bytes.store(bytes, Ordering::Relaxed);
     slot.before
         .store(BEFORE.with(|b| b.get()), Ordering::Relaxed);
@@ -332,15 +323,6 @@ struct Device {
     no_global_clock: bool,
 }
 
-#[derive(Clone, Copy)]
-struct Anchor {
-    id: u64,
-    device_ns: u64,
-    taken: u64,
-    /// The host bracket's width (ticks).
-    width: u64,
-}
-
 #[derive(Default)]
 struct Clocks {
     devices: Vec<Device>,
@@ -352,7 +334,6 @@ static CLOCKS: Mutex<Clocks> = Mutex::new(Clocks {
     devices: Vec::new(),
     queues: Vec::new(),
 });
-static NEXT_ANCHOR: AtomicU64 = AtomicU64::new(FIRST_ANCHOR);
 
 /// After a successful host sync of the program (on its thread): every pending event that is complete
 /// becomes a device interval.
@@ -418,7 +399,7 @@ fn reap(api: &Api, w: Writer) {
     }
     for x in done {
         let anchor = x.device.and_then(|d| clocks.devices[d].anchor);
-        write_interval(w, x.slot, x.times.map(|t| (t.start, t.end)), anchor);
+        write(w, x.slot, x.times, anchor);
         let event = x.slot.event.load(Ordering::Relaxed) as P;
         // SAFETY: our reference (our own event, or the one we retained).
         unsafe { (api.event_release)(event) };
@@ -472,7 +453,7 @@ impl Clocks {
         let now = clock::ticks();
         let dev = &mut self.devices[d];
         let prev = dev.anchor;
-        let stale = prev.is_none_or(|a| ticks_ns(now.saturating_sub(a.taken)) >= ANCHOR_EVERY_NS);
+        let stale = Anchor::stale(prev, now);
         if !dev.no_global_clock {
             if !stale {
                 return;
@@ -549,92 +530,35 @@ fn take_anchor(
     w: Writer,
 ) -> Option<Anchor> {
     let read = api.timestamps?;
-    let mut best: Option<(u64, u64, u64)> = None;
-    for _ in 0..ANCHOR_TRIES {
+    let best = bracketed(|| {
         let mut dev = 0u64;
-        let t0 = clock::ticks();
         // SAFETY: a device handle the loader gave for the program's queue; the host time not asked.
         let r = unsafe { read(device, &mut dev, std::ptr::null_mut()) };
-        let t1 = clock::ticks();
-        if r != SUCCESS || dev == 0 {
-            return None;
-        }
-        if best.is_none_or(|(b0, b1, _)| t1 - t0 < b1 - b0) {
-            best = Some((t0, t1, dev));
-        }
-        if ticks_ns(t1 - t0) <= ANCHOR_GOOD_NS {
-            break;
-        }
-    }
+        (r == SUCCESS && dev != 0).then_some(dev)
+    });
     let (t0, t1, device_ns) = best?;
     Some(write_anchor(w, index, prev, t0, t1, device_ns))
 }
 
-/// Writes an anchor: device instant `device_ns` lies between host ticks `t0` and `t1`.
-fn write_anchor(
-    w: Writer,
-    index: usize,
-    prev: Option<Anchor>,
-    t0: u64,
-    t1: u64,
-    device_ns: u64,
-) -> Anchor {
-    let id = NEXT_ANCHOR.fetch_add(1, Ordering::Relaxed);
-    let elapsed = prev.map_or(NO_ELAPSED, |p| device_ns.wrapping_sub(p.device_ns));
-    let f = Fields {
-        t_begin: t0,
-        kind: Kind::DeviceAnchor as u8,
-        a0: id,
-        a1: index as u64,
-        a2: elapsed,
-        ..Fields::default()
-    };
-    w.complete(&f, t1, 0);
-    Anchor {
-        id,
-        device_ns,
-        taken: t1,
-        width: t1 - t0,
-    }
-}
-
-fn write_interval(w: Writer, s: &Slot, times: Option<(u64, u64)>, anchor: Option<Anchor>) {
+fn write(w: Writer, s: &Slot, times: Option<Times>, anchor: Option<Anchor>) {
     let what = s.what.load(Ordering::Relaxed);
-    let bytes = s.bytes.load(Ordering::Relaxed);
-    let (t0, t1, flags, a2) = match (times, anchor) {
-        // Offsets from the anchor's device instant (signed), as the events backend writes them.
-        (Some((start, end)), Some(a)) => (
-            start.wrapping_sub(a.device_ns),
-            end.wrapping_sub(a.device_ns),
-            entry_flags::ANCHORED,
-            a.id << 32,
+    let work = Work {
+        seq: s.seq.load(Ordering::Relaxed),
+        kind: DeviceKind::from_u16((what & 0xffff) as u16).unwrap_or(DeviceKind::Kernel),
+        copy_kind: (what >> 16) as u16,
+        a1: s.bytes.load(Ordering::Relaxed),
+        stream: s.queue.load(Ordering::Relaxed) as u64,
+    };
+    let timed = match (times, anchor) {
+        (Some(t), Some(a)) => Timed::Anchored(
+            t.start.wrapping_sub(a.device_ns) as i64,
+            t.end.wrapping_sub(a.device_ns) as i64,
+            a,
         ),
-        // Timed, but the device clock could not be read beside the host's: durations only.
-        (Some((start, end)), None) => (start, end, 0, 0),
-        // Not timed (the queue was not profiling): a time of 0.
-        (None, _) => (0, 0, 0, 0),
+        (Some(t), None) => Timed::OwnClock(t.start, t.end),
+        (None, _) => Timed::Untimed,
     };
-    let f = Fields {
-        t_begin: t0,
-        api: (what & 0xffff) as u16,
-        kind: Kind::DeviceInterval as u8,
-        flags: flags | entry_flags::PROFILED,
-        depth: (what >> 16) as u16,
-        a0: s.seq.load(Ordering::Relaxed),
-        a1: bytes,
-        a2: (s.queue.load(Ordering::Relaxed) as u64 & 0xffff_ffff) | a2,
-        ..Fields::default()
-    };
-    w.complete(&f, t1, 0);
-}
-
-fn ticks_ns(t: u64) -> u64 {
-    match state::ticks_per_sec() {
-        Some(tps) if tps != 1_000_000_000 => {
-            ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
-        }
-        _ => t,
-    }
+    write_interval(w, &work, timed);
 }
 
 #[cfg(test)]

@@ -399,6 +399,9 @@ impl Walk {
             Some(kind @ (DeviceKind::Kernel | DeviceKind::Graph)) => {
                 let key = if kind == DeviceKind::Graph {
                     KernelKey::Graph
+                } else if e.flags & entry_flags::PROFILED != 0 {
+                    // The runtime's own profiling names the kernel by its handle.
+                    KernelKey::Handle(e.a1)
                 } else if e.flags & entry_flags::ANCHORED == 0 {
                     KernelKey::Text(e.a1)
                 } else {

@@ -1,0 +1,145 @@
+//! What the Intel backends (`ur.rs`, `ze.rs`) write: device intervals as signed offsets from an
+//! anchor — a device-clock instant known to lie between two host clock readings — in the form the
+//! CUDA events backend uses (`entry_flags::ANCHORED`; the scanner's `facts::anchors` converts them),
+//! with `entry_flags::PROFILED`: the runtime took each start after its call began.
+
+use crate::hot::state;
+use causeway_ring::layout::{entry_flags, DeviceKind, NO_ELAPSED};
+use causeway_ring::{clock, Fields, Kind, Writer};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A new anchor this often: keeps offsets small and lets the scanner measure the clocks' drift.
+pub const ANCHOR_EVERY_NS: u64 = 200_000_000;
+/// An anchor whose host bracket is wider than this is retried (up to `ANCHOR_TRIES`).
+const ANCHOR_GOOD_NS: u64 = 4_000;
+const ANCHOR_TRIES: usize = 16;
+
+/// Intel anchors are numbered from here, apart from the CUDA events backend's (from 1).
+static NEXT_ANCHOR: AtomicU64 = AtomicU64::new(1 << 31);
+
+#[derive(Clone, Copy, Debug)]
+pub struct Anchor {
+    pub id: u64,
+    /// The device instant (device ns).
+    pub device_ns: u64,
+    /// Host ticks when it was taken (its bracket's end) and the bracket's width.
+    pub taken: u64,
+    pub width: u64,
+}
+
+impl Anchor {
+    /// Whether it is older than `ANCHOR_EVERY_NS` at host ticks `now` (or absent).
+    pub fn stale(a: Option<Anchor>, now: u64) -> bool {
+        a.is_none_or(|a| ticks_ns(now.saturating_sub(a.taken)) >= ANCHOR_EVERY_NS)
+    }
+}
+
+/// Writes an anchor of device `index`: device instant `device_ns` lies between host ticks `t0` and
+/// `t1`; `prev` is that device's previous anchor (the scanner measures drift between them).
+pub fn write_anchor(
+    w: Writer,
+    index: usize,
+    prev: Option<Anchor>,
+    t0: u64,
+    t1: u64,
+    device_ns: u64,
+) -> Anchor {
+    let id = NEXT_ANCHOR.fetch_add(1, Ordering::Relaxed);
+    let elapsed = prev.map_or(NO_ELAPSED, |p| device_ns.wrapping_sub(p.device_ns));
+    let f = Fields {
+        t_begin: t0,
+        kind: Kind::DeviceAnchor as u8,
+        a0: id,
+        a1: index as u64,
+        a2: elapsed,
+        ..Fields::default()
+    };
+    w.complete(&f, t1, 0);
+    Anchor {
+        id,
+        device_ns,
+        taken: t1,
+        width: t1 - t0,
+    }
+}
+
+/// Reads a device clock (`read`: its value, `None` on failure) between two host clock readings,
+/// retried while the bracket is wider than `ANCHOR_GOOD_NS`: the narrowest (t0, t1, value).
+pub fn bracketed(mut read: impl FnMut() -> Option<u64>) -> Option<(u64, u64, u64)> {
+    let mut best: Option<(u64, u64, u64)> = None;
+    for _ in 0..ANCHOR_TRIES {
+        let t0 = clock::ticks();
+        let v = read();
+        let t1 = clock::ticks();
+        let v = v?;
+        if best.is_none_or(|(b0, b1, _)| t1 - t0 < b1 - b0) {
+            best = Some((t0, t1, v));
+        }
+        if ticks_ns(t1 - t0) <= ANCHOR_GOOD_NS {
+            break;
+        }
+    }
+    best
+}
+
+/// What one interval says besides its times.
+pub struct Work {
+    pub seq: u64,
+    pub kind: DeviceKind,
+    /// Copies: CUPTI's copy kind numbering.
+    pub copy_kind: u16,
+    /// A kernel's handle (named like a launch's a1), a copy's or fill's bytes.
+    pub a1: u64,
+    /// The queue or command list handle (its low 32 bits are kept).
+    pub stream: u64,
+}
+
+/// How an interval was timed.
+pub enum Timed {
+    /// Device ns offsets (start, end) from the anchor.
+    Anchored(i64, i64, Anchor),
+    /// The device's own ns, no anchor: durations only.
+    OwnClock(u64, u64),
+    /// Not timed.
+    Untimed,
+}
+
+pub fn write_interval(w: Writer, work: &Work, t: Timed) {
+    let (t0, t1, flags, anchor) = match t {
+        Timed::Anchored(s, e, a) => (s as u64, e as u64, entry_flags::ANCHORED, a.id << 32),
+        Timed::OwnClock(s, e) => (s, e, 0, 0),
+        Timed::Untimed => (0, 0, 0, 0),
+    };
+    let f = Fields {
+        t_begin: t0,
+        api: work.kind as u16,
+        kind: Kind::DeviceInterval as u8,
+        flags: flags | entry_flags::PROFILED,
+        depth: work.copy_kind,
+        a0: work.seq,
+        a1: work.a1,
+        a2: (work.stream & 0xffff_ffff) | anchor,
+        ..Fields::default()
+    };
+    w.complete(&f, t1, 0);
+}
+
+/// A copy's direction as the hook tables keep it (cudaMemcpyKind: 1 HtoD, 2 DtoH, 3 DtoD) in CUPTI's
+/// numbering (1, 2, 8; 0 unknown).
+pub fn copy_kind(kind: DeviceKind, direction: u64) -> u16 {
+    match (kind, direction) {
+        (DeviceKind::Memcpy, 1) => 1,
+        (DeviceKind::Memcpy, 2) => 2,
+        (DeviceKind::Memcpy, 3) => 8,
+        _ => 0,
+    }
+}
+
+pub fn ticks_ns(t: u64) -> u64 {
+    match state::ticks_per_sec() {
+        Some(tps) if tps != 1_000_000_000 => {
+            ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
+        }
+        _ => t,
+    }
+}
