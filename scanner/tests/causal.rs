@@ -852,3 +852,68 @@ fn a_topology_whose_names_disagree_with_the_executions_orders_nothing() {
         "a numbering that is not the recorded one must not invent dependencies"
     );
 }
+
+/// Every root node of a graph launch waits for what the launch waits for (the work before it on its
+/// stream), not only the first to start: here `before` runs long, and both roots of the graph (`ra`,
+/// and `rb`, which starts later) start after it.
+#[test]
+fn each_root_node_of_a_graph_waits_for_the_work_before_the_launch() {
+    use causeway_scanner::facts::model::GraphTopology;
+    const X: u64 = 0x6e1;
+    let mut p = P::new();
+    p.launch(A, 0, "before", 100, 50_000);
+    let seq = p.call(
+        "cudaGraphLaunch",
+        "graph_launch",
+        1_000,
+        1_100,
+        Some(A),
+        Some(X),
+    );
+    p.p.graph_topologies.push(GraphTopology {
+        seq: 0,
+        exec: X,
+        kernels: vec![
+            (0, Some("ra".into())),
+            (1, Some("rb".into())),
+            (2, Some("rc".into())),
+        ],
+        edges: vec![(0, 2), (1, 2)],
+        incomplete: false,
+    });
+    for (k, name, b, e) in [
+        (0u32, "ra", 50_100, 51_000),
+        (1, "rb", 90_000, 91_000),
+        (2, "rc", 91_100, 92_000),
+    ] {
+        p.p.device.push(DeviceSpan {
+            graph_node: Some(k),
+            kind: "kernel",
+            name: name.into(),
+            begin_ns: b,
+            end_ns: e,
+            bound_ns: 0,
+            stream: StreamId::Handle(A),
+            call: Some(seq),
+            bytes: 0,
+            queued_ns: None,
+            submitted_ns: None,
+        });
+    }
+    let t = p.timeline();
+    let stream_order: Vec<(String, String)> = named_edges(&t)
+        .into_iter()
+        .filter(|e| e.2 == EdgeKind::StreamOrder)
+        .map(|(a, b, _)| (a, b))
+        .collect();
+    for root in ["ra", "rb"] {
+        assert!(
+            stream_order.contains(&("before".to_string(), root.to_string())),
+            "{root}: {stream_order:?}"
+        );
+    }
+    assert!(
+        !stream_order.iter().any(|(_, b)| b == "rc"),
+        "rc waits for its graph predecessors only: {stream_order:?}"
+    );
+}

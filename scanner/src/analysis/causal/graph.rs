@@ -267,6 +267,7 @@ impl<'t> Graph<'t> {
                 start: Vec::new(),
                 items: Vec::new(),
             },
+            graph_roots: HashMap::default(),
         };
         b.issue_edges();
         b.walk();
@@ -381,6 +382,9 @@ struct Builder<'t> {
     edges: Vec<Edge>,
     absent: Vec<String>,
     spans_of: Spans,
+    /// Graph launches ordered by their topology (call index): the executions of the graph's root
+    /// nodes, which wait for what the launch waits for.
+    graph_roots: HashMap<usize, Vec<u32>>,
 }
 
 fn per_thread_name(api: &str) -> bool {
@@ -516,6 +520,7 @@ impl Builder<'_> {
         }
         let mut nodes: Vec<(u32, usize)> = ran.iter().map(|(&k, &j)| (k, j)).collect();
         nodes.sort_unstable();
+        let mut roots: Vec<u32> = Vec::new();
         for (k, j) in nodes {
             // The executions this one waited for: each predecessor's, through nodes that ran none.
             let mut seen: HashMap<u32, ()> = HashMap::default();
@@ -533,6 +538,9 @@ impl Builder<'_> {
                 }
             }
             from.sort_unstable();
+            if from.is_empty() && lost.is_empty() {
+                roots.push(j as u32);
+            }
             for ja in from {
                 self.edge(
                     Node::Work(ja),
@@ -550,6 +558,18 @@ impl Builder<'_> {
                 let n = self.absent(what);
                 self.edge(n, Node::Work(j), EdgeKind::GraphEdge, Evidence::Missing);
             }
+        }
+        if !roots.is_empty() {
+            self.graph_roots.insert(i, roots);
+        }
+    }
+
+    /// Where a work item's dependencies enter: its first device interval, else its call; for a
+    /// graph launch ordered by its topology, each root node's execution.
+    fn entries(&self, i: usize) -> Vec<Node> {
+        match self.graph_roots.get(&i) {
+            Some(r) => r.iter().map(|&j| Node::Work(j as usize)).collect(),
+            None => vec![self.entry(i)],
         }
     }
 
@@ -620,7 +640,7 @@ impl Builder<'_> {
                         continue;
                     }
                     let s = sg(&stream_gen, key);
-                    let to = self.entry(i);
+                    let tos = self.entries(i);
                     if let Some(u) = unordered.get_mut(&s) {
                         // A barrier follows everything since the one before; anything else only
                         // the last barrier.
@@ -645,20 +665,28 @@ impl Builder<'_> {
                         };
                         for it in before {
                             let from = self.exit(it);
-                            self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                            for &to in &tos {
+                                self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                            }
                         }
                     } else if let Some(&prev) = last_item.get(&s) {
                         let from = self.exit(prev);
-                        self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                        for &to in &tos {
+                            self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
+                        }
                     }
                     for (from, kind, ev) in waits_for.remove(&s).unwrap_or_default() {
-                        self.edge(from, to, kind, ev);
+                        for &to in &tos {
+                            self.edge(from, to, kind, ev);
+                        }
                     }
                     // Level Zero and Unified Runtime: the events this call's work waits for.
                     for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
                         for (from, kind, ev) in self.waits_on(&events, l.event, c.seq, "wait list")
                         {
-                            self.edge(from, to, kind, ev);
+                            for &to in &tos {
+                                self.edge(from, to, kind, ev);
+                            }
                         }
                     }
                     // The legacy default stream and blocking streams order each other; whether a
@@ -678,14 +706,18 @@ impl Builder<'_> {
                         others.sort_unstable();
                         for it in others {
                             let from = self.exit(it);
-                            self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                            for &to in &tos {
+                                self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                            }
                         }
                     } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
                         let l = sg(&stream_gen, legacy);
                         if let Some(&it) = last_item.get(&l) {
                             if last_item.get(&s).is_none_or(|&prev| prev < it) {
                                 let from = self.exit(it);
-                                self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                                for &to in &tos {
+                                    self.edge(from, to, EdgeKind::LegacyStream, inferred);
+                                }
                             }
                         }
                     }
