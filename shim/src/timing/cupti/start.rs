@@ -106,15 +106,20 @@ fn init() -> bool {
     let Some(w) = state::writer() else {
         return false;
     };
-    // A process with no CUDA library loaded at its first recorded call (a Level Zero or Unified
-    // Runtime program) has nothing for CUPTI to time, and nothing to be told about CUPTI.
-    if resolve::loaded(Layer::Runtime).is_empty() && resolve::loaded(Layer::Driver).is_empty() {
-        return false;
-    }
     let loaded = match library::load() {
         Ok(api) => api,
         Err(why) => {
-            unavailable(&why);
+            // A Level Zero or Unified Runtime program with no CUDA library loaded has nothing for
+            // CUPTI to time and nothing to be told about it. (CUPTI still starts, before CUDA
+            // loads, wherever it can be found: a program's first recorded call may be an NVTX
+            // one.)
+            let intel = !resolve::loaded(Layer::UnifiedRuntime).is_empty()
+                || !resolve::loaded(Layer::LevelZero).is_empty();
+            let cuda = !resolve::loaded(Layer::Runtime).is_empty()
+                || !resolve::loaded(Layer::Driver).is_empty();
+            if cuda || !intel {
+                unavailable(&why);
+            }
             return false;
         }
     };
