@@ -148,7 +148,9 @@ def _rows(obj):
     elif isinstance(obj, list):
         for row in obj:
             if isinstance(row, dict):
-                name = row.get("name", row.get("kernel"))
+                # The program's symbol (the mangled name CUPTI reports) where the report shows a
+                # demangled name.
+                name = row.get("symbol") or row.get("name", row.get("kernel"))
                 if name is not None:
                     out.append((str(name), row))
     return out
