@@ -136,6 +136,21 @@ pub fn ze_synced() {
     ze::synced()
 }
 
+/// After a successful `zeEventPoolCreate`: a timestamp pool's events may be read.
+pub fn ze_pool_created(desc: P, ph_pool: P) {
+    ze::pool_created(desc, ph_pool)
+}
+
+/// After a successful `zeEventCreate`.
+pub fn ze_event_created(pool: P, ph_event: P) {
+    ze::event_created(pool, ph_event)
+}
+
+/// Before `zeEventPoolDestroy` (the pool, returned for the real call).
+pub fn ze_pool_ending(pool: P) -> P {
+    ze::pool_ending(pool)
+}
+
 /// A Unified Runtime enqueue's output-event argument for its real call (see `ur::event_out`), and
 /// whether the event it will write is ours.
 #[inline(always)]
@@ -228,6 +243,9 @@ impl Lost {
 pub fn on_fork_child() -> Lost {
     let cupti = cupti::on_fork_child();
     let events = events::on_fork_child();
+    // The Intel backends hold the parent's handles (and maybe a lock a gone thread held): off.
+    ur::on_fork_child();
+    ze::on_fork_child();
     Lost { cupti, events }
 }
 
@@ -236,4 +254,6 @@ pub fn on_fork_child() -> Lost {
 pub fn flush_at_exit() {
     cupti::flush_at_exit();
     events::flush_at_exit();
+    ur::at_exit();
+    ze::at_exit();
 }

@@ -185,6 +185,7 @@ fn with_profiling(props: P, scratch: &mut [u64; 4]) -> P {
 /// it is ours.
 #[inline(always)]
 pub fn event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bool) {
+    TIMED.with(|t| t.set(false));
     if kind_of(class).is_none() || depth != 0 || STATE.load(Ordering::Relaxed) == OFF {
         return (ph_event, false);
     }
@@ -193,15 +194,19 @@ pub fn event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bo
     }
     if !ph_event.is_null() {
         BEFORE.with(|b| b.set(clock::ticks()));
+        TIMED.with(|t| t.set(true));
         return (ph_event, false);
     }
     BEFORE.with(|b| b.set(clock::ticks()));
+    TIMED.with(|t| t.set(true));
     (own as *mut u64 as P, true)
 }
 
 thread_local! {
     /// Host ticks just before this thread's timed enqueue made its real call.
     static BEFORE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Whether this thread's latest enqueue is timed (`event_out` said so).
+    static TIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 const FREE: u8 = 0;
@@ -243,6 +248,9 @@ static PENDING: AtomicU32 = AtomicU32::new(0);
 #[inline]
 pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_event: P, owned: bool) {
     let Some(kind) = kind_of(class) else { return };
+    if !TIMED.with(|t| t.replace(false)) {
+        return;
+    }
     let after = clock::ticks();
     if ph_event.is_null() {
         return;
@@ -261,7 +269,7 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
     if event == 0 {
         return;
     }
-    let (Some(seq), Some(slot)) = (seq, claim()) else {
+    let (Some(seq), Some(slot)) = (seq, seq.and_then(|_| claim())) else {
         untimed();
         if owned {
             // SAFETY: our own event, which nothing else holds.
@@ -335,6 +343,22 @@ static CLOCKS: Mutex<Clocks> = Mutex::new(Clocks {
     queues: Vec::new(),
 });
 
+/// In a fork child: the tables hold the parent's handles, and a lock may have been held by a thread
+/// that is gone. Unified Runtime timing is off here.
+pub fn on_fork_child() {
+    STATE.store(OFF, Ordering::Relaxed);
+}
+
+/// At exit: what no sync of the program read is counted untimed (no runtime call: the loader may
+/// be torn down).
+pub fn at_exit() {
+    if let Some(w) = state::writer() {
+        for _ in 0..PENDING.swap(0, Ordering::AcqRel) {
+            w.bump(counter::DEVICE_UNTIMED);
+        }
+    }
+}
+
 /// After a successful host sync of the program (on its thread): every pending event that is complete
 /// becomes a device interval.
 pub fn synced() {
@@ -380,11 +404,15 @@ fn reap(api: &Api, w: Writer) {
                 std::ptr::null_mut(),
             )
         };
-        if r == SUCCESS && status != STATUS_COMPLETE {
+        // Queued, submitted or running: kept. Complete: read. An error status (or a failed
+        // query): the work is over, its times unknown.
+        if r == SUCCESS && matches!(status, 1..=3) {
             s.state.store(READY, Ordering::Release);
             continue;
         }
-        let times = (r == SUCCESS).then(|| profiled(api, event)).flatten();
+        let times = (r == SUCCESS && status == STATUS_COMPLETE)
+            .then(|| profiled(api, event))
+            .flatten();
         let device = times.and_then(|_| clocks.device_of(api, s.queue.load(Ordering::Relaxed)));
         done.push(Done {
             slot: s,

@@ -45,11 +45,19 @@ const POOL_FLAGS: u32 = 4 | 1;
 /// `ze_event_desc_t` (32 bytes): stype 17, index, signal and wait scope HOST.
 const EVENT_DESC_STYPE: u32 = 17;
 const SCOPE_HOST: u32 = 4;
-/// `ze_device_properties_t` (368 bytes, stype 3: timerResolution in ns) and its fields.
-const DEVICE_PROPS_STYPE: u32 = 3;
+/// `ze_device_properties_t` (368 bytes; stype `DEVICE_PROPERTIES_1_2`: timerResolution in cycles per
+/// second, not whole nanoseconds) and its fields.
+const DEVICE_PROPS_STYPE: u32 = 0x0002_0006;
 const DEVICE_PROPS_SIZE: usize = 368;
 const PROPS_TIMER_RESOLUTION: usize = 80;
+const PROPS_TS_BITS: usize = 88;
 const PROPS_KERNEL_TS_BITS: usize = 92;
+/// `ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP`, at offset 16 of `ze_event_pool_desc_t`.
+const POOL_FLAG_KERNEL_TIMESTAMP: u32 = 4;
+/// Probes of an open-addressing table before it counts as full or the key as absent.
+const PROBES: usize = 64;
+/// Anchors of this backend's devices are numbered from here (Unified Runtime's from 0).
+const DEVICE_BASE: usize = 0x100;
 
 /// Immediate command lists followed at once.
 const LISTS: usize = 4096;
@@ -73,6 +81,8 @@ struct Api {
     event_create: EventCreate,
     query_status: Fn1,
     host_reset: Fn1,
+    event_destroy: Fn1,
+    pool_destroy: Fn1,
     kernel_timestamp: KernelTimestamp,
     global_timestamps: GlobalTimestamps,
     device_props: DeviceProps,
@@ -95,6 +105,8 @@ impl Api {
                 event_create: t::<usize, EventCreate>(sym(c"zeEventCreate")?),
                 query_status: t::<usize, Fn1>(sym(c"zeEventQueryStatus")?),
                 host_reset: t::<usize, Fn1>(sym(c"zeEventHostReset")?),
+                event_destroy: t::<usize, Fn1>(sym(c"zeEventDestroy")?),
+                pool_destroy: t::<usize, Fn1>(sym(c"zeEventPoolDestroy")?),
                 kernel_timestamp: t::<usize, KernelTimestamp>(sym(c"zeEventQueryKernelTimestamp")?),
                 global_timestamps: t::<usize, GlobalTimestamps>(sym(
                     c"zeDeviceGetGlobalTimestamps",
@@ -166,6 +178,8 @@ struct List {
 }
 
 const GONE: usize = 1;
+/// A slot being filled.
+const FILLING_KEY: usize = 2;
 static LIST: [List; LISTS] = [const {
     List {
         key: AtomicUsize::new(0),
@@ -184,7 +198,7 @@ fn list_home(list: usize) -> usize {
 #[inline]
 fn list_of(list: usize) -> Option<&'static List> {
     let home = list_home(list);
-    for i in 0..LISTS {
+    for i in 0..PROBES {
         let s = &LIST[(home + i) % LISTS];
         match s.key.load(Ordering::Acquire) {
             0 => return None,
@@ -215,11 +229,22 @@ fn follow(context: P, device: P, ph_list: P, synchronous: bool, regular: bool) {
     }
     // SAFETY: the call succeeded, so it wrote the list handle there.
     let list = unsafe { (ph_list as *const usize).read_unaligned() };
+    if list <= FILLING_KEY {
+        return;
+    }
+    // Our pool and its events are made here, off the appends' path.
+    if let Some(api) = api() {
+        pool_of(api, context as usize);
+    }
     let home = list_home(list);
-    for i in 0..LISTS {
+    for i in 0..PROBES {
         let s = &LIST[(home + i) % LISTS];
         let k = s.key.load(Ordering::Acquire);
-        if k == 0 || k == GONE || k == list {
+        let claimed = (k == 0 || k == GONE || k == list)
+            && s.key
+                .compare_exchange(k, FILLING_KEY, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok();
+        if claimed {
             s.context.store(context as usize, Ordering::Relaxed);
             s.device.store(device as usize, Ordering::Relaxed);
             s.synchronous.store(synchronous, Ordering::Relaxed);
@@ -228,6 +253,100 @@ fn follow(context: P, device: P, ph_list: P, synchronous: bool, regular: bool) {
             return;
         }
     }
+}
+
+// ---- the program's timestamp pools and their events ----
+
+/// Handles in an open-addressing set (0 empty, `GONE` removed).
+struct Set<const N: usize>([AtomicUsize; N]);
+
+impl<const N: usize> Set<N> {
+    const fn new() -> Self {
+        Set([const { AtomicUsize::new(0) }; N])
+    }
+
+    fn insert(&self, h: usize) {
+        let home = list_home(h);
+        for i in 0..PROBES {
+            let k = &self.0[(home + i) % N];
+            let v = k.load(Ordering::Acquire);
+            if v == h
+                || ((v == 0 || v == GONE)
+                    && k.compare_exchange(v, h, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok())
+            {
+                return;
+            }
+        }
+    }
+
+    fn contains(&self, h: usize) -> bool {
+        let home = list_home(h);
+        for i in 0..PROBES {
+            match self.0[(home + i) % N].load(Ordering::Acquire) {
+                0 => return false,
+                v if v == h => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn remove(&self, h: usize) {
+        let home = list_home(h);
+        for i in 0..PROBES {
+            let k = &self.0[(home + i) % N];
+            match k.load(Ordering::Acquire) {
+                0 => return,
+                v if v == h => {
+                    k.store(GONE, Ordering::Release);
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The program's event pools made with `ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP`, and their events:
+/// only those may be asked for kernel timestamps.
+static TS_POOLS: Set<256> = Set::new();
+static TS_EVENTS: Set<8192> = Set::new();
+
+/// After a successful `zeEventPoolCreate`.
+pub fn pool_created(desc: P, ph_pool: P) {
+    if desc.is_null() || ph_pool.is_null() || STATE.load(Ordering::Relaxed) == OFF {
+        return;
+    }
+    // SAFETY: the program's `ze_event_pool_desc_t`, which the real call read; the call succeeded,
+    // so it wrote the pool handle.
+    let (flags, pool) = unsafe {
+        (
+            (desc as *const u8).add(16).cast::<u32>().read_unaligned(),
+            (ph_pool as *const usize).read_unaligned(),
+        )
+    };
+    if flags & POOL_FLAG_KERNEL_TIMESTAMP != 0 && pool > FILLING_KEY {
+        TS_POOLS.insert(pool);
+    }
+}
+
+/// After a successful `zeEventCreate`.
+pub fn event_created(pool: P, ph_event: P) {
+    if ph_event.is_null() || !TS_POOLS.contains(pool as usize) {
+        return;
+    }
+    // SAFETY: the call succeeded, so it wrote the event handle there.
+    let e = unsafe { (ph_event as *const usize).read_unaligned() };
+    if e > FILLING_KEY {
+        TS_EVENTS.insert(e);
+    }
+}
+
+/// Before `zeEventPoolDestroy` (returned, for the real call).
+pub fn pool_ending(pool: P) -> P {
+    TS_POOLS.remove(pool as usize);
+    pool
 }
 
 /// After a successful `zeCommandListDestroy`: its recipe is dropped and the list forgotten.
@@ -263,10 +382,15 @@ static STEP: [Step; STEPS] = [const {
 }; STEPS];
 /// Entries below this index may be in use.
 static STEPS_TOP: AtomicUsize = AtomicUsize::new(0);
+/// Where the next free entry probably is.
+static STEP_HINT: AtomicUsize = AtomicUsize::new(0);
 
 /// Records a timed append of regular list `list`; false when the recipe table is full.
 fn add_step(list: usize, event: usize, own: u32, what: u32, a1: u64) -> bool {
-    for (i, st) in STEP.iter().enumerate() {
+    let from = STEP_HINT.load(Ordering::Relaxed);
+    for k in 0..STEPS {
+        let i = (from + k) % STEPS;
+        let st = &STEP[i];
         if st
             .list
             .compare_exchange(0, usize::MAX, Ordering::AcqRel, Ordering::Relaxed)
@@ -277,6 +401,7 @@ fn add_step(list: usize, event: usize, own: u32, what: u32, a1: u64) -> bool {
             st.what.store(what, Ordering::Relaxed);
             st.a1.store(a1, Ordering::Relaxed);
             STEPS_TOP.fetch_max(i + 1, Ordering::AcqRel);
+            STEP_HINT.store(i + 1, Ordering::Relaxed);
             st.list.store(list, Ordering::Release);
             return true;
         }
@@ -377,6 +502,9 @@ pub fn executed(seq: Option<u64>, n: u32, lists: P) {
 /// `Slot::own` bit: the event belongs to a regular list's recipe (reset before each execute, not
 /// returned when read).
 const RECIPE: u32 = 1 << 31;
+/// `Signal::own`'s event index (and so `Slot::own` bits 8..) of a program event that is not of a
+/// timestamp pool: never asked for kernel timestamps.
+const NO_STAMPS: u16 = 0x8000;
 
 // ---- our events ----
 
@@ -403,8 +531,12 @@ static POOL: [Pool; CONTEXTS] = [const {
 /// The pool of `context`, made on first use.
 fn pool_of(api: &Api, context: usize) -> Option<(usize, &'static Pool)> {
     for (i, p) in POOL.iter().enumerate() {
-        if p.context.load(Ordering::Acquire) == context && p.state.load(Ordering::Acquire) == 2 {
-            return Some((i, p));
+        if p.context.load(Ordering::Acquire) == context {
+            match p.state.load(Ordering::Acquire) {
+                2 => return Some((i, p)),
+                3 => return None,
+                _ => {}
+            }
         }
     }
     for (i, p) in POOL.iter().enumerate() {
@@ -421,12 +553,14 @@ fn pool_of(api: &Api, context: usize) -> Option<(usize, &'static Pool)> {
             let r = guard::internal(|| unsafe {
                 (api.pool_create)(context as P, desc.as_ptr(), 0, std::ptr::null(), &mut h)
             });
+            p.context.store(context, Ordering::Relaxed);
             if r != SUCCESS || h.is_null() {
+                // Remembered, so this context's appends do not try again.
                 p.state.store(3, Ordering::Release);
                 return None;
             }
             p.handle.store(h as usize, Ordering::Relaxed);
-            p.context.store(context, Ordering::Relaxed);
+            make_events(api, p);
             p.state.store(2, Ordering::Release);
             return Some((i, p));
         }
@@ -434,8 +568,29 @@ fn pool_of(api: &Api, context: usize) -> Option<(usize, &'static Pool)> {
     None
 }
 
-/// A free event of `pool` (created on its first use): its index and handle.
-fn take_event(api: &Api, pool: &Pool) -> Option<(usize, usize)> {
+/// Makes the pool's events (when the pool is made, off the appends' path); an index whose event
+/// could not be made is never handed out.
+fn make_events(api: &Api, pool: &Pool) {
+    let pool_h = pool.handle.load(Ordering::Relaxed) as P;
+    for i in 0..EVENTS {
+        let mut desc = [0u8; 32];
+        desc[..4].copy_from_slice(&EVENT_DESC_STYPE.to_le_bytes());
+        desc[16..20].copy_from_slice(&(i as u32).to_le_bytes());
+        desc[20..24].copy_from_slice(&SCOPE_HOST.to_le_bytes());
+        desc[24..28].copy_from_slice(&SCOPE_HOST.to_le_bytes());
+        let mut h: P = std::ptr::null_mut();
+        // SAFETY: our pool; a valid event descriptor of an index not yet made.
+        let r = guard::internal(|| unsafe { (api.event_create)(pool_h, desc.as_ptr(), &mut h) });
+        if r == SUCCESS && !h.is_null() {
+            pool.events[i].store(h as usize, Ordering::Release);
+        } else {
+            pool.free[i / 64].fetch_and(!(1 << (i % 64)), Ordering::AcqRel);
+        }
+    }
+}
+
+/// A free event of `pool`: its index and handle.
+fn take_event(pool: &Pool) -> Option<(usize, usize)> {
     for (w, word) in pool.free.iter().enumerate() {
         let mut v = word.load(Ordering::Relaxed);
         while v != 0 {
@@ -448,27 +603,7 @@ fn take_event(api: &Api, pool: &Pool) -> Option<(usize, usize)> {
             ) {
                 Ok(_) => {
                     let i = w * 64 + bit;
-                    let mut e = pool.events[i].load(Ordering::Acquire);
-                    if e == 0 {
-                        let mut desc = [0u8; 32];
-                        desc[..4].copy_from_slice(&EVENT_DESC_STYPE.to_le_bytes());
-                        desc[16..20].copy_from_slice(&(i as u32).to_le_bytes());
-                        desc[20..24].copy_from_slice(&SCOPE_HOST.to_le_bytes());
-                        desc[24..28].copy_from_slice(&SCOPE_HOST.to_le_bytes());
-                        let mut h: P = std::ptr::null_mut();
-                        let pool_h = pool.handle.load(Ordering::Relaxed) as P;
-                        // SAFETY: our pool; a valid event descriptor of an index not yet made.
-                        let r = guard::internal(|| unsafe {
-                            (api.event_create)(pool_h, desc.as_ptr(), &mut h)
-                        });
-                        if r != SUCCESS || h.is_null() {
-                            give_back(pool, i);
-                            return None;
-                        }
-                        e = h as usize;
-                        pool.events[i].store(e, Ordering::Release);
-                    }
-                    return Some((i, e));
+                    return Some((i, pool.events[i].load(Ordering::Acquire)));
                 }
                 Err(now) => v = now,
             }
@@ -520,15 +655,19 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
         return untimed;
     };
     if !event.is_null() {
+        // Kernel timestamps may be asked only of an event of a timestamp pool: another one's work
+        // is written untimed (known, not timed).
+        let stamps = TS_EVENTS.contains(event as usize);
         return Signal {
             timed: true,
+            own: (0, if stamps { 0 } else { NO_STAMPS }),
             ..untimed
         };
     }
     let Some((pi, pool)) = pool_of(api, l.context.load(Ordering::Relaxed)) else {
         return untimed;
     };
-    let Some((i, e)) = take_event(api, pool) else {
+    let Some((i, e)) = take_event(pool) else {
         untimed_one();
         return untimed;
     };
@@ -593,14 +732,16 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
     if list_of(list as usize).is_some_and(|l| l.regular.load(Ordering::Relaxed)) {
         // Recorded: its work runs at each execute of the list.
         if !add_step(list as usize, sig.event as usize, own, what, a[0]) {
+            // The list signals our event at every execute: it is not returned (leaked).
             untimed_one();
-            if pi != 0 {
-                give_back(&POOL[pi as usize - 1], ei as usize);
-            }
         }
         return;
     }
-    let (Some(seq), Some(l), Some(slot)) = (seq, list_of(list as usize), claim()) else {
+    let (Some(seq), Some(l)) = (seq, list_of(list as usize)) else {
+        untimed_one();
+        return;
+    };
+    let Some(slot) = claim() else {
         // Untimed. An event of ours the work will signal is not returned (it would need a reset
         // once signalled); the set is large, and this happens only with a full table.
         untimed_one();
@@ -615,9 +756,11 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
     slot.what.store(what, Ordering::Relaxed);
     // a1: a launch's kernel handle, a copy's or fill's bytes; a copy's a2: its direction.
     slot.bytes.store(a[0], Ordering::Relaxed);
-    PENDING.fetch_add(1, Ordering::Relaxed);
+    let pending = PENDING.fetch_add(1, Ordering::Relaxed) + 1;
     slot.state.store(READY, Ordering::Release);
-    if l.synchronous.load(Ordering::Relaxed) {
+    // A program that only appends to synchronous lists, or syncs in ways not hooked, is read when
+    // half the table waits (its work is done or ours; the program's events stay until ended).
+    if l.synchronous.load(Ordering::Relaxed) && pending as usize > SLOTS / 2 {
         synced();
     }
 }
@@ -646,15 +789,32 @@ fn untimed_one() {
 
 struct Device {
     handle: usize,
-    /// Device ns per timer tick, and the bits a kernel timestamp keeps.
+    /// Device ns per timer tick, and the bits a global and a kernel timestamp keep.
     ns_per_tick: f64,
+    global_bits: u32,
     kernel_bits: u32,
     anchor: Option<Anchor>,
-    /// The anchor's device timer value (ticks).
+    /// The anchor's device timer value (ticks, unwrapped to 64 bits).
     anchor_ticks: u64,
 }
 
 static DEVICES: Mutex<Vec<Device>> = Mutex::new(Vec::new());
+
+/// In a fork child: the tables hold the parent's handles, and a lock may have been held by a thread
+/// that is gone. Level Zero timing is off here.
+pub fn on_fork_child() {
+    STATE.store(OFF, Ordering::Relaxed);
+}
+
+/// At exit: what no sync of the program read is counted untimed (no driver call: the runtime may
+/// be torn down).
+pub fn at_exit() {
+    if let Some(w) = state::writer() {
+        for _ in 0..PENDING.swap(0, Ordering::AcqRel) {
+            w.bump(counter::DEVICE_UNTIMED);
+        }
+    }
+}
 
 /// After a successful host sync of the program: every pending event that signalled is written.
 pub fn synced() {
@@ -675,12 +835,38 @@ pub fn context_ending(context: P) {
             .is_some_and(|l| l.context.load(Ordering::Relaxed) == context as usize)
     };
     reap_where(lists_in, true);
+    let api = API.get();
     for p in POOL.iter() {
-        if p.state.load(Ordering::Acquire) == 2
-            && p.context.load(Ordering::Relaxed) == context as usize
-        {
-            p.context.store(0, Ordering::Relaxed);
+        if p.context.load(Ordering::Acquire) != context as usize {
+            continue;
         }
+        if let (Some(api), 2) = (api, p.state.load(Ordering::Acquire)) {
+            // Our events and pool go before the context does (a validation layer refuses to
+            // destroy a context with children). Steps of regular lists in it are forgotten.
+            for st in STEP.iter() {
+                let own = st.own.load(Ordering::Relaxed);
+                let mine = own & 0xff != 0 && std::ptr::eq(&POOL[(own & 0xff) as usize - 1], p);
+                if mine {
+                    st.list.store(0, Ordering::Release);
+                }
+            }
+            guard::internal(|| {
+                for e in &p.events {
+                    let h = e.swap(0, Ordering::AcqRel);
+                    if h != 0 {
+                        // SAFETY: our own event; its pool and context are still alive.
+                        unsafe { (api.event_destroy)(h as P) };
+                    }
+                }
+                // SAFETY: our own pool, its events destroyed.
+                unsafe { (api.pool_destroy)(p.handle.swap(0, Ordering::AcqRel) as P) };
+            });
+        }
+        for w in &p.free {
+            w.store(u64::MAX, Ordering::Relaxed);
+        }
+        p.context.store(0, Ordering::Relaxed);
+        p.state.store(0, Ordering::Release);
     }
 }
 
@@ -718,43 +904,48 @@ fn reap(api: &Api, w: Writer, pick: impl Fn(&Slot) -> bool, drop_unsignalled: bo
     }
     // A program event appended to more than once before this reap was reset and reused between:
     // it holds only its latest work's times.
-    let mut latest: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
-    for s in mine
-        .iter()
+    let mut latest: Vec<(usize, u64)> = (mine.iter())
         .filter(|s| s.own.load(Ordering::Relaxed) & 0xff == 0)
-    {
-        let (e, seq) = (
-            s.event.load(Ordering::Relaxed),
-            s.seq.load(Ordering::Relaxed),
-        );
-        let l = latest.entry(e).or_insert(seq);
-        *l = (*l).max(seq);
-    }
+        .map(|s| {
+            (
+                s.event.load(Ordering::Relaxed),
+                s.seq.load(Ordering::Relaxed),
+            )
+        })
+        .collect();
+    latest.sort_unstable_by(|a, b| b.cmp(a));
+    latest.dedup_by_key(|x| x.0);
     for s in mine {
         let event = s.event.load(Ordering::Relaxed) as P;
         let own = s.own.load(Ordering::Relaxed);
         let seq = s.seq.load(Ordering::Relaxed);
         let theirs = own & 0xff == 0;
-        let superseded = theirs && latest.get(&(event as usize)).is_some_and(|&l| l != seq);
+        let superseded = theirs
+            && latest
+                .iter()
+                .find(|x| x.0 == event as usize)
+                .is_some_and(|x| x.1 != seq);
         // SAFETY: an event the program has not let go (see `event_ending`), or ours.
         let signalled = !superseded && unsafe { (api.query_status)(event) } == SUCCESS;
-        // Ours may still be running: keep it. The program's is read at the first sync after its
-        // append or never (it may be reset and reused after this sync).
-        if !signalled && !theirs && !drop_unsignalled {
+        // Not signalled yet: kept, unless it is ending (the program destroys or resets it, or its
+        // context; its list is reset or executed again).
+        if !superseded && !signalled && !drop_unsignalled {
             s.state.store(READY, Ordering::Release);
             continue;
         }
         let mut ts = [0u64; 4];
-        // SAFETY: as above; a `ze_kernel_timestamp_result_t` (4 × u64) out.
-        let timed = signalled && unsafe { (api.kernel_timestamp)(event, &mut ts) } == SUCCESS;
+        let stamps = own >> 8 & u32::from(NO_STAMPS) == 0;
+        // SAFETY: as above (an event of a timestamp pool, or ours); a
+        // `ze_kernel_timestamp_result_t` (4 × u64) out.
+        let timed =
+            signalled && stamps && unsafe { (api.kernel_timestamp)(event, &mut ts) } == SUCCESS;
         let d = device_index(api, &mut devices, s.device.load(Ordering::Relaxed));
+        // Times that could not be read make an untimed interval (the work is known, its time
+        // not).
         let t = match (timed, d) {
             (true, Some(d)) => anchored(api, &mut devices[d], d, ts[0], ts[1], w),
             _ => Timed::Untimed,
         };
-        if matches!(t, Timed::Untimed) {
-            untimed_one();
-        }
         let what = s.what.load(Ordering::Relaxed);
         let work = Work {
             seq,
@@ -798,17 +989,17 @@ fn device_index(api: &Api, devices: &mut Vec<Device>, handle: usize) -> Option<u
         b[..n].copy_from_slice(&props[o..o + n]);
         u64::from_le_bytes(b)
     };
-    let (res, bits) = (
-        at(PROPS_TIMER_RESOLUTION, 8),
-        at(PROPS_KERNEL_TS_BITS, 4) as u32,
-    );
-    if res == 0 || bits == 0 || bits > 64 {
+    let hz = at(PROPS_TIMER_RESOLUTION, 8);
+    let global_bits = at(PROPS_TS_BITS, 4) as u32;
+    let kernel_bits = at(PROPS_KERNEL_TS_BITS, 4) as u32;
+    if hz == 0 || !(1..=64).contains(&kernel_bits) || !(1..=64).contains(&global_bits) {
         return None;
     }
     devices.push(Device {
         handle,
-        ns_per_tick: res as f64,
-        kernel_bits: bits,
+        ns_per_tick: 1e9 / hz as f64,
+        global_bits,
+        kernel_bits,
         anchor: None,
         anchor_ticks: 0,
     });
@@ -827,9 +1018,17 @@ fn anchored(api: &Api, d: &mut Device, index: usize, start: u64, end: u64, w: Wr
             let r = unsafe { read(handle, &mut host, &mut dev) };
             (r == SUCCESS).then_some(dev)
         });
-        if let Some((t0, t1, ticks)) = got {
+        if let Some((t0, t1, raw)) = got {
+            // The global timer keeps `global_bits`: unwrapped past the previous anchor's value.
+            let ticks = match d.anchor {
+                Some(_) if d.global_bits < 64 => {
+                    let m = (1u64 << d.global_bits) - 1;
+                    d.anchor_ticks + (raw.wrapping_sub(d.anchor_ticks) & m)
+                }
+                _ => raw,
+            };
             let ns = (ticks as f64 * d.ns_per_tick) as u64;
-            d.anchor = Some(write_anchor(w, index, d.anchor, t0, t1, ns));
+            d.anchor = Some(write_anchor(w, DEVICE_BASE + index, d.anchor, t0, t1, ns));
             d.anchor_ticks = ticks;
         }
     }
@@ -838,9 +1037,9 @@ fn anchored(api: &Api, d: &mut Device, index: usize, start: u64, end: u64, w: Wr
     };
     let s = unwrap(start, d.anchor_ticks, d.kernel_bits);
     let mut e = unwrap(end, d.anchor_ticks, d.kernel_bits);
-    if e < s {
+    if e < s && d.kernel_bits < 63 {
         // The end wrapped once past the start.
-        e += 1i64 << d.kernel_bits.min(62);
+        e += 1i64 << d.kernel_bits;
     }
     let ns = |t: i64| (t as f64 * d.ns_per_tick).round() as i64;
     Timed::Anchored(ns(s), ns(e), a)
@@ -849,15 +1048,15 @@ fn anchored(api: &Api, d: &mut Device, index: usize, start: u64, end: u64, w: Wr
 /// `k` (the low `bits` of the device timer) as ticks from `anchor` (the full timer): the value with
 /// those low bits nearest the anchor.
 fn unwrap(k: u64, anchor: u64, bits: u32) -> i64 {
-    if bits >= 64 {
+    if bits >= 63 {
         return k.wrapping_sub(anchor) as i64;
     }
-    let m = 1u64 << bits;
-    let d = k.wrapping_sub(anchor) & (m - 1);
+    let m = 1i64 << bits;
+    let d = (k.wrapping_sub(anchor) & (m as u64 - 1)) as i64;
     if d >= m / 2 {
-        d as i64 - m as i64
+        d - m
     } else {
-        d as i64
+        d
     }
 }
 
@@ -874,6 +1073,7 @@ mod tests {
         // Before the wrap: low bits near 2^32.
         assert_eq!(unwrap((1 << 32) - 10, a, 32), -110);
         assert_eq!(unwrap(7, 7, 64), 0);
+        assert_eq!(unwrap(5, 9, 63), -4);
     }
 
     #[test]

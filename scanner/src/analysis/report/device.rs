@@ -86,7 +86,8 @@ pub struct DeviceClock {
     /// Associated intervals on the ring's clock: the sample the causality check ran on.
     pub checked: u64,
     /// Of `checked`, intervals that start before their issuing call began (negative launch→start
-    /// latency): impossible unless the clock conversion is off by at least that much.
+    /// latency; for intervals from a runtime's own profiling, by more than their conversion bound):
+    /// impossible unless the clock conversion is off by at least that much.
     pub before_call: u64,
     /// The smallest launch→start latency over `checked` (device start − issuing call's begin), in ns;
     /// negative when `before_call > 0`. Null when nothing was checked.
@@ -351,12 +352,13 @@ impl Walk {
                 self.p.bounds.push(s.bound_ns.max(t.bound_ns).ceil() as u64);
                 let latency = call.map(|c| (s.ns - self.ticks.ns(c.t_begin) as f64).round() as i64);
                 if e.flags & entry_flags::PROFILED != 0 {
-                    // The runtime took the start after the call began (Unified Runtime profiling):
-                    // the start check applies, as on the host clock; the work may end before a
-                    // blocking call returns.
+                    // The runtime took the start after the call began (Unified Runtime, Level Zero
+                    // profiling): the start check applies, within the conversion's bound (work
+                    // that starts at once may convert up to the bound before its call); the work
+                    // may end before a blocking call returns.
                     if let Some(l) = latency {
                         self.p.checked += 1;
-                        if l < 0 {
+                        if l + (s.bound_ns.ceil() as i64) < 0 {
                             self.p.before_call += 1;
                         }
                         self.p.min_latency = Some(self.p.min_latency.map_or(l, |m| m.min(l)));

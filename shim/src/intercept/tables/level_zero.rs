@@ -40,7 +40,7 @@ crate::intercept::hooks::zeroed_ret!(
 hook_table! {
     TABLE, LevelZero, first_id = 5000, missing = 2013265921;
     zeCommandListAppendBarrier: 2 StreamOp abi 0 (hCommandList: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
-    zeCommandListAppendEventReset: 4 Other abi 0 (hCommandList: P, hEvent: P) -> i32 => [0, 0, 0];
+    zeCommandListAppendEventReset: 4 Other abi 0 (hCommandList: P, hEvent: P) -> i32 => [0, 0, 0], with hEvent = |_| crate::timing::ze_event_ending(hEvent);
     zeCommandListAppendImageCopy: 2 Copy abi 0 (hCommandList: P, hDstImage: P, hSrcImage: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 4], signal hSignalEvent, after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendImageCopyFromMemory: 2 Copy abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 1], signal hSignalEvent, after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
     zeCommandListAppendImageCopyFromMemoryExt: 2 StreamOp abi 0 (hCommandList: P, hDstImage: P, srcptr: P, pDstRegion: P, srcRowPitch: u32, srcSlicePitch: u32, hSignalEvent: P, numWaitEvents: u32, phWaitEvents: P) -> i32 => [hCommandList, 0, 0], after |seq| links::ze(seq, hSignalEvent, numWaitEvents, phWaitEvents);
@@ -105,14 +105,14 @@ hook_table! {
     zeDriverGetExtensionProperties: 4 Other abi 0 (hDriver: P, pCount: P, pExtensionProperties: P) -> i32 => [0, 0, 0];
     zeDriverGetIpcProperties: 4 Other abi 0 (hDriver: P, pIpcProperties: P) -> i32 => [0, 0, 0];
     zeDriverGetProperties: 4 Other abi 0 (hDriver: P, pDriverProperties: P) -> i32 => [0, 0, 0];
-    zeEventCreate: 2 Event abi 0 (hEventPool: P, desc: P, phEvent: P) -> i32 => [0, 0, 0], out created(phEvent);
+    zeEventCreate: 2 Event abi 0 (hEventPool: P, desc: P, phEvent: P) -> i32 => [0, 0, 0], out created(phEvent), after |_| crate::timing::ze_event_created(hEventPool, phEvent);
     zeEventDestroy: 2 Event abi 0 (hEvent: P) -> i32 => [0, hEvent, 0], with hEvent = |_| crate::timing::ze_event_ending(hEvent);
     zeEventHostReset: 4 Other abi 0 (hEvent: P) -> i32 => [0, 0, 0], with hEvent = |_| crate::timing::ze_event_ending(hEvent);
     zeEventHostSignal: 4 Other abi 0 (hEvent: P) -> i32 => [0, 0, 0];
     zeEventHostSynchronize: 2 EventSync abi 0 (hEvent: P, timeout: u64) -> i32 => [0, hEvent, 0];
     zeEventPoolCloseIpcHandle: 4 Other abi 0 (hEventPool: P) -> i32 => [0, 0, 0];
-    zeEventPoolCreate: 4 Other abi 0 (hContext: P, desc: P, numDevices: u32, phDevices: P, phEventPool: P) -> i32 => [0, 0, 0];
-    zeEventPoolDestroy: 4 Other abi 0 (hEventPool: P) -> i32 => [0, 0, 0];
+    zeEventPoolCreate: 2 Event abi 0 (hContext: P, desc: P, numDevices: u32, phDevices: P, phEventPool: P) -> i32 => [0, 0, 0], out created(phEventPool), after |_| crate::timing::ze_pool_created(desc, phEventPool);
+    zeEventPoolDestroy: 4 Other abi 0 (hEventPool: P) -> i32 => [0, 0, 0], with hEventPool = |_| crate::timing::ze_pool_ending(hEventPool);
     zeEventPoolGetIpcHandle: 4 Other abi 0 (hEventPool: P, phIpc: P) -> i32 => [0, 0, 0];
     zeEventPoolOpenIpcHandle: 4 Other abi 0 (hContext: P, hIpc: S__ze_ipc_event_pool_handle_t, phEventPool: P) -> i32 => [0, 0, 0];
     zeEventQueryKernelTimestamp: 4 Other abi 0 (hEvent: P, dstptr: P) -> i32 => [0, 0, 0];
