@@ -181,6 +181,16 @@ pub fn ur_synced() {
     ur::synced()
 }
 
+/// After a successful `urQueueCreate`: its device, for Unified Runtime timing.
+pub fn ur_queue_created(device: P, ph_queue: P) {
+    ur::queue_created(device, ph_queue)
+}
+
+/// Before `urQueueRelease` (the queue, returned for the real call).
+pub fn ur_queue_ending(queue: P) -> P {
+    ur::queue_ending(queue)
+}
+
 /// Before an outermost device-work call's begin time is read: the events backend records its start
 /// event on the call's stream (so the event's cost stays out of the call's recorded duration).
 /// `None`: the call is not timed this way.

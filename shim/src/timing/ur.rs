@@ -362,16 +362,48 @@ pub fn at_exit() {
 /// After a successful host sync of the program (on its thread): every pending event that is complete
 /// becomes a device interval.
 pub fn synced() {
+    reap_where(None);
+}
+
+/// Before the program releases `queue` (returned, for the real call): its pending work is read
+/// now, or (not complete) counted untimed, and the backend forgets the queue, which it never asks
+/// about once released.
+pub fn queue_ending(queue: P) -> P {
+    reap_where(Some(queue as usize));
+    if let Ok(mut c) = CLOCKS.lock() {
+        c.queues.retain(|&(q, _)| q != queue as usize);
+    }
+    queue
+}
+
+/// After a successful `urQueueCreate`: the queue's device, known without asking the runtime later.
+pub fn queue_created(device: P, ph_queue: P) {
+    if ph_queue.is_null() || device.is_null() || STATE.load(Ordering::Relaxed) != ON {
+        return;
+    }
+    // SAFETY: the call succeeded, so it wrote the queue handle there.
+    let queue = unsafe { (ph_queue as *const usize).read_unaligned() };
+    if let Ok(mut c) = CLOCKS.lock() {
+        if let Some(d) = c.device_index(device as usize) {
+            c.queues.retain(|&(q, _)| q != queue);
+            c.queues.push((queue, d));
+        }
+    }
+}
+
+/// Reads what completed: of every queue, or (`only`) of one queue, whose unfinished work is then
+/// counted untimed and released.
+fn reap_where(only: Option<usize>) {
     if PENDING.load(Ordering::Relaxed) == 0 {
         return;
     }
     let (Some(api), Some(w)) = (API.get(), state::writer()) else {
         return;
     };
-    guard::internal(|| reap(api, w));
+    guard::internal(|| reap(api, w, only));
 }
 
-fn reap(api: &Api, w: Writer) {
+fn reap(api: &Api, w: Writer, only: Option<usize>) {
     let Ok(mut clocks) = CLOCKS.lock() else {
         return;
     };
@@ -386,9 +418,11 @@ fn reap(api: &Api, w: Writer) {
             continue;
         }
         left -= 1;
-        if s.state
-            .compare_exchange(READY, REAPING, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
+        let queue = s.queue.load(Ordering::Relaxed);
+        if only.is_some_and(|q| q != queue)
+            || s.state
+                .compare_exchange(READY, REAPING, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
         {
             continue;
         }
@@ -406,14 +440,14 @@ fn reap(api: &Api, w: Writer) {
         };
         // Queued, submitted or running: kept. Complete: read. An error status (or a failed
         // query): the work is over, its times unknown.
-        if r == SUCCESS && matches!(status, 1..=3) {
+        if r == SUCCESS && matches!(status, 1..=3) && only.is_none() {
             s.state.store(READY, Ordering::Release);
             continue;
         }
         let times = (r == SUCCESS && status == STATUS_COMPLETE)
             .then(|| profiled(api, event))
             .flatten();
-        let device = times.and_then(|_| clocks.device_of(api, s.queue.load(Ordering::Relaxed)));
+        let device = times.and_then(|_| clocks.device_of(api, queue));
         done.push(Done {
             slot: s,
             times,
@@ -531,20 +565,25 @@ impl Clocks {
         if r != SUCCESS || device == 0 {
             return None;
         }
-        let d = match self.devices.iter().position(|x| x.handle == device) {
-            Some(d) => d,
+        let d = self.device_index(device)?;
+        self.queues.push((queue, d));
+        Some(d)
+    }
+
+    /// The backend's index of device `device`, met now if not before.
+    fn device_index(&mut self, device: usize) -> Option<usize> {
+        match self.devices.iter().position(|x| x.handle == device) {
+            Some(d) => Some(d),
             None if self.devices.len() < MAX_DEVICES => {
                 self.devices.push(Device {
                     handle: device,
                     anchor: None,
                     no_global_clock: false,
                 });
-                self.devices.len() - 1
+                Some(self.devices.len() - 1)
             }
-            None => return None,
-        };
-        self.queues.push((queue, d));
-        Some(d)
+            None => None,
+        }
     }
 }
 

@@ -1087,7 +1087,7 @@ hook_table! {
     urProgramSetSpecializationConstants: 4 Other abi 0 (hProgram: P, count: u32, pSpecConstants: P) -> i32 => [0, 0, 0];
     urQueueBeginCaptureIntoGraphExp: 4 Other abi 0 (hQueue: P, hGraph: P) -> i32 => [0, 0, 0];
     urQueueBeginGraphCaptureExp: 4 Other abi 0 (hQueue: P) -> i32 => [0, 0, 0];
-    urQueueCreate: 2 Stream abi 0 (hContext: P, hDevice: P, pProperties: P, phQueue: P) -> i32 => [0, 0, ur_queue_order(pProperties)], with pProperties = |s| crate::timing::ur_queue_properties(pProperties, s), out created(phQueue);
+    urQueueCreate: 2 Stream abi 0 (hContext: P, hDevice: P, pProperties: P, phQueue: P) -> i32 => [0, 0, ur_queue_order(pProperties)], with pProperties = |s| crate::timing::ur_queue_properties(pProperties, s), out created(phQueue), after |_| crate::timing::ur_queue_created(hDevice, phQueue);
     urQueueCreateWithNativeHandle: 4 Other abi 0 (hNativeQueue: u64, hContext: P, hDevice: P, pProperties: P, phQueue: P) -> i32 => [0, 0, 0];
     urQueueEndGraphCaptureExp: 4 Other abi 0 (hQueue: P, phGraph: P) -> i32 => [0, 0, 0];
     urQueueFinish: 2 Sync abi 0 (hQueue: P) -> i32 => [hQueue, 0, 0];
@@ -1096,7 +1096,7 @@ hook_table! {
     urQueueGetInfo: 4 Other abi 0 (hQueue: P, propName: i32, propSize: usize, pPropValue: P, pPropSizeRet: P) -> i32 => [0, 0, 0];
     urQueueGetNativeHandle: 4 Other abi 0 (hQueue: P, pDesc: P, phNativeQueue: P) -> i32 => [0, 0, 0];
     urQueueIsGraphCaptureEnabledExp: 4 Other abi 0 (hQueue: P, pResult: P) -> i32 => [0, 0, 0];
-    urQueueRelease: 2 Stream abi 0 (hQueue: P) -> i32 => [hQueue, 0, 0];
+    urQueueRelease: 2 Stream abi 0 (hQueue: P) -> i32 => [hQueue, 0, 0], with hQueue = |_| crate::timing::ur_queue_ending(hQueue);
     urQueueRetain: 4 Other abi 0 (hQueue: P) -> i32 => [0, 0, 0];
     urSamplerCreate: 4 Other abi 0 (hContext: P, pDesc: P, phSampler: P) -> i32 => [0, 0, 0];
     urSamplerCreateWithNativeHandle: 4 Other abi 0 (hNativeSampler: u64, hContext: P, pProperties: P, phSampler: P) -> i32 => [0, 0, 0];
