@@ -118,6 +118,20 @@ pub fn report(capture: &Path) -> Value {
         .unwrap_or_else(|e| panic!("report is not JSON ({e}): {}", stdout(&o)))
 }
 
+/// `causeway export --format graph` of a capture (the causal graph as JSON), written beside it.
+pub fn graph_export(capture: &Path) -> Value {
+    let g = capture.with_extension("graph.json");
+    let o = Command::new(cli())
+        .args(["export", "--format", "graph", "--force", "-o"])
+        .arg(&g)
+        .arg(capture)
+        .output()
+        .expect("spawn causeway");
+    assert!(o.status.success(), "causeway export failed: {}", stderr(&o));
+    serde_json::from_slice(&std::fs::read(&g).expect("the graph export"))
+        .unwrap_or_else(|e| panic!("the graph export is not JSON ({e})"))
+}
+
 /// Calls of API `name` in a report (0 if absent).
 pub fn calls(r: &Value, name: &str) -> u64 {
     field(r, "apis", name, "calls")

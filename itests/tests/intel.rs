@@ -414,15 +414,7 @@ fn level_zero_level_3_times_immediate_list_work_within_its_bound() {
     assert_eq!(d["clock"]["converted"], 20, "{}", d["clock"]);
     assert_eq!(d["clock"]["before_call"], 0, "{}", d["clock"]);
     // Each interval against the truth, both in start order.
-    let g = cap.with_extension("graph.json");
-    let out = std::process::Command::new(cli())
-        .args(["export", "--format", "graph", "--force", "-o"])
-        .arg(&g)
-        .arg(&cap)
-        .output()
-        .expect("spawn causeway");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let doc = graph_export(&cap);
     let spans = doc["processes"][0]["device"].as_array().unwrap().clone();
     let text = std::fs::read_to_string(&truth).unwrap();
     let mut lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();

@@ -269,15 +269,7 @@ fn kernels_carry_cuptis_queued_and_submitted_times() {
         .expect("spawn causeway");
     let pw: Value = serde_json::from_slice(&plain_why.stdout).unwrap();
     assert!(pw["phases"]["queued_ns"].is_null(), "{}", pw["phases"]);
-    let g = cap.with_extension("graph.json");
-    let out = std::process::Command::new(cli())
-        .args(["export", "--format", "graph", "--force", "-o"])
-        .arg(&g)
-        .arg(&cap)
-        .output()
-        .expect("spawn causeway");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let doc = graph_export(&cap);
     let spans = doc["processes"][0]["device"].as_array().unwrap();
     let kernels: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "kernel").collect();
     assert_eq!(kernels.len(), 10, "{spans:?}");
@@ -321,15 +313,7 @@ fn a_graphs_topology_orders_its_node_executions() {
         &[("CAUSEWAY_CUPTI", lib.as_str())],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let g = cap.with_extension("graph.json");
-    let out = std::process::Command::new(cli())
-        .args(["export", "--format", "graph", "--force", "-o"])
-        .arg(&g)
-        .arg(&cap)
-        .output()
-        .expect("spawn causeway");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: Value = serde_json::from_slice(&std::fs::read(&g).unwrap()).unwrap();
+    let doc = graph_export(&cap);
     let p = &doc["processes"][0];
     let device = p["device"].as_array().unwrap();
     let name = |n: &Value| -> String {

@@ -93,6 +93,50 @@ impl P {
         seq
     }
 
+    /// A graph launch of exec `exec` on stream `A` over [1000, 1100], the topology it was instantiated
+    /// with (kernel nodes, edges between node indices), and its node executions (node, name, start,
+    /// end) on `A`.
+    fn graph(
+        &mut self,
+        exec: u64,
+        kernels: &[(u32, &str)],
+        edges: &[(u32, u32)],
+        runs: &[(u32, &str, u64, u64)],
+    ) -> u64 {
+        use causeway_scanner::facts::model::GraphTopology;
+        let seq = self.call(
+            "cudaGraphLaunch",
+            "graph_launch",
+            1_000,
+            1_100,
+            Some(A),
+            Some(exec),
+        );
+        self.p.graph_topologies.push(GraphTopology {
+            seq: 0,
+            exec,
+            kernels: kernels.iter().map(|&(k, n)| (k, Some(n.into()))).collect(),
+            edges: edges.to_vec(),
+            incomplete: false,
+        });
+        for &(k, name, b, e) in runs {
+            self.p.device.push(DeviceSpan {
+                graph_node: Some(k),
+                kind: "kernel",
+                name: name.into(),
+                begin_ns: b,
+                end_ns: e,
+                bound_ns: 0,
+                stream: StreamId::Handle(A),
+                call: Some(seq),
+                bytes: 0,
+                queued_ns: None,
+                submitted_ns: None,
+            });
+        }
+        seq
+    }
+
     fn record(&mut self, event: u64, stream: u64, b: u64) -> u64 {
         self.call(
             "cudaEventRecord",
@@ -740,53 +784,24 @@ fn targets_parse_and_say_what_is_wrong() {
 /// runs long, so `ge` waits on `gd`, which waited on `gc`. `drop` leaves node `drop`'s execution
 /// out; `rename` gives node 1's execution another kernel's name.
 fn graph_launch(drop: Option<u32>, rename: bool) -> Timeline {
-    use causeway_scanner::facts::model::GraphTopology;
-    const X: u64 = 0x6e0;
     let mut p = P::new();
     p.launch(A, 0, "before", 100, 900);
-    let seq = p.call(
-        "cudaGraphLaunch",
-        "graph_launch",
-        1_000,
-        1_100,
-        Some(A),
-        Some(X),
-    );
-    p.p.graph_topologies.push(GraphTopology {
-        seq: 0,
-        exec: X,
-        kernels: [(0, "ga"), (1, "gb"), (2, "gc"), (3, "gd"), (5, "ge")]
-            .iter()
-            .map(|&(k, n)| (k, Some(n.into())))
-            .collect(),
-        edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (4, 5)],
-        incomplete: false,
-    });
-    let runs: [(u32, &str, u64, u64); 5] = [
+    let runs: Vec<(u32, &str, u64, u64)> = [
         (0, "ga", 1_200, 2_000),
         (1, if rename { "other" } else { "gb" }, 2_100, 3_000),
         (2, "gc", 2_100, 90_000),
         (3, "gd", 90_100, 91_000),
         (5, "ge", 91_100, 92_000),
-    ];
-    for (k, name, b, e) in runs {
-        if Some(k) == drop {
-            continue;
-        }
-        p.p.device.push(DeviceSpan {
-            graph_node: Some(k),
-            kind: "kernel",
-            name: name.into(),
-            begin_ns: b,
-            end_ns: e,
-            bound_ns: 0,
-            stream: StreamId::Handle(A),
-            call: Some(seq),
-            bytes: 0,
-            queued_ns: None,
-            submitted_ns: None,
-        });
-    }
+    ]
+    .into_iter()
+    .filter(|r| Some(r.0) != drop)
+    .collect();
+    p.graph(
+        0x6e0,
+        &[(0, "ga"), (1, "gb"), (2, "gc"), (3, "gd"), (5, "ge")],
+        &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 4), (4, 5)],
+        &runs,
+    );
     p.timeline()
 }
 
@@ -858,48 +873,18 @@ fn a_topology_whose_names_disagree_with_the_executions_orders_nothing() {
 /// and `rb`, which starts later) start after it.
 #[test]
 fn each_root_node_of_a_graph_waits_for_the_work_before_the_launch() {
-    use causeway_scanner::facts::model::GraphTopology;
-    const X: u64 = 0x6e1;
     let mut p = P::new();
     p.launch(A, 0, "before", 100, 50_000);
-    let seq = p.call(
-        "cudaGraphLaunch",
-        "graph_launch",
-        1_000,
-        1_100,
-        Some(A),
-        Some(X),
-    );
-    p.p.graph_topologies.push(GraphTopology {
-        seq: 0,
-        exec: X,
-        kernels: vec![
-            (0, Some("ra".into())),
-            (1, Some("rb".into())),
-            (2, Some("rc".into())),
+    p.graph(
+        0x6e1,
+        &[(0, "ra"), (1, "rb"), (2, "rc")],
+        &[(0, 2), (1, 2)],
+        &[
+            (0, "ra", 50_100, 51_000),
+            (1, "rb", 90_000, 91_000),
+            (2, "rc", 91_100, 92_000),
         ],
-        edges: vec![(0, 2), (1, 2)],
-        incomplete: false,
-    });
-    for (k, name, b, e) in [
-        (0u32, "ra", 50_100, 51_000),
-        (1, "rb", 90_000, 91_000),
-        (2, "rc", 91_100, 92_000),
-    ] {
-        p.p.device.push(DeviceSpan {
-            graph_node: Some(k),
-            kind: "kernel",
-            name: name.into(),
-            begin_ns: b,
-            end_ns: e,
-            bound_ns: 0,
-            stream: StreamId::Handle(A),
-            call: Some(seq),
-            bytes: 0,
-            queued_ns: None,
-            submitted_ns: None,
-        });
-    }
+    );
     let t = p.timeline();
     let stream_order: Vec<(String, String)> = named_edges(&t)
         .into_iter()

@@ -1,12 +1,14 @@
-//! What the Intel backends (`ur.rs`, `ze.rs`) write: device intervals as signed offsets from an
+//! What the Intel backends (`ur.rs`, `ze.rs`) share: their switch (`Lazy`), their pending-work
+//! slots' states (`claim`), and what they write: device intervals as signed offsets from an
 //! anchor — a device-clock instant known to lie between two host clock readings — in the form the
 //! CUDA events backend uses (`entry_flags::ANCHORED`; the scanner's `facts::anchors` converts them),
 //! with `entry_flags::PROFILED`: the runtime took each start after its call began.
 
-use crate::hot::state;
-use causeway_ring::layout::{entry_flags, DeviceKind, NO_ELAPSED};
+use crate::hot::{guard, state};
+use causeway_ring::layout::{counter, entry_flags, Class, DeviceKind, NO_ELAPSED};
 use causeway_ring::{clock, Fields, Kind, Writer};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// A new anchor this often: keeps offsets small and lets the scanner measure the clocks' drift.
 pub const ANCHOR_EVERY_NS: u64 = 200_000_000;
@@ -82,6 +84,17 @@ pub fn bracketed(mut read: impl FnMut() -> Option<u64>) -> Option<(u64, u64, u64
     best
 }
 
+/// The device kind of an issuing call's class the Intel backends time (`None`: not timed): kernels,
+/// copies and fills, the work the ring has a device kind for.
+pub const fn kind_of(class: Class) -> Option<DeviceKind> {
+    match class {
+        Class::Launch => Some(DeviceKind::Kernel),
+        Class::Copy => Some(DeviceKind::Memcpy),
+        Class::Memset => Some(DeviceKind::Memset),
+        _ => None,
+    }
+}
+
 /// What one interval says besides its times.
 pub struct Work {
     pub seq: u64,
@@ -141,5 +154,138 @@ pub fn ticks_ns(t: u64) -> u64 {
             ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
         }
         _ => t,
+    }
+}
+
+/// An Intel backend's switch and its runtime's functions: off, asked for (level 3 with device
+/// timing; the functions not looked up yet), on, or broken (the runtime lacks what it needs). The
+/// functions are looked up on first use, under `guard::internal`.
+pub struct Lazy<A: 'static> {
+    state: AtomicU8,
+    api: OnceLock<A>,
+    resolve: fn() -> Option<A>,
+}
+
+const OFF: u8 = 0;
+const WANTED: u8 = 1;
+const ON: u8 = 2;
+const BROKEN: u8 = 3;
+
+impl<A> Lazy<A> {
+    pub const fn new(resolve: fn() -> Option<A>) -> Self {
+        Lazy {
+            state: AtomicU8::new(OFF),
+            api: OnceLock::new(),
+            resolve,
+        }
+    }
+
+    pub fn want(&self) {
+        self.state.store(WANTED, Ordering::Relaxed);
+    }
+
+    /// Off for good (a fork child: the tables hold the parent's handles).
+    pub fn off(&self) {
+        self.state.store(OFF, Ordering::Relaxed);
+    }
+
+    pub fn is_off(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == OFF
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == ON
+    }
+
+    /// The functions if they were looked up (never looks them up).
+    pub fn get(&self) -> Option<&A> {
+        self.api.get()
+    }
+
+    /// The functions, looking them up when the backend is asked for and has not yet.
+    #[inline]
+    pub fn api(&self) -> Option<&A> {
+        match self.state.load(Ordering::Relaxed) {
+            ON => self.api.get(),
+            WANTED => self.start(),
+            _ => None,
+        }
+    }
+
+    #[cold]
+    fn start(&self) -> Option<&A> {
+        if let Some(a) = self.api.get() {
+            return Some(a);
+        }
+        match guard::internal(self.resolve) {
+            Some(a) => {
+                let a = self.api.get_or_init(|| a);
+                self.state.store(ON, Ordering::Relaxed);
+                Some(a)
+            }
+            None => {
+                self.state.store(BROKEN, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+}
+
+/// The states of a pending-work slot: free, being filled by an issuing call, waiting for its
+/// event, being read.
+pub const FREE: u8 = 0;
+pub const FILLING: u8 = 1;
+pub const READY: u8 = 2;
+pub const REAPING: u8 = 3;
+
+/// A free slot of `table` (its state, `state_of`, moved from `FREE` to `FILLING`), or `None` after a
+/// few tries: the table is full. One atomic add and a compare-and-swap per try.
+#[inline]
+pub fn claim<S>(
+    table: &'static [S],
+    next: &AtomicUsize,
+    state_of: fn(&S) -> &AtomicU8,
+) -> Option<&'static S> {
+    for _ in 0..8 {
+        let s = &table[next.fetch_add(1, Ordering::Relaxed) % table.len()];
+        if state_of(s)
+            .compare_exchange(FREE, FILLING, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// Device work a backend knows of but wrote no interval for (a full table), in the ring's counter.
+pub fn count_untimed(n: u64) {
+    if let Some(w) = state::writer() {
+        for _ in 0..n {
+            w.bump(counter::DEVICE_UNTIMED);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_kernels_copies_and_fills_are_timed() {
+        assert_eq!(kind_of(Class::Launch), Some(DeviceKind::Kernel));
+        assert_eq!(kind_of(Class::Copy), Some(DeviceKind::Memcpy));
+        assert_eq!(kind_of(Class::Memset), Some(DeviceKind::Memset));
+        assert_eq!(kind_of(Class::StreamOp), None);
+        assert_eq!(kind_of(Class::Prefetch), None);
+    }
+
+    #[test]
+    fn copy_directions_in_cuptis_numbering() {
+        assert_eq!(copy_kind(DeviceKind::Memcpy, 1), 1);
+        assert_eq!(copy_kind(DeviceKind::Memcpy, 2), 2);
+        assert_eq!(copy_kind(DeviceKind::Memcpy, 3), 8);
+        assert_eq!(copy_kind(DeviceKind::Memcpy, 4), 0);
+        assert_eq!(copy_kind(DeviceKind::Memset, 1), 0);
     }
 }

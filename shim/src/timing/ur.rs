@@ -26,10 +26,13 @@
 //! never raced by us; work not complete at the program's last sync is counted, not timed, and its
 //! events are not released (the process is ending).
 
-use super::anchored::{bracketed, copy_kind, write_anchor, write_interval, Anchor, Timed, Work};
+use super::anchored::{
+    bracketed, claim, copy_kind, count_untimed, kind_of, write_anchor, write_interval, Anchor,
+    Lazy, Timed, Work, FREE, READY, REAPING,
+};
 use crate::hot::{guard, state};
 use crate::resolve;
-use causeway_ring::layout::{counter, Class, DeviceKind, Layer};
+use causeway_ring::layout::{Class, DeviceKind, Layer};
 use causeway_ring::{clock, Writer};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -93,56 +96,15 @@ impl Api {
     }
 }
 
-const OFF: u8 = 0;
-/// Asked for (level 3 with device timing); the loader's functions not looked up yet.
-const WANTED: u8 = 1;
-const ON: u8 = 2;
-/// Asked for, but the loader lacks what it needs.
-const BROKEN: u8 = 3;
-static STATE: AtomicU8 = AtomicU8::new(OFF);
-static API: std::sync::OnceLock<Api> = std::sync::OnceLock::new();
+static BACKEND: Lazy<Api> = Lazy::new(Api::resolve);
 
-/// Level 3 with a device-timing backend: time Unified Runtime work too.
+/// Level 3 with a device-timing backend: time this runtime's work too.
 pub fn want() {
-    STATE.store(WANTED, Ordering::Relaxed);
+    BACKEND.want();
 }
 
-/// The loader's functions, once the backend is asked for and they resolve.
-#[inline]
 fn api() -> Option<&'static Api> {
-    match STATE.load(Ordering::Relaxed) {
-        ON => API.get(),
-        WANTED => start(),
-        _ => None,
-    }
-}
-
-#[cold]
-fn start() -> Option<&'static Api> {
-    match API.get() {
-        Some(a) => Some(a),
-        None => match guard::internal(Api::resolve) {
-            Some(a) => {
-                let a = API.get_or_init(|| a);
-                STATE.store(ON, Ordering::Relaxed);
-                Some(a)
-            }
-            None => {
-                STATE.store(BROKEN, Ordering::Relaxed);
-                None
-            }
-        },
-    }
-}
-
-/// The device kind of an enqueue class the backend times (`None`: not timed).
-const fn kind_of(class: Class) -> Option<DeviceKind> {
-    match class {
-        Class::Launch => Some(DeviceKind::Kernel),
-        Class::Copy => Some(DeviceKind::Memcpy),
-        Class::Memset => Some(DeviceKind::Memset),
-        _ => None,
-    }
+    BACKEND.api()
 }
 
 // ---- queues ----
@@ -186,7 +148,7 @@ fn with_profiling(props: P, scratch: &mut [u64; 4]) -> P {
 #[inline(always)]
 pub fn event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bool) {
     TIMED.with(|t| t.set(false));
-    if kind_of(class).is_none() || depth != 0 || STATE.load(Ordering::Relaxed) == OFF {
+    if kind_of(class).is_none() || depth != 0 || BACKEND.is_off() {
         return (ph_event, false);
     }
     if api().is_none() {
@@ -208,11 +170,6 @@ thread_local! {
     /// Whether this thread's latest enqueue is timed (`event_out` said so).
     static TIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
-
-const FREE: u8 = 0;
-const FILLING: u8 = 1;
-const READY: u8 = 2;
-const REAPING: u8 = 3;
 
 struct Slot {
     state: AtomicU8,
@@ -255,8 +212,8 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
     if ph_event.is_null() {
         return;
     }
-    let Some(api) = (if owned { API.get() } else { None })
-        .or_else(|| (STATE.load(Ordering::Relaxed) != OFF).then(api).flatten())
+    let Some(api) = (if owned { BACKEND.get() } else { None })
+        .or_else(|| (!BACKEND.is_off()).then(api).flatten())
     else {
         return;
     };
@@ -269,8 +226,8 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
     if event == 0 {
         return;
     }
-    let (Some(seq), Some(slot)) = (seq, seq.and_then(|_| claim())) else {
-        untimed();
+    let (Some(seq), Some(slot)) = (seq, seq.and_then(|_| claim(&SLOT, &NEXT, |s| &s.state))) else {
+        count_untimed(1);
         if owned {
             // SAFETY: our own event, which nothing else holds.
             guard::internal(|| unsafe { (api.event_release)(event as P) });
@@ -299,28 +256,6 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
     slot.state.store(READY, Ordering::Release);
 }
 
-/// A free slot, or `None` after a few tries (the table is full).
-#[inline]
-fn claim() -> Option<&'static Slot> {
-    for _ in 0..8 {
-        let i = NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS;
-        let s = &SLOT[i];
-        if s.state
-            .compare_exchange(FREE, FILLING, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return Some(s);
-        }
-    }
-    None
-}
-
-fn untimed() {
-    if let Some(w) = state::writer() {
-        w.bump(counter::DEVICE_UNTIMED);
-    }
-}
-
 // ---- reaping ----
 
 /// Per device the backend has met: its handle, and its latest anchor.
@@ -346,17 +281,13 @@ static CLOCKS: Mutex<Clocks> = Mutex::new(Clocks {
 /// In a fork child: the tables hold the parent's handles, and a lock may have been held by a thread
 /// that is gone. Unified Runtime timing is off here.
 pub fn on_fork_child() {
-    STATE.store(OFF, Ordering::Relaxed);
+    BACKEND.off();
 }
 
 /// At exit: what no sync of the program read is counted untimed (no runtime call: the loader may
 /// be torn down).
 pub fn at_exit() {
-    if let Some(w) = state::writer() {
-        for _ in 0..PENDING.swap(0, Ordering::AcqRel) {
-            w.bump(counter::DEVICE_UNTIMED);
-        }
-    }
+    count_untimed(u64::from(PENDING.swap(0, Ordering::AcqRel)));
 }
 
 /// After a successful host sync of the program (on its thread): every pending event that is complete
@@ -378,7 +309,7 @@ pub fn queue_ending(queue: P) -> P {
 
 /// After a successful `urQueueCreate`: the queue's device, known without asking the runtime later.
 pub fn queue_created(device: P, ph_queue: P) {
-    if ph_queue.is_null() || device.is_null() || STATE.load(Ordering::Relaxed) != ON {
+    if ph_queue.is_null() || device.is_null() || !BACKEND.is_on() {
         return;
     }
     // SAFETY: the call succeeded, so it wrote the queue handle there.
@@ -397,7 +328,7 @@ fn reap_where(only: Option<usize>) {
     if PENDING.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let (Some(api), Some(w)) = (API.get(), state::writer()) else {
+    let (Some(api), Some(w)) = (BACKEND.get(), state::writer()) else {
         return;
     };
     guard::internal(|| reap(api, w, only));
@@ -652,14 +583,5 @@ mod tests {
             with_profiling(other.as_ptr() as P, &mut scratch),
             other.as_ptr() as P
         );
-    }
-
-    #[test]
-    fn only_kernels_copies_and_fills_are_timed() {
-        assert_eq!(kind_of(Class::Launch), Some(DeviceKind::Kernel));
-        assert_eq!(kind_of(Class::Copy), Some(DeviceKind::Memcpy));
-        assert_eq!(kind_of(Class::Memset), Some(DeviceKind::Memset));
-        assert_eq!(kind_of(Class::StreamOp), None);
-        assert_eq!(kind_of(Class::Prefetch), None);
     }
 }

@@ -24,10 +24,13 @@
 //! (or, not yet signalled, counted untimed), so the backend never touches a handle the program
 //! has let go.
 
-use super::anchored::{bracketed, copy_kind, write_anchor, write_interval, Anchor, Timed, Work};
+use super::anchored::{
+    bracketed, claim, copy_kind, count_untimed, kind_of, write_anchor, write_interval, Anchor,
+    Lazy, Timed, Work, FREE, READY, REAPING,
+};
 use crate::hot::{guard, state};
 use crate::resolve;
-use causeway_ring::layout::{counter, Class, DeviceKind, Layer};
+use causeway_ring::layout::{Class, DeviceKind, Layer};
 use causeway_ring::{clock, Writer};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -117,52 +120,15 @@ impl Api {
     }
 }
 
-const OFF: u8 = 0;
-const WANTED: u8 = 1;
-const ON: u8 = 2;
-const BROKEN: u8 = 3;
-static STATE: AtomicU8 = AtomicU8::new(OFF);
-static API: std::sync::OnceLock<Api> = std::sync::OnceLock::new();
+static BACKEND: Lazy<Api> = Lazy::new(Api::resolve);
 
-/// Level 3 with a device-timing backend: time Level Zero work too.
+/// Level 3 with a device-timing backend: time this runtime's work too.
 pub fn want() {
-    STATE.store(WANTED, Ordering::Relaxed);
+    BACKEND.want();
 }
 
-#[inline]
 fn api() -> Option<&'static Api> {
-    match STATE.load(Ordering::Relaxed) {
-        ON => API.get(),
-        WANTED => start(),
-        _ => None,
-    }
-}
-
-#[cold]
-fn start() -> Option<&'static Api> {
-    if let Some(a) = API.get() {
-        return Some(a);
-    }
-    match guard::internal(Api::resolve) {
-        Some(a) => {
-            let a = API.get_or_init(|| a);
-            STATE.store(ON, Ordering::Relaxed);
-            Some(a)
-        }
-        None => {
-            STATE.store(BROKEN, Ordering::Relaxed);
-            None
-        }
-    }
-}
-
-const fn kind_of(class: Class) -> Option<DeviceKind> {
-    match class {
-        Class::Launch => Some(DeviceKind::Kernel),
-        Class::Copy => Some(DeviceKind::Memcpy),
-        Class::Memset => Some(DeviceKind::Memset),
-        _ => None,
-    }
+    BACKEND.api()
 }
 
 // ---- immediate command lists ----
@@ -224,7 +190,7 @@ pub fn regular_created(context: P, device: P, ph_list: P) {
 }
 
 fn follow(context: P, device: P, ph_list: P, synchronous: bool, regular: bool) {
-    if ph_list.is_null() || STATE.load(Ordering::Relaxed) == OFF {
+    if ph_list.is_null() || BACKEND.is_off() {
         return;
     }
     // SAFETY: the call succeeded, so it wrote the list handle there.
@@ -315,7 +281,7 @@ static TS_EVENTS: Set<8192> = Set::new();
 
 /// After a successful `zeEventPoolCreate`.
 pub fn pool_created(desc: P, ph_pool: P) {
-    if desc.is_null() || ph_pool.is_null() || STATE.load(Ordering::Relaxed) == OFF {
+    if desc.is_null() || ph_pool.is_null() || BACKEND.is_off() {
         return;
     }
     // SAFETY: the program's `ze_event_pool_desc_t`, which the real call read; the call succeeded,
@@ -419,7 +385,7 @@ fn steps_of(list: usize) -> impl Iterator<Item = &'static Step> {
 /// untimed, and our events go back.
 fn forget_recipe(list: usize) {
     reap_where(|s| s.list.load(Ordering::Relaxed) == list, true);
-    let api = API.get();
+    let api = BACKEND.get();
     for st in steps_of(list) {
         let own = st.own.load(Ordering::Relaxed);
         if own & 0xff != 0 {
@@ -437,7 +403,7 @@ fn forget_recipe(list: usize) {
 
 /// Before `zeCommandListReset`: the list's recipe is dropped (returned, for the real call).
 pub fn list_resetting(list: P) -> P {
-    if STATE.load(Ordering::Relaxed) == ON {
+    if BACKEND.is_on() {
         forget_recipe(list as usize);
     }
     list
@@ -446,10 +412,12 @@ pub fn list_resetting(list: P) -> P {
 /// Before `zeCommandQueueExecuteCommandLists`: what the lists' previous execution left pending is
 /// read, and our events in their recipes are reset for this one (returned, for the real call).
 pub fn executing(n: u32, lists: P) -> P {
-    if STATE.load(Ordering::Relaxed) != ON || lists.is_null() {
+    if !BACKEND.is_on() || lists.is_null() {
         return lists;
     }
-    let Some(api) = API.get() else { return lists };
+    let Some(api) = BACKEND.get() else {
+        return lists;
+    };
     for i in 0..n as usize {
         // SAFETY: the program's array of `n` list handles, which the real call reads.
         let list = unsafe { (lists as *const usize).add(i).read_unaligned() };
@@ -469,7 +437,7 @@ pub fn executing(n: u32, lists: P) -> P {
 /// joins the pending table, tied to the execute.
 pub fn executed(seq: Option<u64>, n: u32, lists: P) {
     let Some(seq) = seq else { return };
-    if STATE.load(Ordering::Relaxed) != ON || lists.is_null() {
+    if !BACKEND.is_on() || lists.is_null() {
         return;
     }
     for i in 0..n as usize {
@@ -477,8 +445,8 @@ pub fn executed(seq: Option<u64>, n: u32, lists: P) {
         let list = unsafe { (lists as *const usize).add(i).read_unaligned() };
         let Some(l) = list_of(list) else { continue };
         for st in steps_of(list) {
-            let Some(slot) = claim() else {
-                untimed_one();
+            let Some(slot) = claim(&SLOT, &NEXT, |s| &s.state) else {
+                count_untimed(1);
                 continue;
             };
             slot.seq.store(seq, Ordering::Relaxed);
@@ -647,7 +615,7 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
         timed: false,
     };
     OWN.with(|o| o.set(0));
-    if kind_of(class).is_none() || depth != 0 || STATE.load(Ordering::Relaxed) == OFF {
+    if kind_of(class).is_none() || depth != 0 || BACKEND.is_off() {
         return untimed;
     }
     let Some(api) = api() else { return untimed };
@@ -668,7 +636,7 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
         return untimed;
     };
     let Some((i, e)) = take_event(pool) else {
-        untimed_one();
+        count_untimed(1);
         return untimed;
     };
     OWN.with(|o| o.set(e));
@@ -691,11 +659,6 @@ struct Slot {
     what: AtomicU32,
     bytes: AtomicU64,
 }
-
-const FREE: u8 = 0;
-const FILLING: u8 = 1;
-const READY: u8 = 2;
-const REAPING: u8 = 3;
 
 static SLOT: [Slot; SLOTS] = [const {
     Slot {
@@ -733,18 +696,18 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
         // Recorded: its work runs at each execute of the list.
         if !add_step(list as usize, sig.event as usize, own, what, a[0]) {
             // The list signals our event at every execute: it is not returned (leaked).
-            untimed_one();
+            count_untimed(1);
         }
         return;
     }
     let (Some(seq), Some(l)) = (seq, list_of(list as usize)) else {
-        untimed_one();
+        count_untimed(1);
         return;
     };
-    let Some(slot) = claim() else {
+    let Some(slot) = claim(&SLOT, &NEXT, |s| &s.state) else {
         // Untimed. An event of ours the work will signal is not returned (it would need a reset
         // once signalled); the set is large, and this happens only with a full table.
-        untimed_one();
+        count_untimed(1);
         return;
     };
     slot.seq.store(seq, Ordering::Relaxed);
@@ -762,26 +725,6 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
     // half the table waits (its work is done or ours; the program's events stay until ended).
     if l.synchronous.load(Ordering::Relaxed) && pending as usize > SLOTS / 2 {
         synced();
-    }
-}
-
-#[inline]
-fn claim() -> Option<&'static Slot> {
-    for _ in 0..8 {
-        let s = &SLOT[NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS];
-        if s.state
-            .compare_exchange(FREE, FILLING, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-        {
-            return Some(s);
-        }
-    }
-    None
-}
-
-fn untimed_one() {
-    if let Some(w) = state::writer() {
-        w.bump(counter::DEVICE_UNTIMED);
     }
 }
 
@@ -803,17 +746,13 @@ static DEVICES: Mutex<Vec<Device>> = Mutex::new(Vec::new());
 /// In a fork child: the tables hold the parent's handles, and a lock may have been held by a thread
 /// that is gone. Level Zero timing is off here.
 pub fn on_fork_child() {
-    STATE.store(OFF, Ordering::Relaxed);
+    BACKEND.off();
 }
 
 /// At exit: what no sync of the program read is counted untimed (no driver call: the runtime may
 /// be torn down).
 pub fn at_exit() {
-    if let Some(w) = state::writer() {
-        for _ in 0..PENDING.swap(0, Ordering::AcqRel) {
-            w.bump(counter::DEVICE_UNTIMED);
-        }
-    }
+    count_untimed(u64::from(PENDING.swap(0, Ordering::AcqRel)));
 }
 
 /// After a successful host sync of the program: every pending event that signalled is written.
@@ -835,7 +774,7 @@ pub fn context_ending(context: P) {
             .is_some_and(|l| l.context.load(Ordering::Relaxed) == context as usize)
     };
     reap_where(lists_in, true);
-    let api = API.get();
+    let api = BACKEND.get();
     for p in POOL.iter() {
         if p.context.load(Ordering::Acquire) != context as usize {
             continue;
@@ -874,7 +813,7 @@ fn reap_where(pick: impl Fn(&Slot) -> bool, drop_unsignalled: bool) {
     if PENDING.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let (Some(api), Some(w)) = (API.get(), state::writer()) else {
+    let (Some(api), Some(w)) = (BACKEND.get(), state::writer()) else {
         return;
     };
     guard::internal(|| reap(api, w, pick, drop_unsignalled));
@@ -1074,13 +1013,5 @@ mod tests {
         assert_eq!(unwrap((1 << 32) - 10, a, 32), -110);
         assert_eq!(unwrap(7, 7, 64), 0);
         assert_eq!(unwrap(5, 9, 63), -4);
-    }
-
-    #[test]
-    fn only_kernels_copies_and_fills_are_timed() {
-        assert!(kind_of(Class::Launch).is_some());
-        assert!(kind_of(Class::Copy).is_some());
-        assert!(kind_of(Class::Memset).is_some());
-        assert!(kind_of(Class::StreamOp).is_none());
     }
 }
