@@ -189,6 +189,16 @@ pub fn ticks_per_sec() -> Option<u64> {
     unsafe { (*CFG.0.get()).as_ref().map(|c| c.ticks_per_sec) }
 }
 
+/// Ring clock ticks as nanoseconds (for pacing and brackets, not for entries: those keep ticks).
+pub fn ticks_to_ns(t: u64) -> u64 {
+    match ticks_per_sec() {
+        Some(tps) if tps != 1_000_000_000 => {
+            ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
+        }
+        _ => t,
+    }
+}
+
 #[cold]
 fn reserve_entries() {
     static LOCK: AtomicBool = AtomicBool::new(false);

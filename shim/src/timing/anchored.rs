@@ -32,7 +32,7 @@ pub struct Anchor {
 impl Anchor {
     /// Whether it is older than `ANCHOR_EVERY_NS` at host ticks `now` (or absent).
     pub fn stale(a: Option<Anchor>, now: u64) -> bool {
-        a.is_none_or(|a| ticks_ns(now.saturating_sub(a.taken)) >= ANCHOR_EVERY_NS)
+        a.is_none_or(|a| state::ticks_to_ns(now.saturating_sub(a.taken)) >= ANCHOR_EVERY_NS)
     }
 }
 
@@ -77,7 +77,7 @@ pub fn bracketed(mut read: impl FnMut() -> Option<u64>) -> Option<(u64, u64, u64
         if best.is_none_or(|(b0, b1, _)| t1 - t0 < b1 - b0) {
             best = Some((t0, t1, v));
         }
-        if ticks_ns(t1 - t0) <= ANCHOR_GOOD_NS {
+        if state::ticks_to_ns(t1 - t0) <= ANCHOR_GOOD_NS {
             break;
         }
     }
@@ -145,15 +145,6 @@ pub fn copy_kind(kind: DeviceKind, direction: u64) -> u16 {
         (DeviceKind::Memcpy, 2) => 2,
         (DeviceKind::Memcpy, 3) => 8,
         _ => 0,
-    }
-}
-
-pub fn ticks_ns(t: u64) -> u64 {
-    match state::ticks_per_sec() {
-        Some(tps) if tps != 1_000_000_000 => {
-            ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
-        }
-        _ => t,
     }
 }
 

@@ -626,16 +626,6 @@ fn pools() -> impl Iterator<Item = &'static Pool> {
     })
 }
 
-/// Host ticks → nanoseconds for pacing only.
-fn ticks_ns(t: u64) -> u64 {
-    match state::ticks_per_sec() {
-        Some(tps) if tps != 1_000_000_000 => {
-            ((t as u128) * 1_000_000_000 / tps.max(1) as u128) as u64
-        }
-        _ => t,
-    }
-}
-
 /// One reaping pass over a pool: writes an interval for every pair whose end event completed.
 /// Returns how many it wrote.
 fn pass(api: &Api, pool: &Pool, at_exit: bool) -> usize {
@@ -649,7 +639,8 @@ fn pass(api: &Api, pool: &Pool, at_exit: bool) -> usize {
     }
     let mut st = pool.anchor.lock().unwrap_or_else(|e| e.into_inner());
     let now = clock::ticks();
-    if st.id == 0 || ticks_ns(now.saturating_sub(st.taken)) >= ANCHOR_EVERY_NS || at_exit {
+    if st.id == 0 || state::ticks_to_ns(now.saturating_sub(st.taken)) >= ANCHOR_EVERY_NS || at_exit
+    {
         let any_pending = pool
             .pairs
             .iter()
@@ -775,7 +766,7 @@ fn take_anchor(api: &Api, pool: &Pool, st: &mut AnchorState, w: Option<Writer>) 
         }
         let t1 = clock::ticks();
         last = Some((t0, t1));
-        if ticks_ns(t1 - t0) <= ANCHOR_GOOD_NS {
+        if state::ticks_to_ns(t1 - t0) <= ANCHOR_GOOD_NS {
             break;
         }
     }
