@@ -424,18 +424,13 @@ macro_rules! hook_table {
                         // The enqueue's event, to the Unified Runtime timing (which releases ours).
                         $( if code == 0 { $crate::timing::ur_enqueued(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], $ev, owned); } )?
                         $( let _ = stringify!($sig); $crate::timing::ze_appended(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], zsig, code); )?
-                        if matches!(causeway_ring::layout::Layer::$layer, causeway_ring::layout::Layer::LevelZero)
-                            && matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)
+                        // A host sync: the work it waited for can be read now (Unified Runtime,
+                        // Level Zero; the layer and class are constants, so other hooks compile
+                        // this away).
+                        if matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)
                             && code == 0
                         {
-                            $crate::timing::ze_synced();
-                        }
-                        // A Unified Runtime host sync: the work it waited for can be read now.
-                        if matches!(causeway_ring::layout::Layer::$layer, causeway_ring::layout::Layer::UnifiedRuntime)
-                            && matches!(CLASS, causeway_ring::layout::Class::Sync | causeway_ring::layout::Class::EventSync)
-                            && code == 0
-                        {
-                            $crate::timing::ur_synced();
+                            $crate::timing::synced(causeway_ring::layout::Layer::$layer);
                         }
                         // Extra entries a successful call calls for (graph nodes after instantiation,
                         // the events a Level Zero or Unified Runtime call signals or waits for): the

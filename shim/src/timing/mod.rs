@@ -11,7 +11,7 @@
 //! Unified Runtime work is timed by UR's own event profiling (`ur.rs`) at level 3 with either
 //! backend: the hook macro hands it each timed enqueue's output event (`ur_event_out`,
 //! `ur_enqueued`), queue creation asks for profiling (`ur_queue_properties`), and each host sync
-//! reaps what completed (`ur_synced`).
+//! reaps what completed (`synced`); Level Zero's kernel timestamps (`ze.rs`) likewise.
 
 mod anchored;
 mod cupti;
@@ -21,7 +21,7 @@ mod ze;
 
 use crate::hot::record::Open;
 use crate::hot::state;
-use causeway_ring::layout::Class;
+use causeway_ring::layout::{Class, Layer};
 use causeway_ring::settings::Backend;
 
 type P = *mut std::ffi::c_void;
@@ -131,9 +131,15 @@ pub fn ze_context_ending(context: P) -> P {
     context
 }
 
-/// After a successful Level Zero host sync.
-pub fn ze_synced() {
-    ze::synced()
+/// After a successful host sync of `layer`: the Intel backends read what completed; nothing for
+/// CUDA's layers.
+#[inline(always)]
+pub fn synced(layer: Layer) {
+    match layer {
+        Layer::UnifiedRuntime => ur::synced(),
+        Layer::LevelZero => ze::synced(),
+        _ => {}
+    }
 }
 
 /// After a successful `zeEventPoolCreate`: a timestamp pool's events may be read.
@@ -174,11 +180,6 @@ pub fn ur_enqueued(
 /// `urQueueCreate`'s properties, with profiling asked for when UR work is timed.
 pub fn ur_queue_properties(props: P, scratch: &mut [u64; 4]) -> P {
     ur::queue_properties(props, scratch)
-}
-
-/// After a successful Unified Runtime host sync: what completed is read and written.
-pub fn ur_synced() {
-    ur::synced()
 }
 
 /// After a successful `urQueueCreate`: its device, for Unified Runtime timing.
