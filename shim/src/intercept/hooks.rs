@@ -395,7 +395,8 @@ macro_rules! hook_table {
                         // writes ours, in `own_event` (the caller still sees none).
                         $(
                             let mut own_event = 0u64;
-                            let ($ev, owned) = $crate::timing::ur_event_out($ev, open.depth(), CLASS, &mut own_event);
+                            let uev = $crate::timing::ur_event_out($ev, open.depth(), CLASS, &mut own_event);
+                            let $ev = uev.ph_event;
                         )?
                         // A Level Zero append's signal event (`signal`): where the caller named
                         // none, device timing's own.
@@ -422,7 +423,7 @@ macro_rules! hook_table {
                             $crate::timing::untie();
                         }
                         // The enqueue's event, to the Unified Runtime timing (which releases ours).
-                        $( if code == 0 { $crate::timing::ur_enqueued(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], $ev, owned); } )?
+                        $( if code == 0 { let _ = stringify!($ev); $crate::timing::ur_enqueued(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], uev); } )?
                         $( let _ = stringify!($sig); $crate::timing::ze_appended(seq, ($a0) as u64, CLASS, [($a1) as u64, ($a2) as u64], zsig, code); )?
                         // A host sync: the work it waited for can be read now (Unified Runtime,
                         // Level Zero; the layer and class are constants, so other hooks compile

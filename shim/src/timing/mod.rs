@@ -157,24 +157,18 @@ pub fn ze_pool_ending(pool: P) -> P {
     ze::pool_ending(pool)
 }
 
-/// A Unified Runtime enqueue's output-event argument for its real call (see `ur::event_out`), and
-/// whether the event it will write is ours.
+pub use ur::EventOut as UrEventOut;
+
+/// A Unified Runtime enqueue's output-event argument for its real call (`ur::event_out`).
 #[inline(always)]
-pub fn ur_event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bool) {
+pub fn ur_event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> UrEventOut {
     ur::event_out(ph_event, depth, class, own)
 }
 
 /// After a successful Unified Runtime enqueue: its event joins the pending table (`ur::enqueued`).
 #[inline(always)]
-pub fn ur_enqueued(
-    seq: Option<u64>,
-    queue: u64,
-    class: Class,
-    a: [u64; 2],
-    ph_event: P,
-    owned: bool,
-) {
-    ur::enqueued(seq, queue, class, a, ph_event, owned)
+pub fn ur_enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], e: UrEventOut) {
+    ur::enqueued(seq, queue, class, a, e)
 }
 
 /// `urQueueCreate`'s properties, with profiling asked for when UR work is timed.

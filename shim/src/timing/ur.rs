@@ -142,33 +142,39 @@ fn with_profiling(props: P, scratch: &mut [u64; 4]) -> P {
 
 // ---- the hot path ----
 
-/// An enqueue's output-event argument for its real call: the program's own (retained after the
-/// call), or `own` where it asked for none and this call is timed. Returns the argument and whether
-/// it is ours.
-#[inline(always)]
-pub fn event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> (P, bool) {
-    TIMED.with(|t| t.set(false));
-    if kind_of(class).is_none() || depth != 0 || BACKEND.is_off() {
-        return (ph_event, false);
-    }
-    if api().is_none() {
-        return (ph_event, false);
-    }
-    if !ph_event.is_null() {
-        BEFORE.with(|b| b.set(clock::ticks()));
-        TIMED.with(|t| t.set(true));
-        return (ph_event, false);
-    }
-    BEFORE.with(|b| b.set(clock::ticks()));
-    TIMED.with(|t| t.set(true));
-    (own as *mut u64 as P, true)
+/// What an enqueue's output-event argument became.
+#[derive(Clone, Copy)]
+pub struct EventOut {
+    /// The argument for the real call: the program's, or our slot where it asked for none.
+    pub ph_event: P,
+    /// The event the call writes is ours.
+    owned: bool,
+    /// The enqueue is timed (outermost, of a timed class, the backend on).
+    timed: bool,
+    /// Host ticks just before the real call.
+    before: u64,
 }
 
-thread_local! {
-    /// Host ticks just before this thread's timed enqueue made its real call.
-    static BEFORE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// Whether this thread's latest enqueue is timed (`event_out` said so).
-    static TIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// An enqueue's output-event argument for its real call: the program's own (retained after the
+/// call), or `own` where it asked for none and this call is timed.
+#[inline(always)]
+pub fn event_out(ph_event: P, depth: u16, class: Class, own: &mut u64) -> EventOut {
+    let mut out = EventOut {
+        ph_event,
+        owned: false,
+        timed: false,
+        before: 0,
+    };
+    if kind_of(class).is_none() || depth != 0 || BACKEND.is_off() || api().is_none() {
+        return out;
+    }
+    out.timed = true;
+    out.before = clock::ticks();
+    if ph_event.is_null() {
+        out.ph_event = own as *mut u64 as P;
+        out.owned = true;
+    }
+    out
 }
 
 struct Slot {
@@ -200,21 +206,22 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// Slots READY or being reaped (a sync with none pending scans nothing).
 static PENDING: AtomicU32 = AtomicU32::new(0);
 
-/// After a successful timed enqueue: its event (`*ph_event`; ours when `owned`) joins the pending
-/// table. Our own event is taken out of the slot, so the call's event links see none.
+/// After a successful enqueue: a timed one's event (`*ph_event`; ours when `owned`) joins the
+/// pending table. Our own event is taken out of the slot, so the call's event links see none.
 #[inline]
-pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_event: P, owned: bool) {
-    let Some(kind) = kind_of(class) else { return };
-    if !TIMED.with(|t| t.replace(false)) {
+pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], e: EventOut) {
+    let EventOut {
+        ph_event,
+        owned,
+        timed,
+        before,
+    } = e;
+    let (Some(kind), true) = (kind_of(class), timed) else {
         return;
-    }
+    };
     let after = clock::ticks();
-    if ph_event.is_null() {
-        return;
-    }
-    let Some(api) = (if owned { BACKEND.get() } else { None })
-        .or_else(|| (!BACKEND.is_off()).then(api).flatten())
-    else {
+    // `event_out` found the loader's functions.
+    let (false, Some(api)) = (ph_event.is_null(), BACKEND.get()) else {
         return;
     };
     // SAFETY: the call succeeded, so it wrote the event handle where `ph_event` points.
@@ -249,8 +256,7 @@ pub fn enqueued(seq: Option<u64>, queue: u64, class: Class, a: [u64; 2], ph_even
         Ordering::Relaxed,
     );
     slot.bytes.store(bytes, Ordering::Relaxed);
-    slot.before
-        .store(BEFORE.with(|b| b.get()), Ordering::Relaxed);
+    slot.before.store(before, Ordering::Relaxed);
     slot.after.store(after, Ordering::Relaxed);
     PENDING.fetch_add(1, Ordering::Relaxed);
     slot.state.store(READY, Ordering::Release);
