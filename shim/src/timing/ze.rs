@@ -593,7 +593,8 @@ pub struct Signal {
     pub event: P,
     /// Ours: pool index + 1 and event index (0: not ours).
     own: (u8, u16),
-    timed: bool,
+    /// The followed list it is appended to (`None`: the append is not timed).
+    list: Option<&'static List>,
 }
 
 thread_local! {
@@ -612,7 +613,7 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
     let untimed = Signal {
         event,
         own: (0, 0),
-        timed: false,
+        list: None,
     };
     OWN.with(|o| o.set(0));
     if kind_of(class).is_none() || depth != 0 || BACKEND.is_off() {
@@ -627,8 +628,8 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
         // is written untimed (known, not timed).
         let stamps = TS_EVENTS.contains(event as usize);
         return Signal {
-            timed: true,
             own: (0, if stamps { 0 } else { NO_STAMPS }),
+            list: Some(l),
             ..untimed
         };
     }
@@ -643,7 +644,7 @@ pub fn signal(list: u64, event: P, depth: u16, class: Class) -> Signal {
     Signal {
         event: e as P,
         own: (pi as u8 + 1, i as u16),
-        timed: true,
+        list: Some(l),
     }
 }
 
@@ -679,10 +680,9 @@ static PENDING: AtomicU32 = AtomicU32::new(0);
 /// the call failed.
 #[inline]
 pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Signal, code: i32) {
-    if !sig.timed {
+    let (Some(l), Some(kind)) = (sig.list, kind_of(class)) else {
         return;
-    }
-    let Some(kind) = kind_of(class) else { return };
+    };
     let (pi, ei) = sig.own;
     if code != SUCCESS {
         if pi != 0 {
@@ -692,7 +692,7 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
     }
     let what = kind as u32 | u32::from(copy_kind(kind, a[1])) << 16;
     let own = u32::from(pi) | u32::from(ei) << 8;
-    if list_of(list as usize).is_some_and(|l| l.regular.load(Ordering::Relaxed)) {
+    if l.regular.load(Ordering::Relaxed) {
         // Recorded: its work runs at each execute of the list.
         if !add_step(list as usize, sig.event as usize, own, what, a[0]) {
             // The list signals our event at every execute: it is not returned (leaked).
@@ -700,7 +700,7 @@ pub fn appended(seq: Option<u64>, list: u64, class: Class, a: [u64; 2], sig: Sig
         }
         return;
     }
-    let (Some(seq), Some(l)) = (seq, list_of(list as usize)) else {
+    let Some(seq) = seq else {
         count_untimed(1);
         return;
     };
