@@ -442,14 +442,13 @@ pub struct GraphTopology {
 }
 
 impl ProcessTimeline {
-    /// The topology a graph launch (a call with sequence number `seq` on exec handle `exec`) ran:
-    /// the exec's latest instantiation before it.
-    pub fn topology_of(&self, exec: u64, seq: u64) -> Option<&GraphTopology> {
+    /// The topology a graph launch (a call with sequence number `seq` on exec handle `exec`) ran,
+    /// by its index in `graph_topologies`: the exec's latest instantiation before it.
+    pub fn topology_of(&self, exec: u64, seq: u64) -> Option<usize> {
         let before = self.graph_topologies.partition_point(|t| t.seq < seq);
         self.graph_topologies[..before]
             .iter()
-            .rev()
-            .find(|t| t.exec == exec)
+            .rposition(|t| t.exec == exec)
     }
 }
 

@@ -268,6 +268,7 @@ impl<'t> Graph<'t> {
                 items: Vec::new(),
             },
             graph_roots: HashMap::default(),
+            topologies: HashMap::default(),
         };
         b.issue_edges();
         b.walk();
@@ -385,6 +386,28 @@ struct Builder<'t> {
     /// Graph launches ordered by their topology (call index): the executions of the graph's root
     /// nodes, which wait for what the launch waits for.
     graph_roots: HashMap<usize, Vec<u32>>,
+    /// Each topology's lookups, made once for all the launches that ran it (by index in
+    /// `ProcessTimeline::graph_topologies`).
+    topologies: HashMap<usize, Topology<'t>>,
+}
+
+/// A graph topology's kernel nodes (their names) and each node's predecessors.
+struct Topology<'t> {
+    kernel: HashMap<u32, Option<&'t str>>,
+    preds: HashMap<u32, Vec<u32>>,
+}
+
+impl<'t> Topology<'t> {
+    fn of(t: &'t crate::facts::model::GraphTopology) -> Topology<'t> {
+        let mut preds: HashMap<u32, Vec<u32>> = HashMap::default();
+        for &(a, b) in &t.edges {
+            preds.entry(b).or_default().push(a);
+        }
+        Topology {
+            kernel: t.kernels.iter().map(|(k, n)| (*k, n.as_deref())).collect(),
+            preds,
+        }
+    }
 }
 
 fn per_thread_name(api: &str) -> bool {
@@ -402,7 +425,7 @@ fn class_of(c: &Call) -> Option<Class> {
         .map(|name| Class::from_name(name).unwrap_or(Class::Other))
 }
 
-impl Builder<'_> {
+impl<'t> Builder<'t> {
     fn edge(&mut self, from: Node, to: Node, kind: EdgeKind, evidence: Evidence) {
         if from != to {
             self.edges.push(Edge {
@@ -483,9 +506,10 @@ impl Builder<'_> {
     fn graph_edges(&mut self, i: usize) {
         let p = self.p;
         let c = &p.calls[i];
-        let Some(t) = c.handle.and_then(|x| p.topology_of(x, c.seq)) else {
+        let Some(ti) = c.handle.and_then(|x| p.topology_of(x, c.seq)) else {
             return;
         };
+        let t = &p.graph_topologies[ti];
         if t.incomplete || t.edges.is_empty() {
             return;
         }
@@ -500,12 +524,22 @@ impl Builder<'_> {
                 return;
             }
         }
-        let kernel: HashMap<u32, Option<&str>> = t
-            .kernels
-            .iter()
-            .map(|(k, name)| (*k, name.as_deref()))
-            .collect();
-        for (&k, &j) in &ran {
+        // Taken out while this launch's edges are added (they borrow the builder), put back after.
+        let topo = match self.topologies.remove(&ti) {
+            Some(topo) => topo,
+            None => Topology::of(t),
+        };
+        self.topology_edges(i, &ran, &topo);
+        self.topologies.insert(ti, topo);
+    }
+
+    /// Launch `i`'s edges between its node executions `ran` (node → execution), by `topo`; none when
+    /// an execution's kernel is not the recorded node's (the numbering is not the one recorded).
+    fn topology_edges(&mut self, i: usize, ran: &HashMap<u32, usize>, topo: &Topology<'t>) {
+        let p = self.p;
+        let c = &p.calls[i];
+        let Topology { kernel, preds } = topo;
+        for (&k, &j) in ran {
             let d = &p.device[j];
             match kernel.get(&k) {
                 Some(Some(name)) if d.kind != "kernel" || *name != &*d.name => return,
@@ -514,19 +548,17 @@ impl Builder<'_> {
                 None => {}
             }
         }
-        let mut preds: HashMap<u32, Vec<u32>> = HashMap::default();
-        for &(a, b) in &t.edges {
-            preds.entry(b).or_default().push(a);
-        }
         let mut nodes: Vec<(u32, usize)> = ran.iter().map(|(&k, &j)| (k, j)).collect();
         nodes.sort_unstable();
         let mut roots: Vec<u32> = Vec::new();
+        let mut seen: HashMap<u32, ()> = HashMap::default();
+        let (mut todo, mut from, mut lost): (Vec<u32>, Vec<usize>, Vec<u32>) = Default::default();
         for (k, j) in nodes {
             // The executions this one waited for: each predecessor's, through nodes that ran none.
-            let mut seen: HashMap<u32, ()> = HashMap::default();
-            let mut todo: Vec<u32> = preds.get(&k).cloned().unwrap_or_default();
-            let mut from: Vec<usize> = Vec::new();
-            let mut lost: Vec<u32> = Vec::new();
+            seen.clear();
+            from.clear();
+            lost.clear();
+            todo.extend(preds.get(&k).into_iter().flatten());
             while let Some(a) = todo.pop() {
                 if seen.insert(a, ()).is_some() {
                     continue;
@@ -541,7 +573,7 @@ impl Builder<'_> {
             if from.is_empty() && lost.is_empty() {
                 roots.push(j as u32);
             }
-            for ja in from {
+            for &ja in &from {
                 self.edge(
                     Node::Work(ja),
                     Node::Work(j),
@@ -550,7 +582,7 @@ impl Builder<'_> {
                 );
             }
             lost.sort_unstable();
-            for a in lost {
+            for &a in &lost {
                 let what = format!(
                     "graph node {a}'s kernel in the launch of seq {}: not in the capture",
                     c.seq
