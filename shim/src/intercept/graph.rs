@@ -220,6 +220,10 @@ fn walk(api: &Api, graph: P, depth: usize, w: &mut Walk) -> Option<Numbered> {
             .ok()
             .map(|i| sorted[i].1)
     };
+    // Nodes with a dependency inside this graph (not its entries) and with a dependent inside it
+    // (not its exits).
+    let mut has_pred = vec![false; nodes.len()];
+    let mut has_succ = vec![false; nodes.len()];
     match api.edges(graph) {
         None => w.incomplete = true,
         Some(edges) => {
@@ -228,6 +232,8 @@ fn walk(api: &Api, graph: P, depth: usize, w: &mut Walk) -> Option<Numbered> {
                     w.incomplete = true;
                     continue;
                 };
+                has_succ[a] = true;
+                has_pred[b] = true;
                 for &x in &own.exits[a] {
                     for &y in &own.entries[b] {
                         if w.edges.len() >= MAX_EDGES {
@@ -240,13 +246,21 @@ fn walk(api: &Api, graph: P, depth: usize, w: &mut Walk) -> Option<Numbered> {
             }
         }
     }
-    own.roots_and_leaves(&w.edges, base, nodes.len());
+    // What a parent's edges connect to: the roots' entries and the leaves' exits.
+    for k in 0..nodes.len() {
+        if has_pred[k] {
+            own.entries[k].clear();
+        }
+        if has_succ[k] {
+            own.exits[k].clear();
+        }
+    }
     Some(own)
 }
 
 impl Numbered {
-    /// This graph's entry and exit indices (its roots' entries, its leaves' exits), once
-    /// `roots_and_leaves` has kept only those.
+    /// This graph's entry and exit indices (its roots' entries, its leaves' exits: `walk` keeps
+    /// only those).
     fn ends(self) -> (Vec<u32>, Vec<u32>) {
         let mut entries: Vec<u32> = self.entries.into_iter().flatten().collect();
         let mut exits: Vec<u32> = self.exits.into_iter().flatten().collect();
@@ -255,41 +269,6 @@ impl Numbered {
         exits.sort_unstable();
         exits.dedup();
         (entries, exits)
-    }
-
-    /// Keeps the entries of the graph's roots (no dependency inside it) and the exits of its leaves
-    /// (nothing inside it depends on them): what a parent's edges connect to.
-    fn roots_and_leaves(&mut self, edges: &[(u32, u32)], base: u32, n: usize) {
-        let mut has_pred = vec![false; n];
-        let mut has_succ = vec![false; n];
-        let own = |x: u32| {
-            (base..base + n as u32)
-                .contains(&x)
-                .then(|| (x - base) as usize)
-        };
-        // Edges between this graph's own nodes, by the indices its nodes' entries and exits hold.
-        let mut owner = std::collections::HashMap::new();
-        for k in 0..n {
-            for &x in self.entries[k].iter().chain(&self.exits[k]) {
-                owner.insert(x, k);
-            }
-        }
-        for &(a, b) in edges {
-            if let (Some(&ka), Some(&kb)) = (owner.get(&a), owner.get(&b)) {
-                if ka != kb || own(a).is_some() {
-                    has_succ[ka] = true;
-                    has_pred[kb] = true;
-                }
-            }
-        }
-        for k in 0..n {
-            if has_pred[k] {
-                self.entries[k].clear();
-            }
-            if has_succ[k] {
-                self.exits[k].clear();
-            }
-        }
     }
 }
 
