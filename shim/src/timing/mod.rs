@@ -121,14 +121,12 @@ pub fn ze_executed(seq: Option<u64>, n: u32, lists: P) {
 
 /// Before the program destroys or resets a Level Zero event (returned, for the real call).
 pub fn ze_event_ending(event: P) -> P {
-    ze::event_ending(event);
-    event
+    ze::event_ending(event)
 }
 
 /// Before the program destroys a Level Zero context (returned, for the real call).
 pub fn ze_context_ending(context: P) -> P {
-    ze::context_ending(context);
-    context
+    ze::context_ending(context)
 }
 
 /// After a successful host sync of `layer`: the Intel backends read what completed; nothing for

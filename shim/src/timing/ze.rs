@@ -761,14 +761,15 @@ pub fn synced() {
 }
 
 /// Before the program destroys or resets `event`: its pending appends are read now, or counted
-/// untimed when it has not signalled.
-pub fn event_ending(event: P) {
+/// untimed when it has not signalled (returned, for the real call).
+pub fn event_ending(event: P) -> P {
     reap_where(|s| s.event.load(Ordering::Relaxed) == event as usize, true);
+    event
 }
 
 /// Before the program destroys `context`: what is pending in it is read or counted untimed, and our
-/// pool there is forgotten (the context takes it along).
-pub fn context_ending(context: P) {
+/// pool there is destroyed (returned, for the real call).
+pub fn context_ending(context: P) -> P {
     let lists_in = |s: &Slot| {
         list_of(s.list.load(Ordering::Relaxed))
             .is_some_and(|l| l.context.load(Ordering::Relaxed) == context as usize)
@@ -807,6 +808,7 @@ pub fn context_ending(context: P) {
         p.context.store(0, Ordering::Relaxed);
         p.state.store(0, Ordering::Release);
     }
+    context
 }
 
 fn reap_where(pick: impl Fn(&Slot) -> bool, drop_unsignalled: bool) {
