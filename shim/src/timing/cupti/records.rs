@@ -52,41 +52,38 @@ pub(super) fn parse(b: &[u8]) -> Rec {
 }
 
 fn parse_opt(b: &[u8]) -> Option<Rec> {
-    // Every device record kind has a graphNodeId; one too short to hold it reads as 0.
-    let device =
-        |kind, start, end, dev, stream, corr, bytes, copy_kind, name, node| -> Option<Rec> {
-            Some(Rec::Device(Device {
-                kind,
-                copy_kind,
-                start: u64_at(b, start)?,
-                end: u64_at(b, end)?,
-                device: u32_at(b, dev)?,
-                stream: u32_at(b, stream)?,
-                corr: u32_at(b, corr)?,
-                bytes,
-                name,
-                queued: 0,
-                submitted: 0,
-                graph_node: u64_at(b, node).unwrap_or(0),
-            }))
-        };
+    // The fields every device record kind has, at its offsets: start, end, device, stream,
+    // correlation id, graphNodeId (a record too short to hold the last reads it as 0).
+    let device = |kind, at: [usize; 6], bytes, copy_kind, name| -> Option<Rec> {
+        let [start, end, dev, stream, corr, node] = at;
+        Some(Rec::Device(Device {
+            kind,
+            copy_kind,
+            start: u64_at(b, start)?,
+            end: u64_at(b, end)?,
+            device: u32_at(b, dev)?,
+            stream: u32_at(b, stream)?,
+            corr: u32_at(b, corr)?,
+            bytes,
+            name,
+            queued: 0,
+            submitted: 0,
+            graph_node: u64_at(b, node).unwrap_or(0),
+        }))
+    };
     Some(match u32_at(b, 0)? {
         KIND_KERNEL | KIND_CONCURRENT_KERNEL => {
             use off::kernel as k;
             let name = u64_at(b, k::NAME)? as usize;
-            let (s, e, d, st, c) = (k::START, k::END, k::DEVICE, k::STREAM, k::CORRELATION);
-            match device(
-                DeviceKind::Kernel,
-                s,
-                e,
-                d,
-                st,
-                c,
-                0,
-                0,
-                Some(name),
+            let at = [
+                k::START,
+                k::END,
+                k::DEVICE,
+                k::STREAM,
+                k::CORRELATION,
                 k::GRAPH_NODE,
-            )? {
+            ];
+            match device(DeviceKind::Kernel, at, 0, 0, Some(name))? {
                 Rec::Device(mut dev) => {
                     dev.queued = u64_at(b, k::QUEUED).unwrap_or(0);
                     dev.submitted = u64_at(b, k::SUBMITTED).unwrap_or(0);
@@ -98,53 +95,41 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
         KIND_MEMCPY => {
             use off::memcpy as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
-            let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(
-                DeviceKind::Memcpy,
-                s,
-                e,
-                d,
-                st,
-                c,
-                bytes,
-                ck,
-                None,
+            let at = [
+                m::START,
+                m::END,
+                m::DEVICE,
+                m::STREAM,
+                m::CORRELATION,
                 m::GRAPH_NODE,
-            )?
+            ];
+            device(DeviceKind::Memcpy, at, bytes, ck, None)?
         }
         KIND_MEMCPY2 => {
             use off::p2p as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
-            let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(
-                DeviceKind::Memcpy,
-                s,
-                e,
-                d,
-                st,
-                c,
-                bytes,
-                ck,
-                None,
+            let at = [
+                m::START,
+                m::END,
+                m::DEVICE,
+                m::STREAM,
+                m::CORRELATION,
                 m::GRAPH_NODE,
-            )?
+            ];
+            device(DeviceKind::Memcpy, at, bytes, ck, None)?
         }
         KIND_MEMSET => {
             use off::memset as m;
             let bytes = u64_at(b, m::BYTES)?;
-            let (s, e, d, st, c) = (m::START, m::END, m::DEVICE, m::STREAM, m::CORRELATION);
-            device(
-                DeviceKind::Memset,
-                s,
-                e,
-                d,
-                st,
-                c,
-                bytes,
-                0,
-                None,
+            let at = [
+                m::START,
+                m::END,
+                m::DEVICE,
+                m::STREAM,
+                m::CORRELATION,
                 m::GRAPH_NODE,
-            )?
+            ];
+            device(DeviceKind::Memset, at, bytes, 0, None)?
         }
         KIND_EXTERNAL_CORRELATION => {
             use off::external as x;
