@@ -320,15 +320,18 @@ type ZeRun = (
     PathBuf,
 );
 
+/// `ze_prog 3` on the Level Zero double, not preloaded.
+fn ze_command(prog: &std::path::Path, double: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(prog);
+    c.arg("3")
+        .env_remove("LD_PRELOAD")
+        .env("ZE_ENABLE_ALT_DRIVERS", double);
+    c
+}
+
 fn ze_run(level: u8) -> Option<ZeRun> {
     let (prog, double) = ze_prog()?;
-    let cmd = || {
-        let mut c = std::process::Command::new(&prog);
-        c.arg("3")
-            .env_remove("LD_PRELOAD")
-            .env("ZE_ENABLE_ALT_DRIVERS", &double);
-        c
-    };
+    let cmd = || ze_command(&prog, &double);
     let b = bare(cmd());
     assert!(b.status.success(), "ze_prog failed bare: {}", stderr(&b));
     let (o, cap) = traced(cmd(), level, &[]);
@@ -393,13 +396,7 @@ fn level_zero_level_3_times_immediate_list_work_within_its_bound() {
         return;
     };
     let truth = scratch("zetruth").join("truth.txt");
-    let cmd = || {
-        let mut c = std::process::Command::new(&prog);
-        c.arg("3")
-            .env_remove("LD_PRELOAD")
-            .env("ZE_ENABLE_ALT_DRIVERS", &double);
-        c
-    };
+    let cmd = || ze_command(&prog, &double);
     let b = bare(cmd());
     let mut t = cmd();
     t.env("CWZ_TRUTH", &truth);
