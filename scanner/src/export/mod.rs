@@ -41,6 +41,7 @@ use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
@@ -150,6 +151,18 @@ pub(crate) enum What {
     Span(usize),
 }
 
+impl What {
+    /// Its kind (0 call, 1 range, 2 span) and index.
+    #[inline]
+    fn kind_index(self) -> (usize, usize) {
+        match self {
+            What::Call(i) => (0, i),
+            What::Range(i) => (1, i),
+            What::Span(i) => (2, i),
+        }
+    }
+}
+
 /// One slice on a track, with the times it is drawn at.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Item {
@@ -188,12 +201,17 @@ pub(crate) struct ProcLayout<'t> {
     pub bound_max_ns: u64,
     /// The flows the calls start: (call index, flow id), sorted by call index (`flows_of`).
     pub call_flows: Vec<(usize, u64)>,
+    /// Where each call's flows start in `call_flows` (one more than there are calls).
+    call_flow_start: Vec<u32>,
     /// The flow ending at each device span.
     pub span_flow: Vec<Option<u64>>,
     /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
     pub deps: Vec<Dep>,
     deps_out: Vec<(What, usize)>,
     deps_in: Vec<(What, usize)>,
+    /// Slices with a dependency flow either way, one bit each, by kind (call, range, span): most have
+    /// none, and the bit spares them the searches of `deps_from` and `deps_into`.
+    dep_bits: [Vec<u64>; 3],
 }
 
 /// A dependency of the causal graph drawn as a flow between two slices.
@@ -274,93 +292,12 @@ impl<'t> Layout<'t> {
 
 impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
-        let (first_ns, last_ns) = p.extent();
-
-        // Host threads: every tid with a call, a range or a mark.
-        let mut tids: Vec<u32> = p.threads.clone();
-        tids.extend(p.ranges.iter().map(|r| r.tid));
-        tids.extend(p.marks.iter().map(|m| m.tid));
-        tids.sort_unstable();
-        tids.dedup();
-        let mut by_tid: HashMap<u32, Vec<(Item, u8, u32)>> = HashMap::new();
-        for (i, c) in p.calls.iter().enumerate() {
-            let (end, open) = match c.end_ns {
-                Some(e) => (e.max(c.begin_ns), false),
-                None => (last_ns.max(c.begin_ns), true),
-            };
-            by_tid.entry(c.tid).or_default().push((
-                Item {
-                    what: What::Call(i),
-                    begin: c.begin_ns,
-                    end,
-                    open,
-                },
-                1,
-                c.depth as u32,
-            ));
-        }
-        for (i, r) in p.ranges.iter().enumerate() {
-            let (end, open) = match r.end_ns {
-                Some(e) => (e.max(r.begin_ns), false),
-                None => (last_ns.max(r.begin_ns), true),
-            };
-            by_tid.entry(r.tid).or_default().push((
-                Item {
-                    what: What::Range(i),
-                    begin: r.begin_ns,
-                    end,
-                    open,
-                },
-                0,
-                r.level,
-            ));
-        }
-        let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
-        for (i, m) in p.marks.iter().enumerate() {
-            marks_by_tid.entry(m.tid).or_default().push(i);
-        }
-        let threads = tids
-            .iter()
-            .map(|&tid| {
-                let mut items = by_tid.remove(&tid).unwrap_or_default();
-                // Begin order, the enclosing slice first: longer first, a range before a call of the
-                // same extent, the outer level first.
-                items.sort_by_key(|&(it, rank, level)| {
-                    (it.begin, std::cmp::Reverse(it.end), rank, level)
-                });
-                let mut marks = marks_by_tid.remove(&tid).unwrap_or_default();
-                marks.sort_by_key(|&i| p.marks[i].ns);
-                ThreadLanes {
-                    tid,
-                    lanes: thread_lanes(items.into_iter().map(|(it, _, _)| it)),
-                    marks,
-                }
-            })
-            .collect();
-
-        // Device streams, in StreamId order.
-        let mut by_stream: HashMap<StreamId, Vec<Item>> = HashMap::new();
-        for (i, d) in p.device.iter().enumerate() {
-            by_stream.entry(d.stream).or_default().push(Item {
-                what: What::Span(i),
-                begin: d.begin_ns,
-                end: d.end_ns.max(d.begin_ns),
-                open: false,
-            });
-        }
-        let mut stream_ids: Vec<StreamId> = by_stream.keys().copied().collect();
-        stream_ids.sort();
-        let streams = stream_ids
-            .into_iter()
-            .map(|stream| {
-                let mut items = by_stream.remove(&stream).unwrap_or_default();
-                items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
-                StreamLanes {
-                    stream,
-                    lanes: greedy_lanes(items, Vec::new()),
-                }
-            })
-            .collect();
+        let (first_ns, _) = p.extent();
+        // The tracks and the causal graph need nothing of each other: built side by side.
+        let ((threads, streams), graph) = rayon::join(
+            || rayon::join(|| thread_tracks(p), || stream_tracks(p)),
+            || crate::analysis::causal::graph::Graph::build_with(p, tokens),
+        );
 
         // Flows: one per device span tied to a call of this process. Calls are in sequence order,
         // so a span's call is found by binary search.
@@ -379,9 +316,16 @@ impl<'t> ProcLayout<'t> {
             .collect();
         // Stable: a call's flows keep their span order.
         call_flows.sort_by_key(|&(ci, _)| ci);
+        let mut call_flow_start = Vec::with_capacity(p.calls.len() + 1);
+        let mut k = 0;
+        for ci in 0..=p.calls.len() {
+            while k < call_flows.len() && call_flows[k].0 < ci {
+                k += 1;
+            }
+            call_flow_start.push(k as u32);
+        }
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
-        let graph = crate::analysis::causal::graph::Graph::build_with(p, tokens);
         let what = |n| match n {
             crate::analysis::causal::graph::Node::Call(i) => Some(What::Call(i)),
             crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j)),
@@ -412,6 +356,15 @@ impl<'t> ProcLayout<'t> {
             deps.iter().enumerate().map(|(k, d)| (d.to, k)).collect();
         deps_out.sort();
         deps_in.sort();
+        let mut dep_bits: [Vec<u64>; 3] = [
+            vec![0; p.calls.len().div_ceil(64)],
+            vec![0; p.ranges.len().div_ceil(64)],
+            vec![0; p.device.len().div_ceil(64)],
+        ];
+        for (w, _) in deps_out.iter().chain(&deps_in) {
+            let (kind, i) = w.kind_index();
+            dep_bits[kind][i / 64] |= 1 << (i % 64);
+        }
 
         ProcLayout {
             p,
@@ -420,11 +373,22 @@ impl<'t> ProcLayout<'t> {
             streams,
             bound_max_ns: p.device.iter().map(|d| d.bound_ns).max().unwrap_or(0),
             call_flows,
+            call_flow_start,
             span_flow,
             deps,
             deps_out,
             deps_in,
+            dep_bits,
         }
+    }
+
+    /// Whether slice `w` has a dependency flow either way.
+    #[inline]
+    pub fn has_deps(&self, w: What) -> bool {
+        let (kind, i) = w.kind_index();
+        self.dep_bits[kind]
+            .get(i / 64)
+            .is_some_and(|b| b & (1 << (i % 64)) != 0)
     }
 
     /// The dependency flows leaving slice `w`, in edge order.
@@ -470,10 +434,9 @@ impl<'t> ProcLayout<'t> {
 
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
-        let lo = self.call_flows.partition_point(|&(c, _)| c < i);
-        self.call_flows[lo..]
+        let (lo, hi) = (self.call_flow_start[i], self.call_flow_start[i + 1]);
+        self.call_flows[lo as usize..hi as usize]
             .iter()
-            .take_while(move |&&(c, _)| c == i)
             .map(|&(_, id)| id)
     }
 
@@ -488,6 +451,103 @@ impl<'t> ProcLayout<'t> {
     }
 }
 
+/// The host threads' tracks: every tid with a call, a range or a mark.
+fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
+    let (_, last_ns) = p.extent();
+    let mut tids: Vec<u32> = p.threads.clone();
+    tids.extend(p.ranges.iter().map(|r| r.tid));
+    tids.extend(p.marks.iter().map(|m| m.tid));
+    tids.sort_unstable();
+    tids.dedup();
+    // Items by thread: (item, rank, level) sorted below; a range before a call of the same extent.
+    let mut by_tid: Vec<Vec<(Item, u8, u32)>> = vec![Vec::new(); tids.len()];
+    let mut last = (u32::MAX, 0usize);
+    let mut slot = |tid: u32| {
+        if last.0 != tid {
+            last = (tid, tids.binary_search(&tid).unwrap_or(0));
+        }
+        last.1
+    };
+    for (i, c) in p.calls.iter().enumerate() {
+        let (end, open) = match c.end_ns {
+            Some(e) => (e.max(c.begin_ns), false),
+            None => (last_ns.max(c.begin_ns), true),
+        };
+        let item = Item {
+            what: What::Call(i),
+            begin: c.begin_ns,
+            end,
+            open,
+        };
+        by_tid[slot(c.tid)].push((item, 1, c.depth as u32));
+    }
+    for (i, r) in p.ranges.iter().enumerate() {
+        let (end, open) = match r.end_ns {
+            Some(e) => (e.max(r.begin_ns), false),
+            None => (last_ns.max(r.begin_ns), true),
+        };
+        let item = Item {
+            what: What::Range(i),
+            begin: r.begin_ns,
+            end,
+            open,
+        };
+        by_tid[slot(r.tid)].push((item, 0, r.level));
+    }
+    let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, m) in p.marks.iter().enumerate() {
+        marks_by_tid.entry(m.tid).or_default().push(i);
+    }
+    let mut marks: Vec<Vec<usize>> = tids
+        .iter()
+        .map(|tid| marks_by_tid.remove(tid).unwrap_or_default())
+        .collect();
+    tids.into_par_iter()
+        .zip(by_tid.into_par_iter())
+        .zip(marks.par_iter_mut())
+        .map(|((tid, mut items), marks)| {
+            // Begin order, the enclosing slice first: longer first, a range before a call of the
+            // same extent, the outer level first.
+            items.sort_by_key(|&(it, rank, level)| {
+                (it.begin, std::cmp::Reverse(it.end), rank, level)
+            });
+            let items: Vec<Item> = items.into_iter().map(|(it, _, _)| it).collect();
+            marks.sort_by_key(|&i| p.marks[i].ns);
+            ThreadLanes {
+                tid,
+                lanes: thread_lanes(items),
+                marks: std::mem::take(marks),
+            }
+        })
+        .collect()
+}
+
+/// The device streams' tracks, in StreamId order.
+fn stream_tracks(p: &ProcessTimeline) -> Vec<StreamLanes> {
+    let mut by_stream: HashMap<StreamId, Vec<Item>> = HashMap::new();
+    for (i, d) in p.device.iter().enumerate() {
+        by_stream.entry(d.stream).or_default().push(Item {
+            what: What::Span(i),
+            begin: d.begin_ns,
+            end: d.end_ns.max(d.begin_ns),
+            open: false,
+        });
+    }
+    let mut stream_ids: Vec<StreamId> = by_stream.keys().copied().collect();
+    stream_ids.sort();
+    stream_ids
+        .into_iter()
+        .map(|stream| {
+            let mut items = by_stream.remove(&stream).unwrap_or_default();
+            items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
+            StreamLanes {
+                stream,
+                lanes: greedy_lanes(items, Vec::new()),
+            }
+        })
+        .collect()
+}
+
 /// The indices listed for `w` in a list sorted by slice.
 fn run(list: &[(What, usize)], w: What) -> impl Iterator<Item = usize> + '_ {
     let lo = list.partition_point(|&(x, _)| x < w);
@@ -500,8 +560,7 @@ fn run(list: &[(What, usize)], w: What) -> impl Iterator<Item = usize> + '_ {
 /// Lanes for one thread's items (in begin order, enclosing first). Lane 0 gets every call and every
 /// range that nests with them; a range that would cross a call is evicted from lane 0 (the call stays),
 /// and a range that would cross what lane 0 holds goes to a further lane.
-fn thread_lanes(items: impl Iterator<Item = Item>) -> Vec<Lane> {
-    let items: Vec<Item> = items.collect();
+fn thread_lanes(mut items: Vec<Item>) -> Vec<Lane> {
     let mut evicted = vec![false; items.len()];
     // Open slices of lane 0: (end, index into items).
     let mut stack: Vec<(u64, usize)> = Vec::new();
@@ -530,16 +589,19 @@ fn thread_lanes(items: impl Iterator<Item = Item>) -> Vec<Lane> {
             stack.push((x.end, i));
         }
     }
-    let mut lane0 = Vec::new();
-    let mut rest = Vec::new();
-    for (i, x) in items.into_iter().enumerate() {
-        if evicted[i] {
-            rest.push(x);
-        } else {
-            lane0.push(x);
-        }
-    }
-    let mut lanes = vec![lane0];
+    // Lane 0 keeps its items in place; the evicted (few) move out, in order.
+    let rest: Vec<Item> = items
+        .iter()
+        .zip(&evicted)
+        .filter(|(_, &e)| e)
+        .map(|(x, _)| *x)
+        .collect();
+    let mut k = 0;
+    items.retain(|_| {
+        k += 1;
+        !evicted[k - 1]
+    });
+    let mut lanes = vec![items];
     lanes.extend(greedy_lanes(rest, Vec::new()));
     lanes
 }
@@ -582,26 +644,23 @@ pub(crate) enum Edge {
 
 /// The begin and end events of a lane's slices (indices into the lane), in nesting order: a slice ends
 /// before one that begins at the same time, and a nested slice ends before its parent. Timestamps are
-/// non-decreasing.
-pub(crate) fn edges(lane: &[Item]) -> Vec<(u64, Edge)> {
-    let mut out = Vec::with_capacity(lane.len() * 2);
+/// non-decreasing. An iterator, so that a long lane's events are never all held at once.
+pub(crate) fn edges(lane: &[Item]) -> impl Iterator<Item = (u64, Edge)> + '_ {
     let mut stack: Vec<usize> = Vec::new();
-    for (i, x) in lane.iter().enumerate() {
-        while let Some(&j) = stack.last() {
-            if lane[j].end <= x.begin {
-                out.push((lane[j].end, Edge::End(j)));
+    let mut next = 0;
+    std::iter::from_fn(move || {
+        if let Some(&j) = stack.last() {
+            if next >= lane.len() || lane[j].end <= lane[next].begin {
                 stack.pop();
-            } else {
-                break;
+                return Some((lane[j].end, Edge::End(j)));
             }
         }
-        out.push((x.begin, Edge::Begin(i)));
+        let i = next;
+        let x = lane.get(i)?;
+        next += 1;
         stack.push(i);
-    }
-    while let Some(j) = stack.pop() {
-        out.push((lane[j].end, Edge::End(j)));
-    }
-    out
+        Some((x.begin, Edge::Begin(i)))
+    })
 }
 
 #[cfg(test)]
@@ -634,7 +693,7 @@ mod tests {
             it(What::Call(0), 100, 200),
             it(What::Call(1), 300, 400),
         ];
-        let lanes = thread_lanes(items.into_iter());
+        let lanes = thread_lanes(items);
         assert_eq!(lanes.len(), 2);
         assert_eq!(
             lanes[0].iter().map(|x| x.what).collect::<Vec<_>>(),
@@ -652,7 +711,7 @@ mod tests {
             it(What::Call(0), 60, 70),
             it(What::Range(2), 100, 120),
         ];
-        let lanes = thread_lanes(items.into_iter());
+        let lanes = thread_lanes(items);
         assert_eq!(lanes.len(), 2);
         assert!(lanes.iter().all(nests));
         assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 4);
@@ -666,7 +725,7 @@ mod tests {
             it(What::Call(2), 100, 100),
             it(What::Call(3), 100, 130),
         ];
-        let e = edges(&lane);
+        let e: Vec<_> = edges(&lane).collect();
         use Edge::*;
         assert_eq!(
             e.iter().map(|x| x.1).collect::<Vec<_>>(),

@@ -413,13 +413,44 @@ const ANNOTATIONS: [&str; 12] = [
     "depends_on",
 ];
 
-fn ann_iid(name: &str) -> u64 {
-    ANNOTATIONS
-        .iter()
-        .position(|a| *a == name)
-        .expect("a known annotation") as u64
-        + 1
+/// An annotation name's iid (its position in `ANNOTATIONS` + 1).
+const fn ann_iid(name: &str) -> u64 {
+    let mut i = 0;
+    while i < ANNOTATIONS.len() {
+        if eq(ANNOTATIONS[i].as_bytes(), name.as_bytes()) {
+            return i as u64 + 1;
+        }
+        i += 1;
+    }
+    panic!("not an annotation name")
 }
+
+const fn eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const A_SEQ: u64 = ann_iid("seq");
+const A_RESULT: u64 = ann_iid("result");
+const A_LAYER: u64 = ann_iid("layer");
+const A_KERNEL: u64 = ann_iid("kernel");
+const A_STREAM: u64 = ann_iid("stream");
+const A_DOMAIN: u64 = ann_iid("domain");
+const A_LEVEL: u64 = ann_iid("level");
+const A_BOUND: u64 = ann_iid("bound_ns");
+const A_BYTES: u64 = ann_iid("bytes");
+const A_CALL_SEQ: u64 = ann_iid("call_seq");
+const A_OPEN: u64 = ann_iid("open");
+const A_DEPENDS_ON: u64 = ann_iid("depends_on");
 
 /// One interning table (event names, categories or annotation string values): an iid means one
 /// string in the whole file. Strings are looked up by address first (the timeline shares each name
@@ -484,13 +515,36 @@ struct Strings {
     values: Table,
 }
 
-/// One event of a track, in the order its packets are written: a slice's begin (its index in the
-/// track's lane) or end, a mark (its index in the process's marks), the capture instant. Small: a
-/// track holds two of these per slice.
+/// The tables by number (as `for_strings` names them).
+const NAMES: usize = 0;
+const CATEGORIES: usize = 1;
+const VALUES: usize = 2;
+
+impl Strings {
+    fn table(&mut self, k: usize) -> &mut Table {
+        match k {
+            NAMES => &mut self.names,
+            CATEGORIES => &mut self.categories,
+            _ => &mut self.values,
+        }
+    }
+
+    fn table_ref(&self, k: usize) -> &Table {
+        match k {
+            NAMES => &self.names,
+            CATEGORIES => &self.categories,
+            _ => &self.values,
+        }
+    }
+}
+
+/// One event of a track, in the order its packets are written: a slice's begin or end (its index in
+/// the track's lane), a mark (its index in the process's marks), the capture instant. Small (8
+/// bytes, its time found through the index): a track holds two of these per slice.
 #[derive(Clone, Copy)]
 enum Ev {
     Begin(u32),
-    End,
+    End(u32),
     Mark(u32),
     Capture,
 }
@@ -503,10 +557,20 @@ struct Track<'l, 't> {
     pl: &'l ProcLayout<'t>,
     /// The lane whose slices `Ev::Begin` indexes (empty for the process track).
     lane: &'l [Item],
-    events: Vec<(u64, Ev)>,
+    events: Vec<Ev>,
     stream_label: Option<String>,
-    /// Iids this track's events use, per table (each listed once).
-    used: [Vec<u64>; 3],
+}
+
+impl Track<'_, '_> {
+    /// When event `ev` of this track happens.
+    fn ts(&self, ev: Ev) -> u64 {
+        match ev {
+            Ev::Begin(i) => self.lane[i as usize].begin,
+            Ev::End(i) => self.lane[i as usize].end,
+            Ev::Mark(m) => self.pl.p.marks[m as usize].ns,
+            Ev::Capture => self.pl.first_ns,
+        }
+    }
 }
 
 /// Events per unit of parallel encoding.
@@ -547,7 +611,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
             },
         );
         let mut track =
-            |uuid: u64, lane: &'l [Item], events: Vec<(u64, Ev)>, stream_label: Option<String>| {
+            |uuid: u64, lane: &'l [Item], events: Vec<Ev>, stream_label: Option<String>| {
                 let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
                 tracks.push(Track {
                     uuid,
@@ -556,10 +620,9 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                     lane,
                     events,
                     stream_label,
-                    used: Default::default(),
                 });
             };
-        track(process_track, &[], vec![(pl.first_ns, Ev::Capture)], None);
+        track(process_track, &[], vec![Ev::Capture], None);
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
                 let uuid = next_uuid;
@@ -614,84 +677,178 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
     }
     w.write_all(&head)?;
 
-    // The interning tables, filled in file order (so the file is the same on any number of threads),
-    // and what each track uses.
-    let mut strings = Strings::default();
-    let mut last_user: [Vec<u32>; 3] = Default::default();
-    for (k, t) in tracks.iter_mut().enumerate() {
-        let mut note = |table: usize, iid: u64| {
-            let users = &mut last_user[table];
-            if users.len() <= iid as usize {
-                users.resize(iid as usize + 1, u32::MAX);
-            }
-            if users[iid as usize] != k as u32 {
-                users[iid as usize] = k as u32;
-                t.used[table].push(iid);
-            }
-        };
-        for (_, ev) in &t.events {
-            for_strings(t.pl, t.lane, t.stream_label.as_deref(), ev, |table, s| {
-                let iid = match table {
-                    0 => strings.names.iid(s),
-                    1 => strings.categories.iid(s),
-                    _ => strings.values.iid(s),
-                };
-                note(table, iid);
-            });
-        }
-    }
-
     // Units in file order: each track's first packet (its clock, defaults and interned strings),
-    // then its events in chunks; encoded on every thread, a window at a time, written in order.
+    // then its events in chunks.
     let mut units: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for (k, t) in tracks.iter().enumerate() {
         units.push((k, 0..0));
         let n = t.events.len();
         units.extend((0..n).step_by(UNIT).map(|a| (k, a..(a + UNIT).min(n))));
     }
-    let window = 4 * rayon::current_num_threads().max(1);
-    for win in units.chunks(window) {
-        let bufs: Vec<Vec<u8>> = win
-            .par_iter()
-            .map(|(k, range)| {
-                let t = &tracks[*k];
-                if range.is_empty() {
-                    first_packet(t, &strings)
-                } else {
-                    events(t, range.clone(), &strings, capture, layout.procs.len())
+
+    // The interning tables, filled in file order (so the file is the same on any number of threads),
+    // and what each track uses: each unit lists the strings it uses, in order of first use, on every
+    // thread; the lists are then merged in file order.
+    let used_by_unit: Vec<[Vec<&str>; 3]> = units
+        .par_iter()
+        .map(|(k, range)| {
+            let t = &tracks[*k];
+            let mut seen = Seen::default();
+            let mut lists: [Vec<&str>; 3] = Default::default();
+            for ev in &t.events[range.clone()] {
+                for_strings(t.pl, t.lane, t.stream_label.as_deref(), ev, |table, s| {
+                    if seen.first(table, s) {
+                        lists[table].push(s);
+                    }
+                });
+            }
+            lists
+        })
+        .collect();
+    let mut strings = Strings::default();
+    let mut last_user: [Vec<u32>; 3] = Default::default();
+    let mut used: Vec<[Vec<u64>; 3]> = vec![Default::default(); tracks.len()];
+    for ((k, _), lists) in units.iter().zip(&used_by_unit) {
+        for (table, list) in lists.iter().enumerate() {
+            for s in list {
+                let iid = strings.table(table).iid(s);
+                let users = &mut last_user[table];
+                if users.len() <= iid as usize {
+                    users.resize(iid as usize + 1, u32::MAX);
                 }
-            })
-            .collect();
-        for b in bufs {
-            w.write_all(&b)?;
+                if users[iid as usize] != *k as u32 {
+                    users[iid as usize] = *k as u32;
+                    used[*k][table].push(iid);
+                }
+            }
+        }
+    }
+    drop(used_by_unit);
+
+    // Encoded on every thread, a window of units at a time, written in order.
+    // The window's buffers are reused: fresh memory is paid for page by page.
+    let window = 4 * rayon::current_num_threads().max(1);
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); window];
+    for win in units.chunks(window) {
+        win.par_iter()
+            .zip(bufs.par_iter_mut())
+            .for_each(|((k, range), buf)| {
+                let t = &tracks[*k];
+                buf.clear();
+                if range.is_empty() {
+                    first_packet(t, &used[*k], &strings, buf)
+                } else {
+                    events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
+                }
+            });
+        for b in &bufs[..win.len()] {
+            w.write_all(b)?;
         }
     }
     Ok(())
 }
 
+/// Strings a unit of encoding has met, by address (the timeline shares each name among its uses): a
+/// direct-mapped cache of recent addresses before a map, since a track cycles among few names.
+#[derive(Default)]
+struct Seen {
+    recent: RecentStrings<()>,
+    map: HashMap<(usize, usize, usize), ()>,
+}
+
+impl Seen {
+    /// Whether this is the first time `s` of `table` is met.
+    fn first(&mut self, table: usize, s: &str) -> bool {
+        if self.recent.get(table, s).is_some() {
+            return false;
+        }
+        self.recent.put(table, s, ());
+        self.map
+            .insert((table, s.as_ptr() as usize, s.len()), ())
+            .is_none()
+    }
+}
+
+/// Slots of `RecentStrings`: a power of two.
+const RECENT: usize = 64;
+
+/// A direct-mapped cache keyed by a string's table and address: (table, address, length) per slot.
+struct RecentStrings<V: Copy> {
+    slots: [(usize, usize, usize, Option<V>); RECENT],
+}
+
+impl<V: Copy> Default for RecentStrings<V> {
+    fn default() -> Self {
+        RecentStrings {
+            slots: [(0, 0, 0, None); RECENT],
+        }
+    }
+}
+
+impl<V: Copy> RecentStrings<V> {
+    #[inline]
+    fn slot(table: usize, s: &str) -> usize {
+        ((s.as_ptr() as usize >> 3) ^ table ^ s.len()) & (RECENT - 1)
+    }
+
+    #[inline]
+    fn get(&self, table: usize, s: &str) -> Option<V> {
+        let (t, p, l, v) = self.slots[Self::slot(table, s)];
+        (t == table && p == s.as_ptr() as usize && l == s.len())
+            .then_some(v)
+            .flatten()
+    }
+
+    #[inline]
+    fn put(&mut self, table: usize, s: &str, v: V) {
+        self.slots[Self::slot(table, s)] = (table, s.as_ptr() as usize, s.len(), Some(v));
+    }
+}
+
+/// A unit's view of the interning tables: recent lookups answered without hashing.
+struct Iids<'s> {
+    strings: &'s Strings,
+    recent: RecentStrings<u64>,
+}
+
+impl<'s> Iids<'s> {
+    fn new(strings: &'s Strings) -> Self {
+        Iids {
+            strings,
+            recent: RecentStrings::default(),
+        }
+    }
+
+    #[inline]
+    fn get(&mut self, table: usize, s: &str) -> u64 {
+        if let Some(i) = self.recent.get(table, s) {
+            return i;
+        }
+        let i = self.strings.table_ref(table).get(s);
+        self.recent.put(table, s, i);
+        i
+    }
+}
+
 /// A lane's slice edges in nesting order merged with its marks by time (edges first on a tie).
-fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<(u64, Ev)> {
-    let edges = edges(lane);
-    let mut out = Vec::with_capacity(edges.len() + marks.len());
+fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<Ev> {
+    let mut out = Vec::with_capacity(lane.len() * 2 + marks.len());
     let mut m = marks.iter().peekable();
-    for (ts, e) in edges {
+    for (ts, e) in edges(lane) {
         while let Some(&&mi) = m.peek() {
             if pl.p.marks[mi].ns < ts {
-                out.push((pl.p.marks[mi].ns, Ev::Mark(mi as u32)));
+                out.push(Ev::Mark(mi as u32));
                 m.next();
             } else {
                 break;
             }
         }
-        out.push((
-            ts,
-            match e {
-                Edge::Begin(i) => Ev::Begin(i as u32),
-                Edge::End(_) => Ev::End,
-            },
-        ));
+        out.push(match e {
+            Edge::Begin(i) => Ev::Begin(i as u32),
+            Edge::End(j) => Ev::End(j as u32),
+        });
     }
-    out.extend(m.map(|&mi| (pl.p.marks[mi].ns, Ev::Mark(mi as u32))));
+    out.extend(m.map(|&mi| Ev::Mark(mi as u32)));
     out
 }
 
@@ -704,8 +861,11 @@ fn for_strings<'a>(
     mut f: impl FnMut(usize, &'a str),
 ) {
     if let Ev::Begin(i) = *ev {
-        for d in pl.deps_into(lane[i as usize].what) {
-            f(2, d.label);
+        let w = lane[i as usize].what;
+        if pl.has_deps(w) {
+            for d in pl.deps_into(w) {
+                f(VALUES, d.label);
+            }
         }
     }
     match *ev {
@@ -744,7 +904,7 @@ fn for_strings<'a>(
                 f(2, d);
             }
         }
-        Ev::End | Ev::Capture => {}
+        Ev::End(_) | Ev::Capture => {}
     }
 }
 
@@ -761,19 +921,18 @@ fn clock(id: u32, ts: u64) -> Clock {
 /// state, defines the sequence's incremental clock from that time (every later packet's timestamp is
 /// the nanoseconds since the previous one), makes the track and that clock the sequence's defaults,
 /// and interns the strings the track's events use.
-fn first_packet(t: &Track, strings: &Strings) -> Vec<u8> {
-    let t0 = t.events.first().map_or(0, |e| e.0);
-    let mut out = Vec::new();
+fn first_packet(t: &Track, used: &[Vec<u64>; 3], strings: &Strings, out: &mut Vec<u8>) {
+    let t0 = t.events.first().map_or(0, |&e| t.ts(e));
     put(
-        &mut out,
+        out,
         &TracePacket {
             timestamp: Some(t0),
             timestamp_clock_id: Some(proto::BUILTIN_CLOCK_MONOTONIC),
             trusted_packet_sequence_id: Some(t.sequence),
             sequence_flags: Some(proto::SEQ_INCREMENTAL_STATE_CLEARED),
             interned_data: Some(proto::InternedData {
-                event_categories: strings.categories.entries(&t.used[1]),
-                event_names: strings.names.entries(&t.used[0]),
+                event_categories: strings.categories.entries(&used[CATEGORIES]),
+                event_names: strings.names.entries(&used[NAMES]),
                 debug_annotation_names: ANNOTATIONS
                     .iter()
                     .enumerate()
@@ -782,7 +941,7 @@ fn first_packet(t: &Track, strings: &Strings) -> Vec<u8> {
                         name: Some(a.to_string()),
                     })
                     .collect(),
-                debug_annotation_string_values: strings.values.entries(&t.used[2]),
+                debug_annotation_string_values: strings.values.entries(&used[VALUES]),
             }),
             trace_packet_defaults: Some(proto::TracePacketDefaults {
                 timestamp_clock_id: Some(proto::SEQUENCE_CLOCK),
@@ -803,19 +962,26 @@ fn first_packet(t: &Track, strings: &Strings) -> Vec<u8> {
             })),
         },
     );
-    out
 }
 
 // ---- events, encoded by hand (a packet each: one allocation-free pass, not a message tree) ----------
 
-fn varint(b: &mut Vec<u8>, v: u64) {
-    prost::encoding::encode_varint(v, b);
+#[inline]
+fn varint(b: &mut Vec<u8>, mut v: u64) {
+    // prost's encode_varint is not inlined into this loop; most values here are one or two bytes.
+    while v >= 0x80 {
+        b.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    b.push(v as u8);
 }
 
+#[inline]
 fn key(b: &mut Vec<u8>, field: u32, wire: u8) {
     varint(b, (u64::from(field) << 3) | u64::from(wire));
 }
 
+#[inline]
 fn uint(b: &mut Vec<u8>, field: u32, v: u64) {
     key(b, field, 0);
     varint(b, v);
@@ -827,17 +993,18 @@ fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
     b.extend_from_slice(v);
 }
 
-/// A debug annotation: its interned name and a value already encoded (`field` = the value's).
-fn annotation(
-    te: &mut Vec<u8>,
-    scratch: &mut Vec<u8>,
-    name: &str,
-    value: impl FnOnce(&mut Vec<u8>),
-) {
-    scratch.clear();
-    uint(scratch, 1, ann_iid(name));
-    value(scratch);
-    bytes(te, 4, scratch);
+/// A debug annotation with an interned name and a varint value in field `field` (3 uint, 4 int,
+/// 2 bool, 7 pointer, 17 string iid), written in place.
+fn annotation(te: &mut Vec<u8>, name_iid: u64, field: u32, v: u64) {
+    let key_len = prost::encoding::key_len(field);
+    let len = 1
+        + prost::encoding::encoded_len_varint(name_iid)
+        + key_len
+        + prost::encoding::encoded_len_varint(v);
+    key(te, 4, 2);
+    varint(te, len as u64);
+    uint(te, 1, name_iid);
+    uint(te, field, v);
 }
 
 /// A debug annotation named by its text (not interned) with a string value (not interned): for the
@@ -873,113 +1040,106 @@ fn events(
     strings: &Strings,
     capture: &str,
     processes: usize,
-) -> Vec<u8> {
+    out: &mut Vec<u8>,
+) {
     let pl = t.pl;
-    let mut out = Vec::with_capacity(range.len() * 40);
+    let mut iids = Iids::new(strings);
+    out.reserve(range.len() * 40);
     let mut te = Vec::with_capacity(256);
-    let mut packet = Vec::with_capacity(256);
     let mut scratch = Vec::with_capacity(64);
     let mut prev = if range.start == 0 {
-        t.events.first().map_or(0, |e| e.0)
+        t.events.first().map_or(0, |&e| t.ts(e))
     } else {
-        t.events[range.start - 1].0
+        t.ts(t.events[range.start - 1])
     };
-    for &(ts, ev) in &t.events[range] {
+    let stream_iid = t.stream_label.as_deref().map(|l| iids.get(VALUES, l));
+    for &ev in &t.events[range] {
+        let ts = t.ts(ev);
         te.clear();
         match ev {
             Ev::Begin(i) => {
                 let it = t.lane[i as usize];
                 uint(&mut te, 9, Type::SliceBegin as u64);
-                let mut flows: Vec<u64> = Vec::new();
+                let deps = pl.has_deps(it.what);
                 match it.what {
                     What::Call(i) => {
                         let c = &pl.p.calls[i];
-                        uint(&mut te, 10, strings.names.get(&c.api));
-                        uint(
-                            &mut te,
-                            3,
-                            strings.categories.get(c.class.unwrap_or("call")),
-                        );
-                        annotation(&mut te, &mut scratch, "seq", |b| uint(b, 3, c.seq));
-                        annotation(&mut te, &mut scratch, "result", |b| {
-                            uint(b, 4, c.result as i64 as u64)
-                        });
-                        annotation(&mut te, &mut scratch, "layer", |b| {
-                            uint(b, 17, strings.values.get(c.layer))
-                        });
+                        uint(&mut te, 10, iids.get(NAMES, &c.api));
+                        uint(&mut te, 3, iids.get(CATEGORIES, c.class.unwrap_or("call")));
+                        annotation(&mut te, A_SEQ, 3, c.seq);
+                        annotation(&mut te, A_RESULT, 4, c.result as i64 as u64);
+                        annotation(&mut te, A_LAYER, 17, iids.get(VALUES, c.layer));
                         if let Some(k) = &c.kernel {
-                            annotation(&mut te, &mut scratch, "kernel", |b| {
-                                uint(b, 17, strings.values.get(k))
-                            });
+                            annotation(&mut te, A_KERNEL, 17, iids.get(VALUES, k));
                         }
                         if let Some(s) = c.stream {
-                            annotation(&mut te, &mut scratch, "stream", |b| uint(b, 7, s));
+                            annotation(&mut te, A_STREAM, 7, s);
                         }
-                        flows.extend(pl.flows_of(i));
                     }
                     What::Range(i) => {
                         let r = &pl.p.ranges[i];
-                        uint(&mut te, 10, strings.names.get(&r.name));
-                        uint(&mut te, 3, strings.categories.get("nvtx"));
+                        uint(&mut te, 10, iids.get(NAMES, &r.name));
+                        uint(&mut te, 3, iids.get(CATEGORIES, "nvtx"));
                         if let Some(d) = &r.domain {
-                            annotation(&mut te, &mut scratch, "domain", |b| {
-                                uint(b, 17, strings.values.get(d))
-                            });
+                            annotation(&mut te, A_DOMAIN, 17, iids.get(VALUES, d));
                         }
-                        annotation(&mut te, &mut scratch, "level", |b| {
-                            uint(b, 3, u64::from(r.level))
-                        });
+                        annotation(&mut te, A_LEVEL, 3, u64::from(r.level));
                         attr_annotations(&mut te, &mut scratch, &r.attrs);
                     }
                     What::Span(i) => {
                         let d = &pl.p.device[i];
-                        uint(&mut te, 10, strings.names.get(&d.name));
-                        uint(&mut te, 3, strings.categories.get(d.kind));
-                        annotation(&mut te, &mut scratch, "bound_ns", |b| {
-                            uint(b, 3, d.bound_ns)
-                        });
+                        uint(&mut te, 10, iids.get(NAMES, &d.name));
+                        uint(&mut te, 3, iids.get(CATEGORIES, d.kind));
+                        annotation(&mut te, A_BOUND, 3, d.bound_ns);
                         if matches!(d.kind, "memcpy" | "memset") {
-                            annotation(&mut te, &mut scratch, "bytes", |b| uint(b, 3, d.bytes));
+                            annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
                         if let Some(seq) = d.call {
-                            annotation(&mut te, &mut scratch, "call_seq", |b| uint(b, 3, seq));
+                            annotation(&mut te, A_CALL_SEQ, 3, seq);
                         }
-                        let label = t.stream_label.as_deref().unwrap_or_default();
-                        annotation(&mut te, &mut scratch, "stream", |b| {
-                            uint(b, 17, strings.values.get(label))
-                        });
-                        flows.extend(pl.span_flow[i]);
+                        let label = match stream_iid {
+                            Some(l) => l,
+                            None => iids.get(VALUES, ""),
+                        };
+                        annotation(&mut te, A_STREAM, 17, label);
                     }
                 }
                 if it.open {
-                    annotation(&mut te, &mut scratch, "open", |b| uint(b, 2, 1));
+                    annotation(&mut te, A_OPEN, 2, 1);
                 }
                 // The causal graph's dependencies: a flow from the slice depended on, ending here.
-                for d in pl.deps_into(it.what) {
-                    annotation(&mut te, &mut scratch, "depends_on", |b| {
-                        uint(b, 17, strings.values.get(d.label))
-                    });
+                if deps {
+                    for d in pl.deps_into(it.what) {
+                        annotation(&mut te, A_DEPENDS_ON, 17, iids.get(VALUES, d.label));
+                    }
                 }
-                flows.extend(pl.deps_from(it.what).map(|d| d.id));
-                for f in flows {
-                    key(&mut te, 47, 1);
-                    te.extend_from_slice(&f.to_le_bytes());
+                let flow = |te: &mut Vec<u8>, id: u64| {
+                    key(te, 47, 1);
+                    te.extend_from_slice(&id.to_le_bytes());
+                };
+                match it.what {
+                    What::Call(i) => pl.flows_of(i).for_each(|f| flow(&mut te, f)),
+                    What::Span(i) => pl.span_flow[i].into_iter().for_each(|f| flow(&mut te, f)),
+                    What::Range(_) => {}
                 }
-                for d in pl.deps_into(it.what) {
-                    key(&mut te, 48, 1);
-                    te.extend_from_slice(&d.id.to_le_bytes());
+                if deps {
+                    for d in pl.deps_from(it.what) {
+                        flow(&mut te, d.id);
+                    }
+                    for d in pl.deps_into(it.what) {
+                        key(&mut te, 48, 1);
+                        te.extend_from_slice(&d.id.to_le_bytes());
+                    }
                 }
             }
-            Ev::End => uint(&mut te, 9, Type::SliceEnd as u64),
+            Ev::End(_) => uint(&mut te, 9, Type::SliceEnd as u64),
             Ev::Mark(m) => {
                 let m = &pl.p.marks[m as usize];
                 uint(&mut te, 9, Type::Instant as u64);
-                uint(&mut te, 10, strings.names.get(&m.name));
-                uint(&mut te, 3, strings.categories.get("nvtx"));
+                uint(&mut te, 10, iids.get(NAMES, &m.name));
+                uint(&mut te, 3, iids.get(CATEGORIES, "nvtx"));
                 if let Some(d) = &m.domain {
-                    annotation(&mut te, &mut scratch, "domain", |b| {
-                        uint(b, 17, strings.values.get(d))
-                    });
+                    annotation(&mut te, A_DOMAIN, 17, iids.get(VALUES, d));
                 }
                 attr_annotations(&mut te, &mut scratch, &m.attrs);
             }
@@ -1009,14 +1169,23 @@ fn events(
                 e.encode(&mut te).expect("a Vec grows");
             }
         }
-        packet.clear();
-        uint(&mut packet, 8, ts - prev);
+        // The packet (timestamp delta, sequence, the event), framed in place.
+        let dt = ts - prev;
         prev = ts;
-        uint(&mut packet, 10, u64::from(t.sequence));
-        bytes(&mut packet, 11, &te);
-        bytes(&mut out, 1, &packet);
+        let seq = u64::from(t.sequence);
+        let packet_len = 1
+            + prost::encoding::encoded_len_varint(dt)
+            + 1
+            + prost::encoding::encoded_len_varint(seq)
+            + 1
+            + prost::encoding::encoded_len_varint(te.len() as u64)
+            + te.len();
+        key(out, 1, 2);
+        varint(out, packet_len as u64);
+        uint(out, 8, dt);
+        uint(out, 10, seq);
+        bytes(out, 11, &te);
     }
-    out
 }
 
 fn ann(name: &str, value: Value) -> DebugAnnotation {
