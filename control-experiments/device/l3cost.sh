@@ -5,12 +5,16 @@
 #
 # Arms (interleaved, order rotating by one each round; ROUNDS rounds): bare; torch.profiler;
 # cupti-floor (CUPTI alone: the reference tool cupti_count.so injected with CUDA_INJECTION64_PATH,
-# CONCURRENT_KERNEL only — no causeway); causeway level 2; level 3 cupti (external correlation);
+# CONCURRENT_KERNEL only — no causeway); causeway level 2; level 3 cupti (as set up by default:
+# callback correlation since issue 26); l3ext (external correlation);
 # level 3 cupti with callback correlation; level 3 events; level 3 events sampling one in 16.
 # Per arm: the run's value is tiny_loop.py's median µs/op over its reps; added = arm − bare of the
 # same round; min/median/max of the paired added cost and the ratio (profiler added)/(arm added).
 # ARMS overrides the list; diagnostic arms cbdomain, cbnots, cbnort run callback correlation with the
-# whole driver domain, without the timestamp callback, without runtime callbacks (CAUSEWAY_CUPTI_DIAG).
+# whole driver domain, without the timestamp callback, without runtime callbacks (CAUSEWAY_CUPTI_DIAG);
+# d_kernel, d_noapi, d_rtkind, d_nocopies, d_nortcb, d_discard run external correlation
+# with CONCURRENT_KERNEL alone, without the API kinds, with RUNTIME only, without the copy kinds,
+# without the runtime callbacks, with buffers returned unread (what each part of level 3 costs).
 # Then (unless SPINE=0) torch_spine.py once under the events backend: its clock section (anchors, bound, causality).
 # Files in $OUT: l3cost.log, l3cost.tsv (round, arm, µs/op), l3cost-summary.txt, spine-events.json.
 set -uo pipefail
@@ -53,6 +57,7 @@ for r in $(seq 1 "$ROUNDS"); do
       cuptifloor) cmd=(env CUDA_INJECTION64_PATH="$CUPTI_SO" CUPTI_COUNT_OUT="$WORK/floor-$r.json" "${TL[@]}") ;;
       level2) cmd=("$CW" record --level 2 --out "$cap" -- "${TL[@]}") ;;
       l3cupti) cmd=("$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      l3ext) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3cupticb) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3events) cmd=("$CW" record --level 3 --backend events --sample 1 --out "$cap" -- "${TL[@]}") ;;
       # Diagnostics (CAUSEWAY_CUPTI_DIAG): callback correlation with one part changed.
@@ -60,6 +65,13 @@ for r in $(seq 1 "$ROUNDS"); do
       cbnots) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=no-timestamp "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       cbnort) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=no-runtime-cb "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3events16) cmd=("$CW" record --level 3 --backend events --sample 16 --out "$cap" -- "${TL[@]}") ;;
+      # Diagnostics (CAUSEWAY_CUPTI_DIAG): external correlation (the default) with one part changed.
+      d_kernel) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=kernel-only "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      d_noapi) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=no-api-kinds "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      d_rtkind) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=runtime-kind-only "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      d_nocopies) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=no-copies "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      d_nortcb) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=no-runtime-cb "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
+      d_discard) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=discard "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
     esac
     step "$arm-$r" 100 "${cmd[@]}"
     v=$(grep -o 'median=[0-9.]*' "$WORK/$arm-$r.out" 2>/dev/null | head -1 | cut -d= -f2)
@@ -79,7 +91,8 @@ def mmm(v):
 print("tiny_loop.py (a.add_(1.0) on 256 floats), us/op; added = arm - bare of the same round")
 print(f"{'arm':<12} {'runs':>4} {'min':>8} {'median':>8} {'max':>8} | {'added min':>9} {'median':>8} {'max':>8} | ratio")
 added_med = {}
-for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3cupticb", "cbdomain", "cbnots", "cbnort", "l3events", "l3events16"]:
+for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3ext", "l3cupticb", "cbdomain", "cbnots", "cbnort",
+            "d_kernel", "d_noapi", "d_rtkind", "d_nocopies", "d_nortcb", "d_discard", "l3events", "l3events16"]:
     if arm not in by:
         continue
     v = list(by[arm].values())

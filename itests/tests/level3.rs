@@ -182,9 +182,9 @@ fn value_of(out: &str, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {key}= in {out}"))
 }
 
-/// `CAUSEWAY_CUPTI_CORRELATION=callback`: calls tied through CUPTI callbacks instead of external
-/// correlation records (no API activity kinds) — the same answers, for runtime, graph, static-cudart and
-/// driver-only programs.
+/// `CAUSEWAY_CUPTI_CORRELATION=callback` (the default): calls tied through CUPTI callbacks instead of
+/// external correlation records (no API activity kinds) — the same answers, for runtime, graph,
+/// static-cudart and driver-only programs.
 #[test]
 fn callback_correlation_ties_the_same_work_as_external_correlation() {
     // The double refuses the API and external-correlation kinds: only callbacks can tie anything.
@@ -202,8 +202,9 @@ fn callback_correlation_ties_the_same_work_as_external_correlation() {
 
     let (_, r) = level3("graph_prog", &["5"], &cb);
     assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
-    let (_, e) = level3("graph_prog", &["5"], &[]); // external correlation
-                                                    // Durations differ run to run; names and counts must not.
+    let ext = [("CAUSEWAY_CUPTI_CORRELATION", "external")];
+    let (_, e) = level3("graph_prog", &["5"], &ext);
+    // Durations differ run to run; names and counts must not.
     let counts = |r: &Value| -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = r["device"]["kernels"]
             .as_array()
@@ -236,9 +237,24 @@ fn callback_correlation_ties_the_same_work_as_external_correlation() {
     assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
 
     // External correlation cannot work against this double: the capture says so and keeps host calls.
-    let (o, r) = level3("mt_launch", &["1", "5"], &[("CWC_NO_API_KINDS", "1")]);
+    let (o, r) = level3(
+        "mt_launch",
+        &["1", "5"],
+        &[("CWC_NO_API_KINDS", "1"), ext[0]],
+    );
     assert!(stderr(&o).contains("CUPTI unavailable"), "{}", stderr(&o));
     assert_eq!(r["device"]["intervals"], 0);
+
+    // Callback correlation is the default: with nothing set, the same double ties everything.
+    let (o, r) = level3("mt_launch", &["2", "10"], &[("CWC_NO_API_KINDS", "1")]);
+    assert!(!stderr(&o).contains("causeway:"), "{}", stderr(&o));
+    assert_eq!(
+        device_kernel(&r, "sleep_0us")["count"],
+        20,
+        "{}",
+        r["device"]
+    );
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
 }
 
 /// CUPTI's latency timestamps (`CAUSEWAY_CUPTI_LATENCY=1`): every kernel interval of the CUPTI double carries when it was queued

@@ -47,7 +47,7 @@ pub mod env {
     pub const TICKS: &str = "CAUSEWAY_TICKS";
     /// Where `causeway record` finds the shim when `--shim` is not given (read by the CLI only).
     pub const SHIM: &str = "CAUSEWAY_SHIM";
-    /// How the `cupti` backend ties device records to calls: `external` (default) or `callback`
+    /// How the `cupti` backend ties device records to calls: `callback` (default) or `external`
     /// (`Correlation`).
     pub const CUPTI_CORRELATION: &str = "CAUSEWAY_CUPTI_CORRELATION";
     /// `1`: the `cupti` backend also collects kernels' queued and submitted times (CUPTI's latency
@@ -93,7 +93,7 @@ pub mod env {
         ),
         (
             CUPTI_CORRELATION,
-            "cupti backend: external (default) or callback correlation",
+            "cupti backend: callback (default) or external correlation",
         ),
         (
             CUPTI_LATENCY,
@@ -237,11 +237,13 @@ impl Choice for Backend {
 }
 
 /// How the `cupti` backend ties CUPTI's device records to calls (`CAUSEWAY_CUPTI_CORRELATION`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Correlation {
     /// Each outermost device-work call pushes its sequence number as an external correlation id.
     External,
-    /// CUPTI's API callbacks note (correlation id → call); no per-call API records.
+    /// CUPTI's API callbacks note (correlation id → call); no per-call API records. The default:
+    /// as exact, and 2.3 µs cheaper per launch on the H200 (docs/costs.md, issue 26).
+    #[default]
     Callback,
 }
 

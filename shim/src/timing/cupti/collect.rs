@@ -68,6 +68,9 @@ pub(super) unsafe extern "C" fn buffer_requested(
 }
 
 /// CUPTI hands a buffer of records back: write its device records into the ring and free it.
+/// The `discard` diagnostic: buffers are returned unread (what reading them costs, measured apart).
+static DISCARD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
 pub(super) unsafe extern "C" fn buffer_completed(
     _ctx: *mut c_void,
     _stream: u32,
@@ -78,7 +81,7 @@ pub(super) unsafe extern "C" fn buffer_completed(
     if buffer.is_null() {
         return;
     }
-    if same_process() {
+    if same_process() && !*DISCARD.get_or_init(|| super::start::diag("discard")) {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             guard::internal(|| drain(buffer, valid.min(size)))
         }));

@@ -19,12 +19,16 @@
 //!    intervals keep CUPTI's default clock (CLOCK_REALTIME ns) without `HOST_CLOCK`: the scanner cannot
 //!    put them on the ring's clock and reports them unconverted; the notice says so.
 //! 3. `cuptiActivityRegisterCallbacks` (8 MiB buffers), then `cuptiActivityEnable` for
-//!    `CONCURRENT_KERNEL` (never `KERNEL`, which serialises kernels), `MEMCPY`, `MEMSET`,
-//!    `EXTERNAL_CORRELATION`, and `RUNTIME` + `DRIVER`: CUPTI writes an external-correlation record
-//!    only in front of an API activity record, so without the API kinds no call could be tied to its
-//!    work (their records are skipped here). `MEMCPY2` (peer copies) when CUPTI has it.
+//!    `CONCURRENT_KERNEL` (never `KERNEL`, which serialises kernels), `MEMCPY`, `MEMSET`; under
+//!    external correlation also `EXTERNAL_CORRELATION`, and `RUNTIME` + `DRIVER`: CUPTI writes an
+//!    external-correlation record only in front of an API activity record, so without the API kinds no
+//!    call could be tied to its work (their records are skipped here). `MEMCPY2` (peer copies) when
+//!    CUPTI has it.
 //!
-//! **Association.** The outermost (depth 0) recorded launch, copy, memset or graph launch pushes its
+//! **Association** is by callback correlation (below) unless `CAUSEWAY_CUPTI_CORRELATION=external`:
+//! on the H200 it added 1.3 µs per launch against external correlation's 3.6 µs (CUPTI alone: 0.8;
+//! `control-experiments/device/cupti_parts.sh`), with the same exact counts. **External
+//! correlation:** the outermost (depth 0) recorded launch, copy, memset or graph launch pushes its
 //! own ring sequence number as external correlation id `CUSTOM0` around its real call (`push`/`pop`,
 //! which the hook macro reaches through `timing::tie`/`untie`). CUPTI then writes (correlation id → our sequence number) records, and
 //! every kernel/copy/memset record carries the correlation id of the API call that issued it. Records
@@ -32,10 +36,10 @@
 //! correlation is not known yet waits (`Collector`) and is resolved by a later buffer or, at the final
 //! flush, written with `a0 = NO_CALL`.
 //!
-//! **Callback correlation** (`CAUSEWAY_CUPTI_CORRELATION=callback`, `correlate.rs`): no
+//! **Callback correlation** (the default, `correlate.rs`): no
 //! `EXTERNAL_CORRELATION`, `RUNTIME` or `DRIVER` activity kinds — the records CUPTI writes for every API
-//! call. Instead the subscriber's callback is enabled for the runtime ids below and the whole driver
-//! domain; at `API_ENTER` inside a hooked call, it notes (CUPTI's correlation id → the hook's sequence
+//! call. Instead the subscriber's callback is enabled for the runtime ids below and the driver's
+//! device-work ids (`DRIVER_CBIDS`); at `API_ENTER` inside a hooked call, it notes (CUPTI's correlation id → the hook's sequence
 //! number) in a lock-free queue the buffer thread drains. A runtime call and the driver call inside it
 //! both map to the outer call, so a record carrying either id is tied. If the runtime callbacks cannot
 //! be enabled, the backend falls back to external correlation and says so.

@@ -39,11 +39,14 @@ pub(crate) fn want(find: FindApi) {
 /// the call is the outermost recorded one. Returns whether it pushed (then `pop` after the call).
 #[inline(always)]
 pub(crate) fn push(open: &record::Open) -> bool {
-    if !ACTIVE.load(Ordering::Relaxed) {
+    if !ACTIVE.load(Ordering::Relaxed) || UNTIED.load(Ordering::Relaxed) {
         return false;
     }
     push_seq(open.depth(), open.seq())
 }
+
+/// The `kernel-only` diagnostic: calls push no correlation.
+static UNTIED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 #[inline(never)]
 pub(super) fn push_seq(depth: u16, seq: Option<u64>) -> bool {
@@ -174,17 +177,27 @@ fn init() -> bool {
         );
     }
     let by_callback = match std::env::var(env::CUPTI_CORRELATION) {
-        Err(_) => false,
+        Err(_) => Correlation::default() == Correlation::Callback,
         Ok(v) => match Correlation::from_name(&v) {
             Ok(c) => c == Correlation::Callback,
             Err(e) => {
-                caveats.push(format!("{}={e}; using external", env::CUPTI_CORRELATION));
-                false
+                caveats.push(format!(
+                    "{}={e}; using {}",
+                    env::CUPTI_CORRELATION,
+                    Correlation::default().name()
+                ));
+                Correlation::default() == Correlation::Callback
             }
         },
     };
     let mut enabled = Vec::new();
-    for kind in [KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET] {
+    let kernel_only = diag("kernel-only");
+    let kinds: &[u32] = if kernel_only || diag("no-copies") {
+        &[KIND_CONCURRENT_KERNEL]
+    } else {
+        &[KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET]
+    };
+    for &kind in kinds {
         // SAFETY: enabling an activity kind CUPTI defines.
         let r = unsafe { (api.enable)(kind) };
         if r != SUCCESS {
@@ -216,12 +229,16 @@ fn init() -> bool {
             ));
         }
     }
-    let runtime_cb = if by_callback && diag("no-runtime-cb") {
+    let runtime_cb = if kernel_only || diag("no-runtime-cb") {
+        // Measured apart: under external correlation, None here only drops the static-cudart path.
         None
     } else {
         enable_runtime_callbacks(api, subscriber)
     };
-    if by_callback && runtime_cb.is_none() {
+    if kernel_only {
+        UNTIED.store(true, Ordering::Relaxed);
+        caveats.push("diagnostic kernel-only: device work is not tied to calls".into());
+    } else if by_callback && runtime_cb.is_none() {
         // The runtime callbacks tie runtime calls; the driver domain ties calls made straight to the
         // driver (Triton, static cudart's driver calls are inside runtime calls).
         if let Some(why) = enable_driver_callbacks(api, subscriber) {
@@ -257,7 +274,14 @@ fn init() -> bool {
         }
         // The API kinds make CUPTI write the external-correlation records; either one suffices for
         // the calls of its layer.
-        for kind in [KIND_RUNTIME, KIND_DRIVER] {
+        let api_kinds: &[u32] = if diag("no-api-kinds") {
+            &[]
+        } else if diag("runtime-kind-only") {
+            &[KIND_RUNTIME]
+        } else {
+            &[KIND_RUNTIME, KIND_DRIVER]
+        };
+        for &kind in api_kinds {
             // SAFETY: as above.
             let r = unsafe { (api.enable)(kind) };
             if r != SUCCESS {
@@ -284,7 +308,11 @@ fn init() -> bool {
 /// Diagnostic switches (`CAUSEWAY_CUPTI_DIAG`, comma-separated), to measure what each part of the
 /// backend costs: `driver-domain` (callbacks on the whole driver domain instead of `DRIVER_CBIDS`),
 /// `no-timestamp` (CUPTI's own clock: intervals unconverted), `no-runtime-cb` (no runtime callbacks:
-/// runtime launches untied under callback correlation). Not for normal use.
+/// runtime launches untied under callback correlation, static cudart untied under external),
+/// `kernel-only` (CONCURRENT_KERNEL alone: nothing tied), `no-copies` (no MEMCPY/MEMSET kinds),
+/// `no-api-kinds` (external correlation without the RUNTIME and DRIVER kinds: nothing tied),
+/// `runtime-kind-only` (RUNTIME without DRIVER: driver-API launches untied), `discard` (buffers
+/// returned unread). Not for normal use.
 pub(super) fn diag(what: &str) -> bool {
     std::env::var(env::CUPTI_DIAG)
         .map(|v| v.split(',').any(|t| t.trim() == what))
