@@ -8,7 +8,7 @@ mod common;
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::DataType;
-use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};
+use causeway_ring::layout::{Backend, Class, ClockKind, Kind, Layer, Policy};
 use causeway_scanner::analysis::steps::{process_steps, StepOptions};
 use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::Capture;
@@ -385,4 +385,79 @@ fn the_directory_is_created_taken_when_empty_and_replaced_only_with_force() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A capture whose tables span several of the export's record batches (8 192 rows each), with a
+/// process boundary inside one: every table read back equals the model's table built as one batch
+/// (`tables`, `edges`, as the Python module gets them) column for column, row for row.
+#[test]
+fn tables_written_in_batches_equal_the_model_s_tables_built_whole() {
+    use causeway_scanner::export::parquet::{edges, tables, GRAPH_TABLES};
+    use causeway_scanner::export::TokenSource;
+    let dir = TempDir::new("parquet-batches");
+    let cap = dir.join("cap");
+    std::fs::create_dir(&cap).unwrap();
+    // Two processes of 9 000 and 10 000 launches, each with its kernel; a sync every 100 launches.
+    for (k, (pid, n)) in [(1000u32, 9000u64), (2000, 10000)].into_iter().enumerate() {
+        let b = RingBuilder::custom(
+            1 << 16,
+            Policy::Drop,
+            pid,
+            1,
+            3,
+            ClockKind::Monotonic,
+            1_000_000_000,
+        );
+        b.api(LAUNCH, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+            .api(SYNC, "cudaStreamSynchronize", Layer::Runtime, Class::Sync)
+            .kernel(H_K, "gemm")
+            .text(T_K, "gemm");
+        b.w.set_backend(Backend::Cupti);
+        let mut t = 1000;
+        let mut launches = Vec::new();
+        for i in 0..n {
+            let s = b
+                .call_args(TID, LAUNCH, 0, t, t + 5, 0, [S1, H_K, 1])
+                .unwrap();
+            launches.push((s, t + 10));
+            t += 20;
+            if i % 100 == 99 {
+                b.call_args(TID, SYNC, 0, t, t + 500, 0, [S1, 0, 0])
+                    .unwrap();
+                t += 600;
+            }
+        }
+        for (s, at) in launches {
+            b.kernel_interval(s, T_K, at, at + 8).unwrap();
+        }
+        b.write_to(&cap.join(format!("p{k}.cwring")));
+    }
+    let out = dir.join("out");
+    let (code, err) = export(&cap, &out, false);
+    assert_eq!(code, Some(0), "{err}");
+
+    let c = Capture::open(&cap).unwrap();
+    let rings = c.rings().unwrap();
+    let t = Timeline::build(&rings);
+    let tokens = TokenSource::of(&rings);
+    let mut want = tables(&t);
+    want.push((GRAPH_TABLES[0], edges(&t, &tokens)));
+    assert!(
+        want[1].1.num_rows() > 2 * 8192,
+        "calls: {}",
+        want[1].1.num_rows()
+    );
+    for (name, whole) in want {
+        let got = Table::read(&out.join(format!("{name}.parquet")));
+        assert_eq!(got.rows(), whole.num_rows(), "{name}");
+        for (i, field) in whole.schema().fields().iter().enumerate() {
+            let mut at = 0;
+            for b in &got.batches {
+                let part = whole.column(i).slice(at, b.num_rows());
+                let read = b.column_by_name(field.name()).unwrap();
+                assert_eq!(&part, read, "{name}.{} rows {at}..", field.name());
+                at += b.num_rows();
+            }
+        }
+    }
 }

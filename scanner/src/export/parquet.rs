@@ -15,8 +15,9 @@
 //! is replaced only with `force`.
 
 use super::{io_problem, ExportError, Summary, TokenSource};
+use crate::analysis::causal::graph::{Edge, Evidence, Graph, Node};
 use crate::analysis::steps::{process_steps, StepOptions};
-use crate::facts::model::{StreamId, Timeline};
+use crate::facts::model::{Call, DeviceSpan, Mark, ProcessTimeline, Range, StreamId, Timeline};
 use crate::read::capture::Capture;
 use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
@@ -96,10 +97,47 @@ fn batch(cols: Vec<Col>) -> RecordBatch {
         .expect("columns of one table have equal lengths")
 }
 
-/// The tables of `t`, by name (in `TABLES` order).
-pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
-    let ps = &t.processes;
-    let processes = batch(vec![
+/// Rows per record batch the export writes: each column of a batch stays below the allocator's
+/// own-mapping threshold (`util::hugealloc::BIG`), so a batch reuses the memory the last one freed
+/// instead of faulting in fresh pages (that was most of a 1 M-entry export's time). The files are
+/// the same: the writer gathers batches into row groups of its own size.
+const CHUNK: usize = 8 << 10;
+
+/// One row of a per-process table: the process and the item.
+type Row<'t, T> = (&'t ProcessTimeline, &'t T);
+
+/// The rows `items` picks from every process, in batches of at most `CHUNK`, at least one (empty
+/// when there are none: every table is written, with its schema).
+fn chunks<'t, T: 't>(
+    ps: &'t [ProcessTimeline],
+    items: impl Fn(&'t ProcessTimeline) -> &'t [T] + 't,
+) -> impl Iterator<Item = Vec<Row<'t, T>>> + 't {
+    let mut rows = ps
+        .iter()
+        .flat_map(move |p| items(p).iter().map(move |x| (p, x)));
+    let mut first = true;
+    std::iter::from_fn(move || {
+        let chunk: Vec<_> = rows.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() && !std::mem::take(&mut first) {
+            return None;
+        }
+        first = false;
+        Some(chunk)
+    })
+}
+
+/// Every row `items` picks, as one batch (the Python module's tables).
+fn all<'t, T: 't>(
+    ps: &'t [ProcessTimeline],
+    items: impl Fn(&'t ProcessTimeline) -> &'t [T] + 't,
+) -> Vec<Row<'t, T>> {
+    ps.iter()
+        .flat_map(|p| items(p).iter().map(move |x| (p, x)))
+        .collect()
+}
+
+fn processes_batch(ps: &[ProcessTimeline]) -> RecordBatch {
+    batch(vec![
         strs("ring", ps.iter().map(|p| p.ring.as_str()).collect()),
         u32s("pid", ps.iter().map(|p| p.pid).collect()),
         u32s("ppid", ps.iter().map(|p| p.ppid).collect()),
@@ -110,15 +148,13 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             "unplaced_device",
             ps.iter().map(|p| p.unplaced_device).collect(),
         ),
-    ]);
+    ])
+}
 
-    let calls: Vec<_> = ps
-        .iter()
-        .flat_map(|p| p.calls.iter().map(move |c| (p.pid, c, p)))
-        .collect();
-    let calls = batch(vec![
-        strs("ring", calls.iter().map(|c| c.2.ring.as_str()).collect()),
-        u32s("pid", calls.iter().map(|c| c.0).collect()),
+fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
+    batch(vec![
+        strs("ring", calls.iter().map(|c| c.0.ring.as_str()).collect()),
+        u32s("pid", calls.iter().map(|c| c.0.pid).collect()),
         u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
         strs("api", calls.iter().map(|c| &*c.1.api).collect()),
@@ -147,27 +183,25 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             "kernel_symbol",
             calls
                 .iter()
-                .map(|c| c.1.kernel.as_deref().map(|k| c.2.symbol_of(k)))
+                .map(|c| c.1.kernel.as_deref().map(|k| c.0.symbol_of(k)))
                 .collect(),
         ),
-    ]);
+    ])
+}
 
-    let spans: Vec<_> = ps
-        .iter()
-        .flat_map(|p| p.device.iter().map(move |d| (p.pid, d, p)))
-        .collect();
+fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
     let labels: Vec<String> = spans
         .iter()
-        .map(|s| s.2.stream_label(&s.1.stream))
+        .map(|s| s.0.stream_label(&s.1.stream))
         .collect();
-    let device = batch(vec![
-        strs("ring", spans.iter().map(|s| s.2.ring.as_str()).collect()),
-        u32s("pid", spans.iter().map(|s| s.0).collect()),
+    batch(vec![
+        strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
+        u32s("pid", spans.iter().map(|s| s.0.pid).collect()),
         strs("kind", spans.iter().map(|s| s.1.kind).collect()),
         strs("name", spans.iter().map(|s| &*s.1.name).collect()),
         strs(
             "symbol",
-            spans.iter().map(|s| s.2.symbol_of(&s.1.name)).collect(),
+            spans.iter().map(|s| s.0.symbol_of(&s.1.name)).collect(),
         ),
         i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
         i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
@@ -185,36 +219,47 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
         ),
         opt_u64s("call_seq", spans.iter().map(|s| s.1.call).collect()),
         u64s("bytes", spans.iter().map(|s| s.1.bytes).collect()),
-    ]);
+    ])
+}
 
-    let rs: Vec<_> = ps
-        .iter()
-        .flat_map(|p| p.ranges.iter().map(move |r| (p.pid, r, p.ring.as_str())))
-        .collect();
-    let ranges = batch(vec![
-        strs("ring", rs.iter().map(|r| r.2).collect()),
-        u32s("pid", rs.iter().map(|r| r.0).collect()),
+fn ranges_batch(rs: &[Row<Range>]) -> RecordBatch {
+    batch(vec![
+        strs("ring", rs.iter().map(|r| r.0.ring.as_str()).collect()),
+        u32s("pid", rs.iter().map(|r| r.0.pid).collect()),
         u32s("tid", rs.iter().map(|r| r.1.tid).collect()),
         strs("name", rs.iter().map(|r| &*r.1.name).collect()),
         opt_strs("domain", rs.iter().map(|r| r.1.domain.as_deref()).collect()),
         i64s("begin_ns", rs.iter().map(|r| ns(r.1.begin_ns)).collect()),
         opt_i64s("end_ns", rs.iter().map(|r| r.1.end_ns.map(ns)).collect()),
         u32s("level", rs.iter().map(|r| r.1.level).collect()),
-    ]);
+    ])
+}
 
-    let ms: Vec<_> = ps
-        .iter()
-        .flat_map(|p| p.marks.iter().map(move |m| (p.pid, m, p.ring.as_str())))
-        .collect();
-    let marks = batch(vec![
-        strs("ring", ms.iter().map(|m| m.2).collect()),
-        u32s("pid", ms.iter().map(|m| m.0).collect()),
+fn marks_batch(ms: &[Row<Mark>]) -> RecordBatch {
+    batch(vec![
+        strs("ring", ms.iter().map(|m| m.0.ring.as_str()).collect()),
+        u32s("pid", ms.iter().map(|m| m.0.pid).collect()),
         u32s("tid", ms.iter().map(|m| m.1.tid).collect()),
         strs("name", ms.iter().map(|m| &*m.1.name).collect()),
         opt_strs("domain", ms.iter().map(|m| m.1.domain.as_deref()).collect()),
         i64s("ns", ms.iter().map(|m| ns(m.1.ns)).collect()),
-    ]);
+    ])
+}
 
+/// The tables of `t`, by name (in `TABLES` order), one batch each.
+pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
+    let ps = &t.processes;
+    vec![
+        ("processes", processes_batch(ps)),
+        ("calls", calls_batch(&all(ps, |p| &p.calls))),
+        ("device_intervals", device_batch(&all(ps, |p| &p.device))),
+        ("ranges", ranges_batch(&all(ps, |p| &p.ranges))),
+        ("marks", marks_batch(&all(ps, |p| &p.marks))),
+        ("steps", steps_batch(ps)),
+    ]
+}
+
+fn steps_batch(ps: &[ProcessTimeline]) -> RecordBatch {
     let views: Vec<_> = ps
         .iter()
         .map(|p| {
@@ -236,7 +281,7 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
             .map(|s| s.2.device.as_ref().map(|d| ns(f(d))))
             .collect()
     };
-    let steps = batch(vec![
+    batch(vec![
         strs("ring", st.iter().map(|s| s.0 .1).collect()),
         u32s("pid", st.iter().map(|s| s.0 .0).collect()),
         u64s("index", st.iter().map(|s| s.2.index as u64).collect()),
@@ -276,16 +321,7 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, RecordBatch)> {
         opt_i64s("device_compute_ns", dev(|d| d.compute_ns)),
         opt_i64s("device_overlap_ns", dev(|d| d.overlap_ns)),
         opt_i64s("device_bound_ns", dev(|d| d.bound_ns)),
-    ]);
-
-    vec![
-        ("processes", processes),
-        ("calls", calls),
-        ("device_intervals", device),
-        ("ranges", ranges),
-        ("marks", marks),
-        ("steps", steps),
-    ]
+    ])
 }
 
 /// The tables the export writes beyond `TABLES` (the Python module's tables): the causal graph's
@@ -296,16 +332,32 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
 pub fn edges(t: &Timeline, tokens: &TokenSource) -> RecordBatch {
-    edges_counted(t, tokens).0
+    let graphs = graphs(t, tokens);
+    let rows: Vec<EdgeRow> = edge_rows(&graphs).collect();
+    edges_batch(&rows).0
 }
 
-/// `edges`, and how many of its rows the trace exports draw as dependency flows (edges across tracks
-/// between two slices: no absent end).
-fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
-    use crate::analysis::causal::graph::{Evidence, Graph, Node};
+/// Each process's causal graph.
+fn graphs<'t>(t: &'t Timeline, tokens: &TokenSource) -> Vec<Graph<'t>> {
+    (t.processes.iter().enumerate())
+        .map(|(k, p)| Graph::build_with(p, tokens.get(k)))
+        .collect()
+}
+
+/// One row of `edges`: an edge and the graph it is in.
+type EdgeRow<'g, 't> = (&'g Graph<'t>, &'g Edge);
+
+fn edge_rows<'g, 't>(graphs: &'g [Graph<'t>]) -> impl Iterator<Item = EdgeRow<'g, 't>> {
+    graphs
+        .iter()
+        .flat_map(|g| g.edges.iter().map(move |e| (g, e)))
+}
+
+/// `edges` of these rows, and how many of them the trace exports draw as dependency flows (edges
+/// across tracks between two slices: no absent end).
+fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
     let mut drawn = 0;
-    // One end's columns, filled edge by edge: a row tuple per edge was ~240 bytes, and faulting in
-    // that table was most of a 1 M-entry export's time.
+    // One end's columns, filled edge by edge.
     #[derive(Default)]
     struct Ends<'a> {
         node: Vec<&'static str>,
@@ -313,18 +365,24 @@ fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
         name: Vec<Option<&'a str>>,
         begin: Vec<Option<i64>>,
         end: Vec<Option<i64>>,
-        what: Vec<Option<String>>,
+        what: Vec<Option<&'a str>>,
     }
-    type End<'a> = (
-        &'static str,
-        Option<u64>,
-        Option<&'a str>,
-        Option<i64>,
-        Option<i64>,
-        Option<String>,
-    );
     impl<'a> Ends<'a> {
-        fn add(&mut self, (node, seq, name, begin, end, what): End<'a>) {
+        fn add(&mut self, g: &'a Graph, n: Node) {
+            let p = g.p;
+            let (node, seq, name, begin, end, what) = match n {
+                Node::Call(i) => {
+                    let c = &p.calls[i];
+                    let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
+                    ("call", Some(c.seq), Some(&*c.api), Some(b), e, None)
+                }
+                Node::Work(j) => {
+                    let d = &p.device[j];
+                    let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
+                    ("device", d.call, Some(&*d.name), Some(b), Some(e), None)
+                }
+                Node::Absent(k) => ("absent", None, None, None, None, Some(g.absent[k].as_str())),
+            };
             self.node.push(node);
             self.seq.push(seq);
             self.name.push(name);
@@ -333,10 +391,7 @@ fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
             self.what.push(what);
         }
     }
-    let graphs: Vec<_> = (t.processes.iter().enumerate())
-        .map(|(k, p)| (p, Graph::build_with(p, tokens.get(k))))
-        .collect();
-    let n: usize = graphs.iter().map(|(_, g)| g.edges.len()).sum();
+    let n = rows.len();
     let ends = || Ends {
         node: Vec::with_capacity(n),
         seq: Vec::with_capacity(n),
@@ -352,40 +407,21 @@ fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    for (p, g) in &graphs {
-        let end = |n: Node| -> End<'_> {
-            match n {
-                Node::Call(i) => {
-                    let c = &p.calls[i];
-                    let name: &str = &c.api;
-                    let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
-                    ("call", Some(c.seq), Some(name), Some(b), e, None)
-                }
-                Node::Work(j) => {
-                    let d = &p.device[j];
-                    let name: &str = &d.name;
-                    let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
-                    ("device", d.call, Some(name), Some(b), Some(e), None)
-                }
-                Node::Absent(k) => ("absent", None, None, None, None, Some(g.absent[k].clone())),
-            }
-        };
-        for e in &g.edges {
-            let absent = |n| matches!(n, Node::Absent(_));
-            if e.kind.crosses_tracks() && !absent(e.from) && !absent(e.to) {
-                drawn += 1;
-            }
-            ring.push(p.ring.as_str());
-            pid.push(p.pid);
-            kind.push(e.kind.name());
-            evidence.push(e.evidence.name());
-            conf.push(match e.evidence {
-                Evidence::Inferred { confidence } => Some(confidence as f64),
-                _ => None,
-            });
-            from.add(end(e.from));
-            to.add(end(e.to));
+    for &(g, e) in rows {
+        let absent = |n| matches!(n, Node::Absent(_));
+        if e.kind.crosses_tracks() && !absent(e.from) && !absent(e.to) {
+            drawn += 1;
         }
+        ring.push(g.p.ring.as_str());
+        pid.push(g.p.pid);
+        kind.push(e.kind.name());
+        evidence.push(e.evidence.name());
+        conf.push(match e.evidence {
+            Evidence::Inferred { confidence } => Some(confidence as f64),
+            _ => None,
+        });
+        from.add(g, e.from);
+        to.add(g, e.to);
     }
     let f64s = |name: &str, v: Vec<Option<f64>>| {
         Col(
@@ -404,10 +440,7 @@ fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
         opt_strs("from_name", from.name),
         opt_i64s("from_begin_ns", from.begin),
         opt_i64s("from_end_ns", from.end),
-        opt_strs(
-            "from_absent",
-            from.what.iter().map(Option::as_deref).collect(),
-        ),
+        opt_strs("from_absent", from.what),
         strs("to_node", to.node),
         opt_u64s("to_seq", to.seq),
         opt_strs("to_name", to.name),
@@ -415,6 +448,32 @@ fn edges_counted(t: &Timeline, tokens: &TokenSource) -> (RecordBatch, usize) {
         opt_i64s("to_end_ns", to.end),
     ]);
     (b, drawn)
+}
+
+/// Writes `batches` (at least one; all of one schema) as the table `name` in `dir`; returns the
+/// file's bytes.
+fn write_table(
+    dir: &Path,
+    name: &str,
+    props: &WriterProperties,
+    mut batches: impl Iterator<Item = RecordBatch>,
+) -> Result<u64, ExportError> {
+    let path = dir.join(format!("{name}.parquet"));
+    let err =
+        |e: &dyn std::fmt::Display| ExportError(format!("{}: cannot write: {e}", path.display()));
+    let first = batches.next().expect("every table has a batch");
+    let file =
+        causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
+    let mut w =
+        ArrowWriter::try_new(file, first.schema(), Some(props.clone())).map_err(|e| err(&e))?;
+    w.write(&first).map_err(|e| err(&e))?;
+    drop(first);
+    for b in batches {
+        w.write(&b).map_err(|e| err(&e))?;
+    }
+    let file = w.into_inner().map_err(|e| err(&e))?;
+    file.sync_all().map_err(|e| err(&io_problem(&e)))?;
+    Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
 }
 
 /// Writes every table of `t` into the existing directory `dir` as `NAME.parquet`; returns the bytes
@@ -429,24 +488,43 @@ pub fn write_dir(
         .set_compression(Compression::SNAPPY)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
         .build();
-    let mut bytes = 0;
-    let mut all = tables(t);
-    let (e, deps) = edges_counted(t, tokens);
-    all.push((GRAPH_TABLES[0], e));
-    for (name, b) in all {
-        let path = dir.join(format!("{name}.parquet"));
-        let err = |e: &dyn std::fmt::Display| {
-            ExportError(format!("{}: cannot write: {e}", path.display()))
-        };
-        let file =
-            causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
-        let mut w =
-            ArrowWriter::try_new(file, b.schema(), Some(props.clone())).map_err(|e| err(&e))?;
-        w.write(&b).map_err(|e| err(&e))?;
-        let file = w.into_inner().map_err(|e| err(&e))?;
-        file.sync_all().map_err(|e| err(&io_problem(&e)))?;
-        bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
-    }
+    let ps = &t.processes;
+    // The model's tables are written while the causal graph is built beside them.
+    let model_tables = || -> Result<u64, ExportError> {
+        let mut bytes = write_table(dir, TABLES[0], &props, std::iter::once(processes_batch(ps)))?;
+        let calls = chunks(ps, |p| &p.calls).map(|r| calls_batch(&r));
+        bytes += write_table(dir, TABLES[1], &props, calls)?;
+        let device = chunks(ps, |p| &p.device).map(|r| device_batch(&r));
+        bytes += write_table(dir, TABLES[2], &props, device)?;
+        let ranges = chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r));
+        bytes += write_table(dir, TABLES[3], &props, ranges)?;
+        let marks = chunks(ps, |p| &p.marks).map(|r| marks_batch(&r));
+        bytes += write_table(dir, TABLES[4], &props, marks)?;
+        bytes += write_table(dir, TABLES[5], &props, std::iter::once(steps_batch(ps)))?;
+        Ok(bytes)
+    };
+    // Each process's work tokens are read here: the graph's thread cannot fill the source's cells.
+    let toks: Vec<_> = (0..ps.len()).map(|k| tokens.get(k)).collect();
+    let (bytes, graphs) = rayon::join(model_tables, || {
+        (ps.iter().zip(toks))
+            .map(|(p, tk)| Graph::build_with(p, tk))
+            .collect::<Vec<_>>()
+    });
+    let mut bytes = bytes?;
+    let mut deps = 0;
+    let mut rows = edge_rows(&graphs).peekable();
+    let mut first = true;
+    let edges = std::iter::from_fn(|| {
+        if rows.peek().is_none() && !std::mem::take(&mut first) {
+            return None;
+        }
+        first = false;
+        let chunk: Vec<EdgeRow> = rows.by_ref().take(CHUNK).collect();
+        let (b, drawn) = edges_batch(&chunk);
+        deps += drawn;
+        Some(b)
+    });
+    bytes += write_table(dir, GRAPH_TABLES[0], &props, edges)?;
     Ok((bytes, deps))
 }
 
