@@ -58,8 +58,12 @@ pub struct ControlOptions {
 pub struct ArmSetup {
     /// `None` for the bare arm.
     pub level: Option<u32>,
-    /// `none`, `cupti` or `events`.
+    /// `none`, `cupti` or `events`: what the arm asked for.
     pub backend: &'static str,
+    /// What timed the program's work in the arm's runs, as their captures say (`cupti`, `events`,
+    /// `unified_runtime`, `level_zero`): the runtime's own timing where the work went through Level
+    /// Zero or Unified Runtime. Empty when nothing was device-timed.
+    pub timed_by: Vec<String>,
 }
 
 /// The whole experiment: settings, every run, and the analysis.
@@ -114,6 +118,10 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
             continue;
         }
         out.device_timed |= ps.device_timed;
+        if ps.device_timed && !out.timed_by.contains(&p.backend) {
+            out.timed_by.push(p.backend.clone());
+            out.timed_by.sort();
+        }
         let events = p.backend == "events";
         out.event_timed |= ps.device_timed && events;
         let idx = SpanIndex::new(&p.device);
@@ -397,6 +405,17 @@ pub fn run(
         bare: get(Arm::Bare),
         durations: get(Arm::Durations),
     });
+    // What timed each arm's runs, as their captures say.
+    let timed_by = |a: Arm| -> Vec<String> {
+        let mut v: Vec<String> = get(a)
+            .iter()
+            .filter_map(|r| r.measures.as_ref())
+            .flat_map(|m| m.timed_by.iter().cloned())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
     let steps = match (&o.steps.range, &o.steps.domain) {
         (Some(r), Some(d)) => format!("NVTX ranges \"{r}\" in domain \"{d}\""),
         (Some(r), None) => format!("NVTX ranges \"{r}\""),
@@ -414,14 +433,17 @@ pub fn run(
         instrumented: ArmSetup {
             level: Some(ins.level.into()),
             backend: ins.backend.name(),
+            timed_by: timed_by(Arm::Instrumented),
         },
         control: ArmSetup {
             level: Some(ctl.level.into()),
             backend: "none",
+            timed_by: timed_by(Arm::Control),
         },
         durations: dur.as_ref().map(|d| ArmSetup {
             level: Some(d.level.into()),
             backend: d.backend.name(),
+            timed_by: timed_by(Arm::Durations),
         }),
         sample_every: (ins.backend == Backend::Events)
             .then(|| ins.sample.unwrap_or(record::DEFAULT_EVENTS_SAMPLE)),
@@ -464,6 +486,20 @@ fn ratio_text(s: Option<&Spread>) -> String {
     })
 }
 
+/// An arm's device timing in words: what it asked for, and what timed the work where that differs
+/// (a Level Zero or Unified Runtime program is timed by its runtime's own events whatever was asked).
+fn timing_text(a: &ArmSetup) -> String {
+    match a.timed_by.as_slice() {
+        [] => a.backend.to_string(),
+        [one] if one == a.backend => one.clone(),
+        by => format!(
+            "{} asked; the work timed by {}",
+            a.backend,
+            by.join(" and ")
+        ),
+    }
+}
+
 /// The report as text: settings, arms, claims with their marks and one line each, ratios,
 /// assumptions, notes, where the captures are.
 pub fn render(r: &ControlReport) -> String {
@@ -482,7 +518,7 @@ pub fn render(r: &ControlReport) -> String {
         out,
         "  instrumented  level {}, device timing: {}{}",
         r.instrumented.level.unwrap_or(0),
-        r.instrumented.backend,
+        timing_text(&r.instrumented),
         match r.sample_every {
             Some(1) => ", every call timed".to_string(),
             Some(n) => format!(", one step in {n} timed (--sample)"),
@@ -658,6 +694,25 @@ mod tests {
         assert!(e.contains("would not differ"), "{e}");
         let e = control_level(&opts(1, None), false).unwrap_err();
         assert!(e.contains("no lighter"), "{e}");
+    }
+
+    #[test]
+    fn the_header_says_what_timed_the_work_where_it_is_not_what_was_asked() {
+        let arm = |backend, by: &[&str]| ArmSetup {
+            level: Some(3),
+            backend,
+            timed_by: by.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(timing_text(&arm("cupti", &[])), "cupti");
+        assert_eq!(timing_text(&arm("cupti", &["cupti"])), "cupti");
+        assert_eq!(
+            timing_text(&arm("cupti", &["level_zero"])),
+            "cupti asked; the work timed by level_zero"
+        );
+        assert_eq!(
+            timing_text(&arm("events", &["events", "unified_runtime"])),
+            "events asked; the work timed by events and unified_runtime"
+        );
     }
 
     #[test]

@@ -882,6 +882,7 @@ mod tests {
                     device_timed: timed,
                     event_timed: false,
                     lost: 0,
+                    timed_by: Vec::new(),
                 }),
             })
             .collect()

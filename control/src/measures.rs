@@ -16,6 +16,9 @@ pub struct RunMeasures {
     /// Records the capture lost: entries dropped (ring full) or overwritten, device records the
     /// backend dropped. Steps after a loss miss calls, ranges or device spans.
     pub lost: u64,
+    /// The device-timing backends the capture's rings name, of the processes whose steps were
+    /// device-timed (`cupti`, `events`, `unified_runtime`, `level_zero`), sorted, each once.
+    pub timed_by: Vec<String>,
 }
 
 /// One step (one NVTX range).

@@ -141,6 +141,8 @@ fn level_3_times_every_enqueue_by_urs_own_event_profiling() {
         return;
     };
     let d = &r["device"];
+    // The capture names the runtime that timed the work (not "none", not the CUPTI asked for).
+    assert_eq!(r["processes"][0]["backend"], "unified_runtime");
     // 1 fill, 2 writes, 7 launches, 3 reads: each timed, each tied to its enqueue call.
     assert_eq!(d["intervals"], 13, "{d}");
     assert_eq!(d["associated"], 13, "{d}");
@@ -245,7 +247,14 @@ fn control_run(
 #[test]
 fn control_checks_ur_claims_against_runs_without_profiling() {
     let Some(prog) = ur_prog() else { return };
-    let (_, i, k) = control_run(&prog, &["10", "6"], &[]);
+    let (r, i, k) = control_run(&prog, &["10", "6"], &[]);
+    // CUPTI was asked for (the default); UR's own profiling timed the work, and the report says so.
+    assert_eq!(r["instrumented"]["backend"], "cupti");
+    assert_eq!(
+        r["instrumented"]["timed_by"],
+        serde_json::json!(["unified_runtime"])
+    );
+    assert_eq!(r["control"]["timed_by"], serde_json::json!([]));
     assert_eq!(i["device"]["intervals"], 82);
     assert_eq!(i["device"]["clock"]["before_call"], 0);
     assert_eq!(k["device"]["intervals"], 0);
@@ -262,6 +271,10 @@ fn control_checks_level_zero_claims_against_runs_without_timestamps() {
     };
     let env = [("ZE_ENABLE_ALT_DRIVERS", double.as_os_str())];
     let (r, i, k) = control_run(&prog, &["3", "0", "6"], &env);
+    assert_eq!(
+        r["instrumented"]["timed_by"],
+        serde_json::json!(["level_zero"])
+    );
     assert_eq!(i["device"]["intervals"], 32);
     assert_eq!(i["device"]["clock"]["before_call"], 0);
     assert_eq!(k["device"]["intervals"], 0);
@@ -278,6 +291,7 @@ fn control_checks_level_zero_claims_against_runs_without_timestamps() {
 fn level_2_leaves_ur_work_untimed() {
     let Some((_, r)) = run(2) else { return };
     assert_eq!(r["device"]["intervals"], 0, "{}", r["device"]);
+    assert_eq!(r["processes"][0]["backend"], "none");
 }
 
 /// ci/build/ze_prog and the Level Zero double it runs on through the real loader, or None (with a
@@ -404,6 +418,7 @@ fn level_zero_level_3_times_immediate_list_work_within_its_bound() {
     assert!(o.status.success(), "ze_prog failed traced: {}", stderr(&o));
     assert_eq!(ze_split(&stdout(&b)).0, ze_split(&stdout(&o)).0);
     let r = report(&cap);
+    assert_eq!(r["processes"][0]["backend"], "level_zero");
     let d = &r["device"];
     // 3 executes × 5 (2 launches, 2 copies, a fill), 1 after the reset, 4 on the immediate lists.
     assert_eq!(d["intervals"], 20, "{d}");

@@ -321,6 +321,11 @@ pub enum Backend {
     Cupti = 1,
     /// CUDA timing events around each device-work call.
     Events = 2,
+    /// Unified Runtime's event profiling (the shim turns it on when device timing is asked for and
+    /// the program's work goes through UR; not a choice of its own).
+    UnifiedRuntime = 3,
+    /// Level Zero kernel timestamp events (likewise).
+    LevelZero = 4,
 }
 
 impl Backend {
@@ -329,6 +334,8 @@ impl Backend {
             0 => Some(Backend::None),
             1 => Some(Backend::Cupti),
             2 => Some(Backend::Events),
+            3 => Some(Backend::UnifiedRuntime),
+            4 => Some(Backend::LevelZero),
             _ => None,
         }
     }

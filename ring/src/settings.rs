@@ -205,12 +205,16 @@ impl Choice for Policy {
 }
 
 impl Backend {
-    /// `none`, `cupti` or `events` (also how a capture's header is described).
+    /// `none`, `cupti` or `events` (also how a capture's header is described); `unified_runtime`
+    /// and `level_zero` for the Intel runtimes' own timing, which the shim uses where the program's
+    /// work goes through them.
     pub fn name(self) -> &'static str {
         match self {
             Backend::None => "none",
             Backend::Cupti => "cupti",
             Backend::Events => "events",
+            Backend::UnifiedRuntime => "unified_runtime",
+            Backend::LevelZero => "level_zero",
         }
     }
 
@@ -232,6 +236,8 @@ impl Choice for Backend {
             Backend::None => "No device timing",
             Backend::Cupti => "CUPTI activity records on the host clock",
             Backend::Events => "CUDA timing events around each operation, anchored to host time",
+            Backend::UnifiedRuntime => "Unified Runtime event profiling, anchored to host time",
+            Backend::LevelZero => "Level Zero kernel timestamp events, anchored to host time",
         }
     }
 }

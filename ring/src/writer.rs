@@ -315,6 +315,17 @@ impl Writer {
         self.a32(hdr::BACKEND).store(b as u32, Ordering::Release);
     }
 
+    /// Records `b` as the ring's device-timing backend unless one is recorded already (a process
+    /// whose work goes through two runtimes names the first that timed it).
+    pub fn claim_backend(&self, b: layout::Backend) {
+        let _ = self.a32(hdr::BACKEND).compare_exchange(
+            layout::Backend::None as u32,
+            b as u32,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
+    }
+
     /// Device timing samples one in `n` device-work calls per thread.
     pub fn set_sample_every(&self, n: u32) {
         self.a32(hdr::SAMPLE_EVERY).store(n, Ordering::Release);

@@ -5,7 +5,7 @@
 //! with `entry_flags::PROFILED`: the runtime took each start after its call began.
 
 use crate::hot::{guard, state};
-use causeway_ring::layout::{counter, entry_flags, Class, DeviceKind, NO_ELAPSED};
+use causeway_ring::layout::{counter, entry_flags, Backend, Class, DeviceKind, NO_ELAPSED};
 use causeway_ring::{clock, Fields, Kind, Writer};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -155,6 +155,8 @@ pub struct Lazy<A: 'static> {
     state: AtomicU8,
     api: OnceLock<A>,
     resolve: fn() -> Option<A>,
+    /// What the ring's header names as its device timing once this backend is on.
+    backend: Backend,
 }
 
 const OFF: u8 = 0;
@@ -163,11 +165,12 @@ const ON: u8 = 2;
 const BROKEN: u8 = 3;
 
 impl<A> Lazy<A> {
-    pub const fn new(resolve: fn() -> Option<A>) -> Self {
+    pub const fn new(resolve: fn() -> Option<A>, backend: Backend) -> Self {
         Lazy {
             state: AtomicU8::new(OFF),
             api: OnceLock::new(),
             resolve,
+            backend,
         }
     }
 
@@ -212,6 +215,11 @@ impl<A> Lazy<A> {
             Some(a) => {
                 let a = self.api.get_or_init(|| a);
                 self.state.store(ON, Ordering::Relaxed);
+                // The capture says which runtime timed its work (CUPTI, if it started first, keeps
+                // the header).
+                if let Some(w) = state::writer() {
+                    w.claim_backend(self.backend);
+                }
                 Some(a)
             }
             None => {

@@ -120,7 +120,7 @@ impl Api {
     }
 }
 
-static BACKEND: Lazy<Api> = Lazy::new(Api::resolve);
+static BACKEND: Lazy<Api> = Lazy::new(Api::resolve, causeway_ring::layout::Backend::LevelZero);
 
 /// Level 3 with a device-timing backend: time this runtime's work too.
 pub fn want() {
