@@ -627,3 +627,36 @@ fn views_serialize_only_what_was_asked_for() {
         assert!(text.contains(want), "{want} missing:\n{text}");
     }
 }
+
+/// `call_index_near` finds what a binary search finds, from any hint: every present sequence number
+/// at its index, every absent one (between, before, after the calls) not at all.
+#[test]
+fn a_call_is_found_near_a_hint_as_a_binary_search_finds_it() {
+    for n in [0usize, 1, 2, 3, 7, 64, 200] {
+        let mut p = timeline();
+        // Sequence numbers 10, 13, 16, …: gaps between them are absent numbers.
+        p.calls = (0..n)
+            .map(|i| {
+                call(
+                    1,
+                    "cudaLaunchKernel",
+                    "launch",
+                    10 + 3 * i as u64,
+                    11 + 3 * i as u64,
+                    0,
+                )
+            })
+            .collect();
+        let top = 10 + 3 * n as u64 + 5;
+        for seq in 0..top {
+            let want = p.calls.binary_search_by_key(&seq, |c| c.seq).ok();
+            for hint in [0, 1, n / 2, n.saturating_sub(1), n, n + 10, usize::MAX] {
+                assert_eq!(
+                    p.call_index_near(seq, hint),
+                    want,
+                    "n {n} seq {seq} hint {hint}"
+                );
+            }
+        }
+    }
+}

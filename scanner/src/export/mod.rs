@@ -300,14 +300,15 @@ impl<'t> ProcLayout<'t> {
         );
 
         // Flows: one per device span tied to a call of this process. Calls are in sequence order,
-        // so a span's call is found by binary search.
+        // and spans near their issue order: a span's call is searched for near the last one's.
         let mut call_flows: Vec<(usize, u64)> = Vec::new();
+        let mut near = 0;
         let span_flow = p
             .device
             .iter()
             .map(|d| {
-                let seq = d.call?;
-                let ci = p.calls.binary_search_by_key(&seq, |c| c.seq).ok()?;
+                let ci = p.call_index_near(d.call?, near)?;
+                near = ci;
                 let id = *next_flow;
                 *next_flow += 1;
                 call_flows.push((ci, id));

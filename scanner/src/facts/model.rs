@@ -442,6 +442,40 @@ pub struct GraphTopology {
 }
 
 impl ProcessTimeline {
+    /// The index of the call with sequence number `seq`, searched outward from index `hint` (a pass
+    /// over items in issue order finds each call near the last one: a few probes instead of a
+    /// binary search over all the calls).
+    pub fn call_index_near(&self, seq: u64, hint: usize) -> Option<usize> {
+        let calls = &self.calls;
+        let key = |i: usize| calls[i].seq;
+        let n = calls.len();
+        if n == 0 {
+            return None;
+        }
+        let h = hint.min(n - 1);
+        // A range [lo, hi) with key(lo) <= seq (or lo = 0) and key(hi) > seq (or hi = n).
+        let (mut lo, mut hi, mut step) = (h, h + 1, 1);
+        if key(h) <= seq {
+            while hi < n && key(hi) <= seq {
+                lo = hi;
+                hi = (hi + step).min(n);
+                step *= 2;
+            }
+        } else {
+            hi = h;
+            lo = h.saturating_sub(1);
+            while lo > 0 && key(lo) > seq {
+                hi = lo;
+                lo = lo.saturating_sub(step);
+                step *= 2;
+            }
+        }
+        calls[lo..hi]
+            .binary_search_by_key(&seq, |c| c.seq)
+            .ok()
+            .map(|i| lo + i)
+    }
+
     /// The topology a graph launch (a call with sequence number `seq` on exec handle `exec`) ran,
     /// by its index in `graph_topologies`: the exec's latest instantiation before it.
     pub fn topology_of(&self, exec: u64, seq: u64) -> Option<usize> {
@@ -617,6 +651,8 @@ fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>
             let mut calls = Vec::with_capacity(end - start);
             let mut threads: Vec<u32> = Vec::new();
             let mut named = Vec::new();
+            // Per chunk: a converter is not shared between threads.
+            let ticks = h.converter();
             for i in start..end {
                 let e = entries.get(i);
                 if e.kind != Some(Kind::Call) {
@@ -625,7 +661,7 @@ fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>
                 if threads.last() != Some(&e.tid) {
                     threads.push(e.tid);
                 }
-                let call = call_of(h, &e, names);
+                let call = call_of(&ticks, &e, names);
                 if call.class == Some(Class::Name.name()) {
                     named.push((e.seq, e.a0, e.a1, e.a2));
                 }
@@ -648,7 +684,7 @@ fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>
 }
 
 #[inline]
-fn call_of(h: &Header, e: &Entry, names: &Names) -> Call {
+fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) -> Call {
     let (api, layer) = match names.api(e.api) {
         Some((n, info)) => (n.clone(), layer_name(info.layer)),
         None => (Name::from(format!("<api {}>", e.api)), "unknown"),
@@ -660,8 +696,8 @@ fn call_of(h: &Header, e: &Entry, names: &Names) -> Call {
         api,
         layer,
         class: class.map(class_name),
-        begin_ns: h.ticks_to_ns(e.t_begin),
-        end_ns: e.done.then(|| h.ticks_to_ns(e.t_end)),
+        begin_ns: ticks.ns(e.t_begin),
+        end_ns: e.done.then(|| ticks.ns(e.t_end)),
         depth: e.depth,
         result: e.result,
         stream: crate::facts::streams::takes_stream(class).then_some(e.a0),

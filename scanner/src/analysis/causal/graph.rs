@@ -446,10 +446,12 @@ impl<'t> Builder<'t> {
     /// lost comes from an absent node.
     fn issue_edges(&mut self) {
         let p = self.p;
+        let mut near = 0;
         let issuer: Vec<Option<usize>> = (p.device.iter())
             .map(|d| {
-                d.call
-                    .and_then(|s| p.calls.binary_search_by_key(&s, |c| c.seq).ok())
+                let i = p.call_index_near(d.call?, near)?;
+                near = i;
+                Some(i)
             })
             .collect();
         // The flat table of each call's intervals. `device` is sorted by start (then end), so filling
