@@ -797,6 +797,9 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
     let ticks = h.converter();
     let mut out = Vec::new();
     let mut unplaced = 0u64;
+    // Copy and memset rows' names, made once and shared (not a new string per interval).
+    let mut copy_names: std::collections::BTreeMap<u16, Name> = Default::default();
+    let memset: Name = "memset".into();
     for (_, e) in d.intervals().filter(|(_, e)| e.done) {
         let e = &e;
         let index = (e.a0 != NO_CALL)
@@ -833,10 +836,13 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             Some(DeviceKind::Kernel) => ("kernel", names.kernel_text_name(e.a1), 0),
             Some(DeviceKind::Memcpy) => (
                 "memcpy",
-                Name::from(crate::facts::device::copy_kind_name(e.depth)),
+                copy_names
+                    .entry(e.depth)
+                    .or_insert_with(|| crate::facts::device::copy_kind_name(e.depth).into())
+                    .clone(),
                 e.a1,
             ),
-            Some(DeviceKind::Memset) => ("memset", "memset".into(), e.a1),
+            Some(DeviceKind::Memset) => ("memset", memset.clone(), e.a1),
             Some(DeviceKind::Graph) => ("graph", crate::facts::device::GRAPH_ROW.into(), 0),
             None => {
                 unplaced += 1;

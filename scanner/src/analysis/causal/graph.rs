@@ -598,12 +598,14 @@ impl<'t> Builder<'t> {
         }
     }
 
-    /// Where a work item's dependencies enter: its first device interval, else its call; for a
-    /// graph launch ordered by its topology, each root node's execution.
-    fn entries(&self, i: usize) -> Vec<Node> {
+    /// Where a work item's dependencies enter, into `out` (cleared first): its first device
+    /// interval, else its call; for a graph launch ordered by its topology, each root node's
+    /// execution. A buffer the walk reuses: one work item after another.
+    fn entries(&self, i: usize, out: &mut Vec<Node>) {
+        out.clear();
         match self.graph_roots.get(&i) {
-            Some(r) => r.iter().map(|&j| Node::Work(j as usize)).collect(),
-            None => vec![self.entry(i)],
+            Some(r) => out.extend(r.iter().map(|&j| Node::Work(j as usize))),
+            None => out.push(self.entry(i)),
         }
     }
 
@@ -640,6 +642,7 @@ impl<'t> Builder<'t> {
         let mut waits_for: HashMap<StreamGen, Vec<(Node, EdgeKind, Evidence)>> = HashMap::default();
         let mut capturing: HashMap<(u64, u32), ()> = HashMap::default();
         let legacy: (u64, u32) = (0, 0);
+        let mut tos: Vec<Node> = Vec::new();
         for (i, c) in p.calls.iter().enumerate() {
             if c.depth != 0 {
                 continue;
@@ -674,7 +677,7 @@ impl<'t> Builder<'t> {
                         continue;
                     }
                     let s = sg(&stream_gen, key);
-                    let tos = self.entries(i);
+                    self.entries(i, &mut tos);
                     if let Some(u) = unordered.get_mut(&s) {
                         // A barrier follows everything since the one before; anything else only
                         // the last barrier.
@@ -709,9 +712,14 @@ impl<'t> Builder<'t> {
                             self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
                         }
                     }
-                    for (from, kind, ev) in waits_for.remove(&s).unwrap_or_default() {
-                        for &to in &tos {
-                            self.edge(from, to, kind, ev);
+                    if let Some(deps) = (!waits_for.is_empty())
+                        .then(|| waits_for.remove(&s))
+                        .flatten()
+                    {
+                        for (from, kind, ev) in deps {
+                            for &to in &tos {
+                                self.edge(from, to, kind, ev);
+                            }
                         }
                     }
                     // Level Zero and Unified Runtime: the events this call's work waits for.
