@@ -469,31 +469,20 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
         }
         last.1
     };
+    // A slice never ended (a call that never returned, a range never closed) is drawn to the end.
+    let item = |what, begin: u64, end: Option<u64>| Item {
+        what,
+        begin,
+        end: end.unwrap_or(last_ns).max(begin),
+        open: end.is_none(),
+    };
     for (i, c) in p.calls.iter().enumerate() {
-        let (end, open) = match c.end_ns {
-            Some(e) => (e.max(c.begin_ns), false),
-            None => (last_ns.max(c.begin_ns), true),
-        };
-        let item = Item {
-            what: What::Call(i),
-            begin: c.begin_ns,
-            end,
-            open,
-        };
-        by_tid[slot(c.tid)].push((item, 1, c.depth as u32));
+        let it = item(What::Call(i), c.begin_ns, c.end_ns);
+        by_tid[slot(c.tid)].push((it, 1, c.depth as u32));
     }
     for (i, r) in p.ranges.iter().enumerate() {
-        let (end, open) = match r.end_ns {
-            Some(e) => (e.max(r.begin_ns), false),
-            None => (last_ns.max(r.begin_ns), true),
-        };
-        let item = Item {
-            what: What::Range(i),
-            begin: r.begin_ns,
-            end,
-            open,
-        };
-        by_tid[slot(r.tid)].push((item, 0, r.level));
+        let it = item(What::Range(i), r.begin_ns, r.end_ns);
+        by_tid[slot(r.tid)].push((it, 0, r.level));
     }
     let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, m) in p.marks.iter().enumerate() {

@@ -507,36 +507,16 @@ impl Table {
     }
 }
 
-/// The interning tables of the file.
+/// The interning tables of the file, by number (as `for_strings` names them): event names,
+/// categories, annotation string values.
 #[derive(Default)]
 struct Strings {
-    names: Table,
-    categories: Table,
-    values: Table,
+    tables: [Table; 3],
 }
 
-/// The tables by number (as `for_strings` names them).
 const NAMES: usize = 0;
 const CATEGORIES: usize = 1;
 const VALUES: usize = 2;
-
-impl Strings {
-    fn table(&mut self, k: usize) -> &mut Table {
-        match k {
-            NAMES => &mut self.names,
-            CATEGORIES => &mut self.categories,
-            _ => &mut self.values,
-        }
-    }
-
-    fn table_ref(&self, k: usize) -> &Table {
-        match k {
-            NAMES => &self.names,
-            CATEGORIES => &self.categories,
-            _ => &self.values,
-        }
-    }
-}
 
 /// One event of a track, in the order its packets are written: a slice's begin or end (its index in
 /// the track's lane), a mark (its index in the process's marks), the capture instant. Small (8
@@ -711,7 +691,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
     for ((k, _), lists) in units.iter().zip(&used_by_unit) {
         for (table, list) in lists.iter().enumerate() {
             for s in list {
-                let iid = strings.table(table).iid(s);
+                let iid = strings.tables[table].iid(s);
                 let users = &mut last_user[table];
                 if users.len() <= iid as usize {
                     users.resize(iid as usize + 1, u32::MAX);
@@ -824,7 +804,7 @@ impl<'s> Iids<'s> {
         if let Some(i) = self.recent.get(table, s) {
             return i;
         }
-        let i = self.strings.table_ref(table).get(s);
+        let i = self.strings.tables[table].get(s);
         self.recent.put(table, s, i);
         i
     }
@@ -931,8 +911,8 @@ fn first_packet(t: &Track, used: &[Vec<u64>; 3], strings: &Strings, out: &mut Ve
             trusted_packet_sequence_id: Some(t.sequence),
             sequence_flags: Some(proto::SEQ_INCREMENTAL_STATE_CLEARED),
             interned_data: Some(proto::InternedData {
-                event_categories: strings.categories.entries(&used[CATEGORIES]),
-                event_names: strings.names.entries(&used[NAMES]),
+                event_categories: strings.tables[CATEGORIES].entries(&used[CATEGORIES]),
+                event_names: strings.tables[NAMES].entries(&used[NAMES]),
                 debug_annotation_names: ANNOTATIONS
                     .iter()
                     .enumerate()
@@ -941,7 +921,7 @@ fn first_packet(t: &Track, used: &[Vec<u64>; 3], strings: &Strings, out: &mut Ve
                         name: Some(a.to_string()),
                     })
                     .collect(),
-                debug_annotation_string_values: strings.values.entries(&used[VALUES]),
+                debug_annotation_string_values: strings.tables[VALUES].entries(&used[VALUES]),
             }),
             trace_packet_defaults: Some(proto::TracePacketDefaults {
                 timestamp_clock_id: Some(proto::SEQUENCE_CLOCK),
