@@ -823,7 +823,9 @@ def _process(h, strings, entries):
         ranges.append(rng(o, None, 0))
     ranges.sort(key=lambda r: (r[3], r[0], r[5]))
     device, unplaced = _device_spans(h, ns, entries, names)
-    backend = {0: "none", 1: "cupti", 2: "events"}.get(h.backend, f"unknown({h.backend})")
+    backend = {0: "none", 1: "cupti", 2: "events", 3: "unified_runtime", 4: "level_zero"}.get(
+        h.backend, f"unknown({h.backend})"
+    )
     return {
         "threads": sorted(threads),
         "calls": calls,
