@@ -386,7 +386,7 @@ pub(crate) fn process_decoded(ring: &Ring, d: &Decoded, names: &Names) -> Proces
         (calls, call_threads, named),
         ((mut ranges, mut marks, nvtx_threads), (device, unplaced_device)),
     ) = rayon::join(
-        || calls_of(h, entries, names),
+        || calls_of(h, d, names),
         || rayon::join(|| nvtx_of(h, d, names), || device_spans(h, d, names)),
     );
     let resources = Resources::of(&named, names);
@@ -641,23 +641,43 @@ impl Resources {
 const CALLS_CHUNK: usize = 1 << 16;
 
 /// The calls, in sequence order, the threads that made them (sorted, distinct), and the NVTX
-/// naming calls among them.
-fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>, Vec<Naming>) {
-    let starts: Vec<usize> = (0..entries.len()).step_by(CALLS_CHUNK).collect();
-    let parts: Vec<(Vec<Call>, Vec<u32>, Vec<Naming>)> = starts
-        .par_iter()
-        .map(|&start| {
-            let end = (start + CALLS_CHUNK).min(entries.len());
-            let mut calls = Vec::with_capacity(end - start);
+/// naming calls among them. Each chunk of entries writes its calls straight into their place in the
+/// one vector (the decode's lists say how many each holds): building them in vectors of their own
+/// and copying those over faulted in and wrote every call twice.
+fn calls_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Call>, Vec<u32>, Vec<Naming>) {
+    let entries = d.entries();
+    let n = entries.len();
+    let starts: Vec<usize> = (0..n).step_by(CALLS_CHUNK).collect();
+    let counts: Vec<usize> = (starts.iter())
+        .map(|&a| d.calls_in(a..(a + CALLS_CHUNK).min(n)))
+        .collect();
+    let total: usize = counts.iter().sum();
+    let mut calls: Vec<Call> = Vec::with_capacity(total);
+    // Each chunk's share of the vector's spare room.
+    let mut room = &mut calls.spare_capacity_mut()[..total];
+    let mut shares = Vec::with_capacity(counts.len());
+    for &k in &counts {
+        let (share, rest) = room.split_at_mut(k);
+        shares.push(share);
+        room = rest;
+    }
+    let parts: Vec<(usize, bool, Vec<u32>, Vec<Naming>)> = (starts.par_iter().zip(shares))
+        .map(|(&start, share)| {
+            let end = (start + CALLS_CHUNK).min(n);
             let mut threads: Vec<u32> = Vec::new();
             let mut named = Vec::new();
             // Per chunk: a converter is not shared between threads.
             let ticks = h.converter();
+            let mut written = 0;
             for i in start..end {
                 let e = entries.get(i);
                 if e.kind != Some(Kind::Call) {
                     continue;
                 }
+                let Some(slot) = share.get_mut(written) else {
+                    // More calls than the lists said (a ring still written under overwrite).
+                    return (written, false, threads, named);
+                };
                 if threads.last() != Some(&e.tid) {
                     threads.push(e.tid);
                 }
@@ -665,21 +685,57 @@ fn calls_of(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>
                 if call.class == Some(Class::Name.name()) {
                     named.push((e.seq, e.a0, e.a1, e.a2));
                 }
-                calls.push(call);
+                slot.write(call);
+                written += 1;
             }
             threads.sort_unstable();
             threads.dedup();
-            (calls, threads, named)
+            (written, written == share.len(), threads, named)
         })
         .collect();
-    let mut calls = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    if parts.iter().all(|p| p.1) {
+        // SAFETY: every chunk wrote exactly its share, and the shares tile the first `total` slots.
+        unsafe { calls.set_len(total) };
+    } else {
+        // The entries changed under the read: drop what was written, and build the calls anew
+        // one chunk after another.
+        let mut at = 0;
+        for (p, &k) in parts.iter().zip(&counts) {
+            for slot in &mut calls.spare_capacity_mut()[at..at + p.0] {
+                // SAFETY: the chunk wrote these `p.0` slots of its share, each once.
+                unsafe { slot.assume_init_drop() };
+            }
+            at += k;
+        }
+        return calls_copied(h, entries, names);
+    }
     let mut threads = Vec::new();
     let mut named = Vec::new();
-    for (c, t, n) in parts {
-        calls.extend(c);
+    for (_, _, t, nm) in parts {
         threads.extend(t);
-        named.extend(n);
+        named.extend(nm);
     }
+    (calls, threads, named)
+}
+
+/// `calls_of`, reading each entry's kind as it goes: for entries that changed after their decode.
+fn calls_copied(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>, Vec<Naming>) {
+    let ticks = h.converter();
+    let (mut calls, mut threads, mut named) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..entries.len() {
+        let e = entries.get(i);
+        if e.kind != Some(Kind::Call) {
+            continue;
+        }
+        threads.push(e.tid);
+        let call = call_of(&ticks, &e, names);
+        if call.class == Some(Class::Name.name()) {
+            named.push((e.seq, e.a0, e.a1, e.a2));
+        }
+        calls.push(call);
+    }
+    threads.sort_unstable();
+    threads.dedup();
     (calls, threads, named)
 }
 

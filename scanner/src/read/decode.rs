@@ -66,6 +66,26 @@ impl Decoded<'_> {
         self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), true)
     }
 
+    /// How many calls the entries `range` (indices into `entries()`) hold, from the lists of the
+    /// others where the decode kept them (no entry read), else by reading each entry's kind.
+    pub fn calls_in(&self, range: std::ops::Range<usize>) -> usize {
+        match &self.listed {
+            Some(l) => {
+                let within = |v: &[u32]| {
+                    v.partition_point(|&i| (i as usize) < range.end)
+                        - v.partition_point(|&i| (i as usize) < range.start)
+                };
+                range.len() - within(&l.intervals) - within(&l.rest)
+            }
+            None => {
+                let entries = self.entries();
+                range
+                    .filter(|&i| entries.get(i).kind == Some(Kind::Call))
+                    .count()
+            }
+        }
+    }
+
     /// [`Decoded::intervals`], for a pass that does not read the calls they name.
     pub fn intervals_alone(&self) -> Subset<'_> {
         self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), false)
@@ -656,6 +676,56 @@ mod tests {
             a0: 0,
             a1: 0,
             a2: 0,
+        }
+    }
+
+    /// `calls_in` from the decode's lists equals the calls counted entry by entry, for every range,
+    /// and so does its fallback without lists.
+    #[test]
+    fn calls_in_counts_the_calls_of_any_range() {
+        let kinds = [
+            Some(Kind::Call),
+            Some(Kind::DeviceInterval),
+            Some(Kind::Call),
+            Some(Kind::RangePush),
+            None,
+            Some(Kind::Call),
+            Some(Kind::Call),
+            Some(Kind::DeviceAnchor),
+            Some(Kind::Call),
+        ];
+        let v: Vec<Entry> = (kinds.iter().enumerate())
+            .map(|(i, &k)| Entry {
+                kind: k,
+                ..at(100 + i as u64)
+            })
+            .collect();
+        let mut l = Listed {
+            intervals: Vec::new(),
+            rest: Vec::new(),
+        };
+        for (i, e) in v.iter().enumerate() {
+            l.add(i, e.kind.map_or(0, |k| k as u8));
+        }
+        let decoded = |listed| Decoded {
+            store: Store::Copied(v.clone()),
+            listed,
+            live: v.len() as u64,
+            torn: 0,
+            open: 0,
+            overwritten: 0,
+            dropped: 0,
+        };
+        let (with, without) = (decoded(Some(l)), decoded(None));
+        for a in 0..=v.len() {
+            for b in a..=v.len() {
+                let want = kinds[a..b]
+                    .iter()
+                    .filter(|&&k| k == Some(Kind::Call))
+                    .count();
+                assert_eq!(with.calls_in(a..b), want, "{a}..{b}");
+                assert_eq!(without.calls_in(a..b), want, "{a}..{b} without lists");
+            }
         }
     }
 
