@@ -3,7 +3,9 @@
 # --json` and `causeway why --json --step slowest` on one synthetic level-3 capture of N entries
 # (scanner/examples/synth_capture, TSC ticks), arms interleaved round by round, RUNS rounds. With BASE
 # set to another causeway binary, its `why` runs as a third arm (a before/after pair in one run).
-# Prints per arm min / median / max wall seconds and peak RSS (MB), and each median over the report's.
+# Prints per arm min / median / max wall seconds, user and system CPU seconds (medians: on a VM the
+# kernel's clearing of fresh pages, in system time, moves by seconds from run to run) and peak RSS
+# (MB), and each wall median over the report's.
 #     bash bench/why.sh [ENTRIES=1000000] [RUNS=5]
 # Environment: CW (causeway binary; default built here), SYNTH (synth_capture), BASE, OUT (scratch).
 set -euo pipefail
@@ -24,7 +26,7 @@ trap 'rm -rf "$dir"/cap "$dir"/time "$dir"/stderr' EXIT
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS${BASE:+; base: $BASE}"
 arms=(report why)
 [[ -n ${BASE:-} ]] && arms+=(why-base)
-declare -A t rss
+declare -A t rss usr sys
 for r in $(seq "$RUNS"); do
   for a in "${arms[@]}"; do
     case $a in
@@ -32,23 +34,26 @@ for r in $(seq "$RUNS"); do
       why) cmd=("$CW" why --json "$dir/cap" --step slowest) ;;
       why-base) cmd=("$BASE" why --json "$dir/cap" --step slowest) ;;
     esac
-    /usr/bin/time -o "$dir/time" -f "%e %M" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
+    /usr/bin/time -o "$dir/time" -f "%e %M %U %S" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
       { cat "$dir/stderr" >&2; exit 1; }
-    line=$(tail -n 1 "$dir/time")
-    t[$a]+="${line% *} "
-    rss[$a]+="${line#* } "
+    read -r e m u s < <(tail -n 1 "$dir/time")
+    t[$a]+="$e "
+    rss[$a]+="$m "
+    usr[$a]+="$u "
+    sys[$a]+="$s "
   done
 done
 args=()
-for a in "${arms[@]}"; do args+=("$a" "${t[$a]}" "${rss[$a]}"); done
+for a in "${arms[@]}"; do args+=("$a" "${t[$a]}" "${rss[$a]}" "${usr[$a]}" "${sys[$a]}"); done
 python3 - "${args[@]}" << 'PY'
 import statistics as st, sys
 a = sys.argv[1:]
 f = lambda s: [float(x) for x in s.split()]
-arms = [(a[i], f(a[i + 1]), f(a[i + 2])) for i in range(0, len(a), 3)]
+arms = [(a[i], f(a[i + 1]), f(a[i + 2]), f(a[i + 3]), f(a[i + 4])) for i in range(0, len(a), 5)]
 base = st.median(arms[0][1])
-print("arm       wall s: min median    max   /report   RSS MB: min  median     max")
-for name, ts, ms in arms:
+print("arm       wall s: min median    max   /report   user s  sys s (medians)   RSS MB: min  median     max")
+for name, ts, ms, us, ss in arms:
     print(f"{name:9} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {st.median(ts) / base:5.1f}x"
-          f"   {min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}")
+          f"   {st.median(us):6.2f} {st.median(ss):6.2f}"
+          f"          {min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}")
 PY
