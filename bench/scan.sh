@@ -20,12 +20,9 @@ N=${1:-10000000}
 RUNS=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [[ -z ${CW:-} || -z ${SYNTH:-} ]]; then
-  cargo build --release -q -p causeway-cli --bin causeway
-  cargo build --release -q -p causeway-scanner --example synth_capture
-fi
-CW=${CW:-target/release/causeway}
-SYNTH=${SYNTH:-target/release/examples/synth_capture}
+# CW, SYNTH
+# shellcheck source=bench/tools.sh
+source bench/tools.sh
 dir=$(mktemp -d "${TMPDIR:-/tmp}/causeway-scan.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 "${CLOCK:-tsc}"

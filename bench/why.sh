@@ -13,12 +13,9 @@ N=${1:-1000000}
 RUNS=${2:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [[ -z ${CW:-} || -z ${SYNTH:-} ]]; then
-  cargo build --release -q -p causeway-cli --bin causeway
-  cargo build --release -q -p causeway-scanner --example synth_capture
-fi
-CW=${CW:-target/release/causeway}
-SYNTH=${SYNTH:-target/release/examples/synth_capture}
+# CW, SYNTH
+# shellcheck source=bench/tools.sh
+source bench/tools.sh
 dir=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/causeway-why.XXXXXX")}
 mkdir -p "$dir"
 trap 'rm -rf "$dir"/cap "$dir"/time "$dir"/stderr' EXIT
