@@ -47,7 +47,7 @@ import statistics as st, sys
 a = sys.argv[1:]
 f = lambda s: [float(x) for x in s.split()]
 arms = [(a[i], f(a[i + 1]), f(a[i + 2]), f(a[i + 3]), f(a[i + 4])) for i in range(0, len(a), 5)]
-base = st.median(arms[0][1])
+base = max(st.median(arms[0][1]), 0.01)  # /usr/bin/time counts hundredths
 print("arm       wall s: min median    max   /report   user s  sys s (medians)   RSS MB: min  median     max")
 for name, ts, ms, us, ss in arms:
     print(f"{name:9} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {st.median(ts) / base:5.1f}x"
