@@ -294,6 +294,20 @@ fn level_2_leaves_ur_work_untimed() {
     assert_eq!(r["processes"][0]["backend"], "none");
 }
 
+/// With `--backend events` asked for, UR's own profiling still times UR work, and the capture names
+/// it (the CUDA events backend, never started here, does not claim the header).
+#[test]
+fn ur_work_recorded_with_the_events_backend_names_its_own_timing() {
+    let Some(prog) = ur_prog() else { return };
+    let mut c = std::process::Command::new(&prog);
+    c.arg("7").env_remove("LD_PRELOAD");
+    let (o, cap) = traced(c, 3, &[("CAUSEWAY_BACKEND", "events")]);
+    assert!(o.status.success(), "ur_prog failed traced: {}", stderr(&o));
+    let r = report(&cap);
+    assert_eq!(r["processes"][0]["backend"], "unified_runtime");
+    assert_eq!(r["device"]["intervals"], 13, "{}", r["device"]);
+}
+
 /// ci/build/ze_prog and the Level Zero double it runs on through the real loader, or None (with a
 /// note) when they were not built here.
 fn ze_prog() -> Option<(PathBuf, PathBuf)> {

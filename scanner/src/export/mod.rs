@@ -462,12 +462,16 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
     tids.dedup();
     // Items by thread: (item, rank, level) sorted below; a range before a call of the same extent.
     let mut by_tid: Vec<Vec<(Item, u8, u32)>> = vec![Vec::new(); tids.len()];
-    let mut last = (u32::MAX, 0usize);
-    let mut slot = |tid: u32| {
-        if last.0 != tid {
-            last = (tid, tids.binary_search(&tid).unwrap_or(0));
+    // Consecutive items mostly share a thread. An item whose thread the timeline does not list (none
+    // a capture gives) is not drawn.
+    let mut last: Option<(u32, Option<usize>)> = None;
+    let mut slot = |tid: u32| match last {
+        Some((t, k)) if t == tid => k,
+        _ => {
+            let k = tids.binary_search(&tid).ok();
+            last = Some((tid, k));
+            k
         }
-        last.1
     };
     // A slice never ended (a call that never returned, a range never closed) is drawn to the end.
     let item = |what, begin: u64, end: Option<u64>| Item {
@@ -477,12 +481,14 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
         open: end.is_none(),
     };
     for (i, c) in p.calls.iter().enumerate() {
-        let it = item(What::Call(i), c.begin_ns, c.end_ns);
-        by_tid[slot(c.tid)].push((it, 1, c.depth as u32));
+        if let Some(k) = slot(c.tid) {
+            by_tid[k].push((item(What::Call(i), c.begin_ns, c.end_ns), 1, c.depth as u32));
+        }
     }
     for (i, r) in p.ranges.iter().enumerate() {
-        let it = item(What::Range(i), r.begin_ns, r.end_ns);
-        by_tid[slot(r.tid)].push((it, 0, r.level));
+        if let Some(k) = slot(r.tid) {
+            by_tid[k].push((item(What::Range(i), r.begin_ns, r.end_ns), 0, r.level));
+        }
     }
     let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, m) in p.marks.iter().enumerate() {

@@ -222,7 +222,6 @@ pub fn want(sample_every: u32) {
     SAMPLE.store(sample_every.max(1), Ordering::Relaxed);
     STATE.store(WANTED, Ordering::Relaxed);
     if let Some(w) = state::writer() {
-        w.set_backend(Backend::Events);
         w.set_sample_every(sample_every.max(1));
     }
 }
@@ -417,6 +416,12 @@ fn try_start() -> bool {
             // SAFETY: getpid has no preconditions.
             PID.store(unsafe { libc::getpid() } as u32, Ordering::Relaxed);
             let _ = STATE.compare_exchange(WANTED, ON, Ordering::AcqRel, Ordering::Relaxed);
+            // The header names the backend once it times something: a Level Zero or Unified
+            // Runtime program recorded with `--backend events` is timed by its own runtime, which
+            // then names itself.
+            if let Some(w) = state::writer() {
+                w.claim_backend(Backend::Events);
+            }
             true
         }
         None => {

@@ -294,7 +294,8 @@ fn init() -> bool {
         }
     }
 
-    w.set_backend(Backend::Cupti);
+    // Unless a runtime of its own timed the process's work first (Level Zero, Unified Runtime).
+    w.claim_backend(Backend::Cupti);
     ACTIVE.store(true, Ordering::Release);
     // Flush before the loader finalises libcupti: atexit handlers run before the loader's own.
     // SAFETY: registering a function with atexit's signature.
