@@ -48,6 +48,8 @@ pub(super) mod off {
         pub const QUEUED: usize = 120; // uint64_t queued
         pub const SUBMITTED: usize = 128; // uint64_t submitted
         pub const GRAPH_NODE: usize = 144; // uint64_t graphNodeId
+        /// The fields every device record has (`records::parse`).
+        pub const COMMON: [usize; 6] = [START, END, DEVICE, STREAM, CORRELATION, GRAPH_NODE];
         pub const SIZE: usize = 216;
     }
     /// `CUpti_ActivityMemcpy6` (kind `MEMCPY`).
@@ -60,6 +62,8 @@ pub(super) mod off {
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 44;
         pub const GRAPH_NODE: usize = 64; // uint64_t graphNodeId
+        /// The fields every device record has (`records::parse`).
+        pub const COMMON: [usize; 6] = [START, END, DEVICE, STREAM, CORRELATION, GRAPH_NODE];
         pub const SIZE: usize = 96;
     }
     /// `CUpti_ActivityMemcpyPtoP4` (kind `MEMCPY2`, peer-to-peer copies).
@@ -72,6 +76,8 @@ pub(super) mod off {
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 60;
         pub const GRAPH_NODE: usize = 72; // uint64_t graphNodeId
+        /// The fields every device record has (`records::parse`).
+        pub const COMMON: [usize; 6] = [START, END, DEVICE, STREAM, CORRELATION, GRAPH_NODE];
         pub const SIZE: usize = 96;
     }
     /// `CUpti_ActivityMemset4` (kind `MEMSET`).
@@ -83,6 +89,8 @@ pub(super) mod off {
         pub const STREAM: usize = 40;
         pub const CORRELATION: usize = 44;
         pub const GRAPH_NODE: usize = 64; // uint64_t graphNodeId
+        /// The fields every device record has (`records::parse`).
+        pub const COMMON: [usize; 6] = [START, END, DEVICE, STREAM, CORRELATION, GRAPH_NODE];
         pub const SIZE: usize = 88;
     }
     /// `CUpti_ActivityExternalCorrelation` (kind `EXTERNAL_CORRELATION`).

@@ -75,15 +75,7 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
         KIND_KERNEL | KIND_CONCURRENT_KERNEL => {
             use off::kernel as k;
             let name = u64_at(b, k::NAME)? as usize;
-            let at = [
-                k::START,
-                k::END,
-                k::DEVICE,
-                k::STREAM,
-                k::CORRELATION,
-                k::GRAPH_NODE,
-            ];
-            match device(DeviceKind::Kernel, at, 0, 0, Some(name))? {
+            match device(DeviceKind::Kernel, k::COMMON, 0, 0, Some(name))? {
                 Rec::Device(mut dev) => {
                     dev.queued = u64_at(b, k::QUEUED).unwrap_or(0);
                     dev.submitted = u64_at(b, k::SUBMITTED).unwrap_or(0);
@@ -95,41 +87,17 @@ fn parse_opt(b: &[u8]) -> Option<Rec> {
         KIND_MEMCPY => {
             use off::memcpy as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
-            let at = [
-                m::START,
-                m::END,
-                m::DEVICE,
-                m::STREAM,
-                m::CORRELATION,
-                m::GRAPH_NODE,
-            ];
-            device(DeviceKind::Memcpy, at, bytes, ck, None)?
+            device(DeviceKind::Memcpy, m::COMMON, bytes, ck, None)?
         }
         KIND_MEMCPY2 => {
             use off::p2p as m;
             let (bytes, ck) = (u64_at(b, m::BYTES)?, *b.get(m::COPY_KIND)?);
-            let at = [
-                m::START,
-                m::END,
-                m::DEVICE,
-                m::STREAM,
-                m::CORRELATION,
-                m::GRAPH_NODE,
-            ];
-            device(DeviceKind::Memcpy, at, bytes, ck, None)?
+            device(DeviceKind::Memcpy, m::COMMON, bytes, ck, None)?
         }
         KIND_MEMSET => {
             use off::memset as m;
             let bytes = u64_at(b, m::BYTES)?;
-            let at = [
-                m::START,
-                m::END,
-                m::DEVICE,
-                m::STREAM,
-                m::CORRELATION,
-                m::GRAPH_NODE,
-            ];
-            device(DeviceKind::Memset, at, bytes, 0, None)?
+            device(DeviceKind::Memset, m::COMMON, bytes, 0, None)?
         }
         KIND_EXTERNAL_CORRELATION => {
             use off::external as x;
