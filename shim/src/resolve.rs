@@ -187,6 +187,11 @@ pub fn find(name: &CStr, layer: Layer) -> usize {
     s.found
 }
 
+/// `find`, `None` where nothing was found: for a backend's table of the runtime's own functions.
+pub fn found(name: &CStr, layer: Layer) -> Option<usize> {
+    Some(find(name, layer)).filter(|&p| p != 0)
+}
+
 /// The real function behind a hook: cached in `slot` once found (first writer wins, so a hook always
 /// calls one and the same function).
 #[inline(always)]

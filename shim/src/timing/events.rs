@@ -85,13 +85,10 @@ struct Api {
     exchange_capture_mode: Option<ExchangeCaptureMode>,
 }
 
-fn sym(name: &CStr) -> Option<usize> {
-    Some(resolve::find(name, Layer::Driver)).filter(|&p| p != 0)
-}
-
 impl Api {
     /// The driver's own functions (never our hooks: the backend's calls are not the program's).
     fn resolve() -> Option<Api> {
+        let sym = |name: &CStr| resolve::found(name, Layer::Driver);
         // SAFETY: (all transmutes) each address is the driver's export of that name, whose C signature
         // (from cuda.h) is the one given by its type.
         unsafe {

@@ -73,13 +73,10 @@ struct Api {
     timestamps: Option<Timestamps>,
 }
 
-fn sym(name: &CStr) -> Option<usize> {
-    Some(resolve::find(name, Layer::UnifiedRuntime)).filter(|&p| p != 0)
-}
-
 impl Api {
     /// The loader's own functions (never our hooks: the backend's calls are not the program's).
     fn resolve() -> Option<Api> {
+        let sym = |name: &CStr| resolve::found(name, Layer::UnifiedRuntime);
         // SAFETY: (all transmutes) each address is the UR loader's export of that name, whose C
         // signature (ur_api.h, UR 0.12) is the one given by its type.
         unsafe {

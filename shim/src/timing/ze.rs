@@ -91,13 +91,10 @@ struct Api {
     device_props: DeviceProps,
 }
 
-fn sym(name: &CStr) -> Option<usize> {
-    Some(resolve::find(name, Layer::LevelZero)).filter(|&p| p != 0)
-}
-
 impl Api {
     /// The loader's own functions (never our hooks).
     fn resolve() -> Option<Api> {
+        let sym = |name: &CStr| resolve::found(name, Layer::LevelZero);
         // SAFETY: (all transmutes) each address is the Level Zero loader's export of that name,
         // whose C signature (ze_api.h 1.8) is the one given by its type (descriptors and results
         // passed as bytes of their sizes).
