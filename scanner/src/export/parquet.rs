@@ -18,6 +18,7 @@ use super::{io_problem, ExportError, Summary, TokenSource};
 use crate::analysis::causal::graph::{Edge, Evidence, Graph, Node};
 use crate::analysis::steps::{process_steps, StepOptions};
 use crate::facts::model::{Call, DeviceSpan, Mark, ProcessTimeline, Range, StreamId, Timeline};
+use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
@@ -106,24 +107,29 @@ const CHUNK: usize = 8 << 10;
 /// One row of a per-process table: the process and the item.
 type Row<'t, T> = (&'t ProcessTimeline, &'t T);
 
-/// The rows `items` picks from every process, in batches of at most `CHUNK`, at least one (empty
-/// when there are none: every table is written, with its schema).
-fn chunks<'t, T: 't>(
-    ps: &'t [ProcessTimeline],
-    items: impl Fn(&'t ProcessTimeline) -> &'t [T] + 't,
-) -> impl Iterator<Item = Vec<Row<'t, T>>> + 't {
-    let mut rows = ps
-        .iter()
-        .flat_map(move |p| items(p).iter().map(move |x| (p, x)));
+/// `rows` in batches of at most `CHUNK`, at least one (empty when there are none: every table is
+/// written, with its schema).
+fn batches<R>(mut rows: impl Iterator<Item = R>) -> impl Iterator<Item = Vec<R>> {
     let mut first = true;
     std::iter::from_fn(move || {
-        let chunk: Vec<_> = rows.by_ref().take(CHUNK).collect();
+        let chunk: Vec<R> = rows.by_ref().take(CHUNK).collect();
         if chunk.is_empty() && !std::mem::take(&mut first) {
             return None;
         }
         first = false;
         Some(chunk)
     })
+}
+
+/// The rows `items` picks from every process, in `batches`.
+fn chunks<'t, T: 't>(
+    ps: &'t [ProcessTimeline],
+    items: impl Fn(&'t ProcessTimeline) -> &'t [T] + 't,
+) -> impl Iterator<Item = Vec<Row<'t, T>>> + 't {
+    batches(
+        ps.iter()
+            .flat_map(move |p| items(p).iter().map(move |x| (p, x))),
+    )
 }
 
 /// Every row `items` picks, as one batch (the Python module's tables).
@@ -332,15 +338,20 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
 pub fn edges(t: &Timeline, tokens: &TokenSource) -> RecordBatch {
-    let graphs = graphs(t, tokens);
+    let graphs = graphs(&t.processes, &tokens_of(tokens, t.processes.len()));
     let rows: Vec<EdgeRow> = edge_rows(&graphs).collect();
     edges_batch(&rows).0
 }
 
-/// Each process's causal graph.
-fn graphs<'t>(t: &'t Timeline, tokens: &TokenSource) -> Vec<Graph<'t>> {
-    (t.processes.iter().enumerate())
-        .map(|(k, p)| Graph::build_with(p, tokens.get(k)))
+/// Each process's work tokens, read from `tokens` (whose cells only one thread may fill).
+fn tokens_of<'s>(tokens: &'s TokenSource, processes: usize) -> Vec<Option<&'s Tokens>> {
+    (0..processes).map(|k| tokens.get(k)).collect()
+}
+
+/// Each process's causal graph, with its work tokens' handoffs.
+fn graphs<'t>(ps: &'t [ProcessTimeline], tokens: &[Option<&Tokens>]) -> Vec<Graph<'t>> {
+    (ps.iter().zip(tokens))
+        .map(|(p, tk)| Graph::build_with(p, *tk))
         .collect()
 }
 
@@ -503,26 +514,14 @@ pub fn write_dir(
         bytes += write_table(dir, TABLES[5], &props, std::iter::once(steps_batch(ps)))?;
         Ok(bytes)
     };
-    // Each process's work tokens are read here: the graph's thread cannot fill the source's cells.
-    let toks: Vec<_> = (0..ps.len()).map(|k| tokens.get(k)).collect();
-    let (bytes, graphs) = rayon::join(model_tables, || {
-        (ps.iter().zip(toks))
-            .map(|(p, tk)| Graph::build_with(p, tk))
-            .collect::<Vec<_>>()
-    });
+    let toks = tokens_of(tokens, ps.len());
+    let (bytes, graphs) = rayon::join(model_tables, || graphs(ps, &toks));
     let mut bytes = bytes?;
     let mut deps = 0;
-    let mut rows = edge_rows(&graphs).peekable();
-    let mut first = true;
-    let edges = std::iter::from_fn(|| {
-        if rows.peek().is_none() && !std::mem::take(&mut first) {
-            return None;
-        }
-        first = false;
-        let chunk: Vec<EdgeRow> = rows.by_ref().take(CHUNK).collect();
-        let (b, drawn) = edges_batch(&chunk);
+    let edges = batches(edge_rows(&graphs)).map(|rows| {
+        let (b, drawn) = edges_batch(&rows);
         deps += drawn;
-        Some(b)
+        b
     });
     bytes += write_table(dir, GRAPH_TABLES[0], &props, edges)?;
     Ok((bytes, deps))
