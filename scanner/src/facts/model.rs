@@ -664,41 +664,25 @@ fn calls_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Call>, Vec<u32>, Vec
     let parts: Vec<(usize, bool, Vec<u32>, Vec<Naming>)> = (starts.par_iter().zip(shares))
         .map(|(&start, share)| {
             let end = (start + CALLS_CHUNK).min(n);
-            let mut threads: Vec<u32> = Vec::new();
-            let mut named = Vec::new();
-            // Per chunk: a converter is not shared between threads.
-            let ticks = h.converter();
             let mut written = 0;
-            for i in start..end {
-                let e = entries.get(i);
-                if e.kind != Some(Kind::Call) {
-                    continue;
-                }
+            let (done, threads, named) = walk_calls(h, entries, start..end, names, |call| {
+                // No room: more calls than the lists said (a ring still written under overwrite).
                 let Some(slot) = share.get_mut(written) else {
-                    // More calls than the lists said (a ring still written under overwrite).
-                    return (written, false, threads, named);
+                    return false;
                 };
-                if threads.last() != Some(&e.tid) {
-                    threads.push(e.tid);
-                }
-                let call = call_of(&ticks, &e, names);
-                if call.class == Some(Class::Name.name()) {
-                    named.push((e.seq, e.a0, e.a1, e.a2));
-                }
                 slot.write(call);
                 written += 1;
-            }
-            threads.sort_unstable();
-            threads.dedup();
-            (written, written == share.len(), threads, named)
+                true
+            });
+            (written, done && written == share.len(), threads, named)
         })
         .collect();
     if parts.iter().all(|p| p.1) {
         // SAFETY: every chunk wrote exactly its share, and the shares tile the first `total` slots.
         unsafe { calls.set_len(total) };
     } else {
-        // The entries changed under the read: drop what was written, and build the calls anew
-        // one chunk after another.
+        // The entries changed under the read: drop what was written, and build the calls anew in
+        // one walk, into a vector that grows.
         let mut at = 0;
         for (p, &k) in parts.iter().zip(&counts) {
             for slot in &mut calls.spare_capacity_mut()[at..at + p.0] {
@@ -707,7 +691,12 @@ fn calls_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Call>, Vec<u32>, Vec
             }
             at += k;
         }
-        return calls_copied(h, entries, names);
+        let mut calls = Vec::new();
+        let (_, threads, named) = walk_calls(h, entries, 0..n, names, |c| {
+            calls.push(c);
+            true
+        });
+        return (calls, threads, named);
     }
     let mut threads = Vec::new();
     let mut named = Vec::new();
@@ -718,25 +707,38 @@ fn calls_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Call>, Vec<u32>, Vec
     (calls, threads, named)
 }
 
-/// `calls_of`, reading each entry's kind as it goes: for entries that changed after their decode.
-fn calls_copied(h: &Header, entries: Entries, names: &Names) -> (Vec<Call>, Vec<u32>, Vec<Naming>) {
+/// The calls among `entries[range]`, handed to `put` in order (`false`: no room, and the walk stops
+/// there, incomplete), with whether it finished, the threads that made them (sorted, distinct) and
+/// the NVTX naming calls among them.
+fn walk_calls(
+    h: &Header,
+    entries: Entries,
+    range: std::ops::Range<usize>,
+    names: &Names,
+    mut put: impl FnMut(Call) -> bool,
+) -> (bool, Vec<u32>, Vec<Naming>) {
+    // Per walk: a converter is not shared between threads.
     let ticks = h.converter();
-    let (mut calls, mut threads, mut named) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..entries.len() {
+    let (mut threads, mut named) = (Vec::new(), Vec::new());
+    for i in range {
         let e = entries.get(i);
         if e.kind != Some(Kind::Call) {
             continue;
         }
-        threads.push(e.tid);
+        if threads.last() != Some(&e.tid) {
+            threads.push(e.tid);
+        }
         let call = call_of(&ticks, &e, names);
         if call.class == Some(Class::Name.name()) {
             named.push((e.seq, e.a0, e.a1, e.a2));
         }
-        calls.push(call);
+        if !put(call) {
+            return (false, threads, named);
+        }
     }
     threads.sort_unstable();
     threads.dedup();
-    (calls, threads, named)
+    (true, threads, named)
 }
 
 #[inline]
