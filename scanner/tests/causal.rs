@@ -188,8 +188,8 @@ fn edges(w: &causeway_scanner::analysis::causal::why::Why) -> Vec<&str> {
 fn named_edges(t: &Timeline) -> Vec<(String, String, EdgeKind)> {
     let p = &t.processes[0];
     let name = |n: Node| match n {
-        Node::Work(j) => p.device[j].name.to_string(),
-        Node::Call(i) => p.calls[i].api.to_string(),
+        Node::Work(j) => p.device[j as usize].name.to_string(),
+        Node::Call(i) => p.calls[i as usize].api.to_string(),
         Node::Absent(_) => "absent".into(),
     };
     Graph::build(p)

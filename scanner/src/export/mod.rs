@@ -328,8 +328,8 @@ impl<'t> ProcLayout<'t> {
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
-            crate::analysis::causal::graph::Node::Call(i) => Some(What::Call(i)),
-            crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j)),
+            crate::analysis::causal::graph::Node::Call(i) => Some(What::Call(i as usize)),
+            crate::analysis::causal::graph::Node::Work(j) => Some(What::Span(j as usize)),
             crate::analysis::causal::graph::Node::Absent(_) => None,
         };
         let mut deps = Vec::new();

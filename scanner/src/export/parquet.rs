@@ -383,16 +383,23 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
             let p = g.p;
             let (node, seq, name, begin, end, what) = match n {
                 Node::Call(i) => {
-                    let c = &p.calls[i];
+                    let c = &p.calls[i as usize];
                     let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
                     ("call", Some(c.seq), Some(&*c.api), Some(b), e, None)
                 }
                 Node::Work(j) => {
-                    let d = &p.device[j];
+                    let d = &p.device[j as usize];
                     let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
                     ("device", d.call, Some(&*d.name), Some(b), Some(e), None)
                 }
-                Node::Absent(k) => ("absent", None, None, None, None, Some(g.absent[k].as_str())),
+                Node::Absent(k) => (
+                    "absent",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(g.absent[k as usize].as_str()),
+                ),
             };
             self.node.push(node);
             self.seq.push(seq);

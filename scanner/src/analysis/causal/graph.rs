@@ -58,9 +58,22 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Node {
-    Call(usize),
-    Work(usize),
-    Absent(usize),
+    Call(u32),
+    Work(u32),
+    Absent(u32),
+}
+
+impl Node {
+    /// Call `i`'s node. Indices are `u32` (an edge is 28 bytes, not 48): a process's calls and
+    /// intervals each number fewer than 2^32 (a ring holds at most 2^32 entries).
+    pub fn call(i: usize) -> Node {
+        Node::Call(i as u32)
+    }
+
+    /// Device interval `j`'s node.
+    pub fn work(j: usize) -> Node {
+        Node::Work(j as u32)
+    }
 }
 
 /// What established an edge.
@@ -134,6 +147,9 @@ impl Evidence {
         }
     }
 }
+
+/// Edges are most of a graph's memory: keep one at 28 bytes.
+const _: () = assert!(std::mem::size_of::<Edge>() <= 28);
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Edge {
@@ -261,7 +277,10 @@ impl<'t> Graph<'t> {
     pub fn build_with(p: &'t ProcessTimeline, tokens: Option<&Tokens>) -> Graph<'t> {
         let mut b = Builder {
             p,
-            edges: Vec::new(),
+            // Enough for an issue edge per interval and a program-order and stream-order edge per
+            // call, so the list is not copied as it grows: what is reserved and not used is never
+            // touched, so costs no memory.
+            edges: Vec::with_capacity(p.device.len() + 2 * p.calls.len()),
             absent: Vec::new(),
             spans_of: Spans {
                 start: Vec::new(),
@@ -295,9 +314,9 @@ impl<'t> Graph<'t> {
 
     fn slot(&self, n: Node) -> usize {
         match n {
-            Node::Call(i) => i,
-            Node::Work(j) => self.p.calls.len() + j,
-            Node::Absent(k) => self.p.calls.len() + self.p.device.len() + k,
+            Node::Call(i) => i as usize,
+            Node::Work(j) => self.p.calls.len() + j as usize,
+            Node::Absent(k) => self.p.calls.len() + self.p.device.len() + k as usize,
         }
     }
 
@@ -343,11 +362,11 @@ impl<'t> Graph<'t> {
     pub fn times(&self, n: Node) -> Option<(u64, u64)> {
         match n {
             Node::Call(i) => {
-                let c = &self.p.calls[i];
+                let c = &self.p.calls[i as usize];
                 Some((c.begin_ns, c.end_ns.unwrap_or(c.begin_ns)))
             }
             Node::Work(j) => {
-                let d = &self.p.device[j];
+                let d = &self.p.device[j as usize];
                 Some((d.begin_ns, d.end_ns.max(d.begin_ns)))
             }
             Node::Absent(_) => None,
@@ -358,11 +377,11 @@ impl<'t> Graph<'t> {
     pub fn describe(&self, n: Node) -> String {
         match n {
             Node::Call(i) => {
-                let c = &self.p.calls[i];
+                let c = &self.p.calls[i as usize];
                 format!("call {} (seq {}, thread {})", c.api, c.seq, c.tid)
             }
             Node::Work(j) => {
-                let d = &self.p.device[j];
+                let d = &self.p.device[j as usize];
                 let call = d
                     .call
                     .map_or(String::new(), |s| format!(", issued by seq {s}"));
@@ -373,7 +392,7 @@ impl<'t> Graph<'t> {
                     self.p.stream_label(&d.stream)
                 )
             }
-            Node::Absent(k) => self.absent[k].clone(),
+            Node::Absent(k) => self.absent[k as usize].clone(),
         }
     }
 }
@@ -439,7 +458,7 @@ impl<'t> Builder<'t> {
 
     fn absent(&mut self, what: String) -> Node {
         self.absent.push(what);
-        Node::Absent(self.absent.len() - 1)
+        Node::Absent((self.absent.len() - 1) as u32)
     }
 
     /// Call → device work, by the interval's issuing sequence number; work whose call the capture
@@ -489,7 +508,7 @@ impl<'t> Builder<'t> {
                     } else {
                         EdgeKind::Issue
                     };
-                    self.edge(Node::Call(i), Node::Work(j), kind, Evidence::Explicit);
+                    self.edge(Node::call(i), Node::work(j), kind, Evidence::Explicit);
                 }
                 None => {
                     let what = match d.call {
@@ -497,7 +516,7 @@ impl<'t> Builder<'t> {
                         None => "the call that issued it: not tied to any (no correlation)".into(),
                     };
                     let a = self.absent(what);
-                    self.edge(a, Node::Work(j), EdgeKind::Issue, Evidence::Missing);
+                    self.edge(a, Node::work(j), EdgeKind::Issue, Evidence::Missing);
                 }
             }
         }
@@ -577,8 +596,8 @@ impl<'t> Builder<'t> {
             }
             for &ja in &from {
                 self.edge(
-                    Node::Work(ja),
-                    Node::Work(j),
+                    Node::work(ja),
+                    Node::work(j),
                     EdgeKind::GraphEdge,
                     Evidence::Explicit,
                 );
@@ -590,7 +609,7 @@ impl<'t> Builder<'t> {
                     c.seq
                 );
                 let n = self.absent(what);
-                self.edge(n, Node::Work(j), EdgeKind::GraphEdge, Evidence::Missing);
+                self.edge(n, Node::work(j), EdgeKind::GraphEdge, Evidence::Missing);
             }
         }
         if !roots.is_empty() {
@@ -604,7 +623,7 @@ impl<'t> Builder<'t> {
     fn entries(&self, i: usize, out: &mut Vec<Node>) {
         out.clear();
         match self.graph_roots.get(&i) {
-            Some(r) => out.extend(r.iter().map(|&j| Node::Work(j as usize))),
+            Some(r) => out.extend(r.iter().map(|&j| Node::Work(j))),
             None => out.push(self.entry(i)),
         }
     }
@@ -614,7 +633,7 @@ impl<'t> Builder<'t> {
         self.spans_of
             .of(i)
             .first()
-            .map_or(Node::Call(i), |&j| Node::Work(j as usize))
+            .map_or(Node::call(i), |&j| Node::Work(j))
     }
 
     /// What a work item's dependents wait for: its last-ending device interval, else its call.
@@ -623,7 +642,7 @@ impl<'t> Builder<'t> {
             .of(i)
             .iter()
             .max_by_key(|&&j| (self.p.device[j as usize].end_ns, j))
-            .map_or(Node::Call(i), |&j| Node::Work(j as usize))
+            .map_or(Node::call(i), |&j| Node::Work(j))
     }
 
     fn walk(&mut self) {
@@ -649,8 +668,8 @@ impl<'t> Builder<'t> {
             }
             if let Some(prev) = last_on_thread.insert(c.tid, i) {
                 self.edge(
-                    Node::Call(prev),
-                    Node::Call(i),
+                    Node::call(prev),
+                    Node::call(i),
                     EdgeKind::ProgramOrder,
                     Evidence::Explicit,
                 );
@@ -853,7 +872,7 @@ impl<'t> Builder<'t> {
                 Class::EventSync => {
                     for e in waited(c, p.links_of(c.seq)) {
                         for (from, _, ev) in self.waits_on(&events, e, c.seq, "host wait") {
-                            self.edge(from, Node::Call(i), EdgeKind::HostWait, ev);
+                            self.edge(from, Node::call(i), EdgeKind::HostWait, ev);
                         }
                     }
                 }
@@ -881,7 +900,7 @@ impl<'t> Builder<'t> {
                     };
                     for it in items {
                         let from = self.exit(it);
-                        self.edge(from, Node::Call(i), EdgeKind::HostWait, Evidence::Explicit);
+                        self.edge(from, Node::call(i), EdgeKind::HostWait, Evidence::Explicit);
                     }
                 }
                 _ => {}
@@ -910,8 +929,8 @@ impl<'t> Builder<'t> {
                 .map(|(i, _)| i);
             if let (Some(f), Some(to)) = (from, to) {
                 self.edge(
-                    Node::Call(f),
-                    Node::Call(to),
+                    Node::call(f),
+                    Node::call(to),
                     EdgeKind::Handoff,
                     Evidence::Observed,
                 );

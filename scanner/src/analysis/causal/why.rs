@@ -47,7 +47,7 @@ const DISPATCH_SAMPLE_MIN: usize = 16;
 fn dispatch_slack(g: &Graph) -> u64 {
     let mut gaps: Vec<u64> = (0..g.p.device.len())
         .filter_map(|j| {
-            let n = Node::Work(j);
+            let n = Node::work(j);
             let (start, _) = g.times(n)?;
             let mut ready = None;
             for e in g.preds(n).filter(|e| e.kind != EdgeKind::HostWait) {
@@ -56,7 +56,7 @@ fn dispatch_slack(g: &Graph) -> u64 {
                 }
                 let r = match (e.kind, e.from) {
                     (EdgeKind::Issue | EdgeKind::GraphNode, Node::Call(ci)) => {
-                        let c = &g.p.calls[ci];
+                        let c = &g.p.calls[ci as usize];
                         c.end_ns.unwrap_or(c.begin_ns)
                     }
                     _ => released(g, e)?,
@@ -438,9 +438,9 @@ fn device_busy(g: &Graph, lo: u64, hi: u64, not: usize) -> String {
 fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
     let c = &g.p.calls[i];
     // A handoff the thread took over after its previous call: the work arrived from another thread.
-    let handoff = g.preds(Node::Call(i)).find(|e| e.kind == EdgeKind::Handoff);
+    let handoff = g.preds(Node::call(i)).find(|e| e.kind == EdgeKind::Handoff);
     let prev = g
-        .preds(Node::Call(i))
+        .preds(Node::call(i))
         .find(|e| e.kind == EdgeKind::ProgramOrder);
     if let Some(h) = handoff {
         let h_end = g.times(h.from).map_or(0, |t| t.1);
@@ -449,7 +449,7 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
             let Node::Call(hi) = h.from else {
                 unreachable!()
             };
-            let hc = &g.p.calls[hi];
+            let hc = &g.p.calls[hi as usize];
             return (
                 format!(
                     "its work was handed over from thread {} (after {} seq {}) {} ns before it \
@@ -472,7 +472,7 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
     let Node::Call(pi) = e.from else {
         unreachable!()
     };
-    let pc = &g.p.calls[pi];
+    let pc = &g.p.calls[pi as usize];
     let pend = pc.end_ns.unwrap_or(pc.begin_ns);
     let gap = c.begin_ns.saturating_sub(pend);
     let is_sync = is_sync(pc);
@@ -529,13 +529,13 @@ fn new_why(g: &Graph, target: String) -> Why {
 
 /// Why device interval `j` started when it did.
 fn explain_work(g: &Graph, j: usize) -> Why {
-    let mut w = new_why(g, g.describe(Node::Work(j)));
+    let mut w = new_why(g, g.describe(Node::work(j)));
     w.phases = phases_of_work(g, j);
     w.anchor = g.p.device[j]
         .call
         .and_then(|s| g.call_of_seq(s))
         .map(|i| (g.p.calls[i].tid, g.p.calls[i].seq));
-    let (cause, detail) = follow(g, Node::Work(j), &mut w.chain, dispatch_slack(g));
+    let (cause, detail) = follow(g, Node::work(j), &mut w.chain, dispatch_slack(g));
     w.cause = cause;
     w.detail = detail;
     w.complete = !w.chain.iter().any(|l| l.evidence == "missing");
@@ -575,12 +575,12 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
         match (n, e.kind) {
             (Node::Work(j), EdgeKind::Issue | EdgeKind::GraphNode) => {
                 let Node::Call(ci) = e.from else { break };
-                let c = &g.p.calls[ci];
+                let c = &g.p.calls[ci as usize];
                 let submitted = c.end_ns.unwrap_or(c.begin_ns);
                 if start > submitted + slack {
                     // Submitted, nothing it waits for still running, and not started.
                     let gap = start - submitted;
-                    let busy = device_busy(g, submitted, start, j);
+                    let busy = device_busy(g, submitted, start, j as usize);
                     first.get_or_insert((
                         "device",
                         format!("submitted {gap} ns before it started, with nothing it waits for still running: the device was busy with {busy}"),
@@ -590,7 +590,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                 // Issued last. The host's part: time inside the issuing call before the work
                 // started, and before the call, what the thread did (the larger is said first).
                 let in_call = start.min(submitted).saturating_sub(c.begin_ns);
-                let (text, prev) = before_call(g, ci);
+                let (text, prev) = before_call(g, ci as usize);
                 let before = prev
                     .and_then(|p| g.times(p.from))
                     .map_or(0, |(_, end)| c.begin_ns.saturating_sub(end));
@@ -610,11 +610,11 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                 first.get_or_insert(("host", detail));
                 let Some(prev) = prev else { break };
                 let Node::Call(pi) = prev.from else { break };
-                let pc = &g.p.calls[pi];
+                let pc = &g.p.calls[pi as usize];
                 chain.push(link(g, prev, c.begin_ns));
                 if is_sync(pc) {
                     // Blocked in a sync: what did it wait for?
-                    match why_sync_ended(g, pi, chain) {
+                    match why_sync_ended(g, pi as usize, chain) {
                         Some(next) => n = next,
                         None => break,
                     }
@@ -624,7 +624,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
             }
             (Node::Work(j), _) => {
                 if gap > slack {
-                    let busy = device_busy(g, released, start, j);
+                    let busy = device_busy(g, released, start, j as usize);
                     first.get_or_insert((
                         "device",
                         format!(
@@ -641,7 +641,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                 n = e.from;
             }
             (Node::Call(ci), _) => {
-                let (text, _) = before_call(g, ci);
+                let (text, _) = before_call(g, ci as usize);
                 first.get_or_insert(("host", text));
                 break;
             }
@@ -658,7 +658,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
 /// when it waited for nothing the capture saw.
 fn why_sync_ended(g: &Graph, i: usize, chain: &mut Vec<Link>) -> Option<Node> {
     let waits: Vec<&Edge> = g
-        .preds(Node::Call(i))
+        .preds(Node::call(i))
         .filter(|e| e.kind == EdgeKind::HostWait)
         .collect();
     let end = g.p.calls[i].end_ns?;
@@ -674,7 +674,7 @@ fn why_sync_ended(g: &Graph, i: usize, chain: &mut Vec<Link>) -> Option<Node> {
 /// Why call `i` took as long as it did (a sync: what it waited for) or began when it did.
 fn explain_call(g: &Graph, i: usize) -> Why {
     let c = &g.p.calls[i];
-    let mut w = new_why(g, g.describe(Node::Call(i)));
+    let mut w = new_why(g, g.describe(Node::call(i)));
     w.anchor = Some((c.tid, c.seq));
     w.phases = Phases {
         issue_ns: Some(c.begin_ns),
@@ -695,7 +695,7 @@ fn explain_call(g: &Graph, i: usize) -> Why {
     if is_sync(c) {
         match why_sync_ended(g, i, &mut w.chain) {
             Some(next @ Node::Work(j)) => {
-                let d = &g.p.device[j];
+                let d = &g.p.device[j as usize];
                 let ran = d.end_ns.saturating_sub(d.begin_ns);
                 let (cause, detail) = follow(g, next, &mut w.chain, dispatch_slack(g));
                 w.cause = if cause == "unknown" {
@@ -881,7 +881,7 @@ fn explain_one_step(g: &Graph, steps: &ProcessSteps, idx: usize) -> Why {
             .map(|&i| {
                 let c = &g.p.calls[i];
                 let prev_end = g
-                    .preds(Node::Call(i))
+                    .preds(Node::call(i))
                     .find(|e| e.kind == EdgeKind::ProgramOrder)
                     .and_then(|e| g.times(e.from))
                     .map_or(s.begin_ns, |(_, e)| e.max(s.begin_ns));
