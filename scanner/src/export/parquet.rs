@@ -28,6 +28,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -507,23 +508,51 @@ pub fn write_dir(
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")))
         .build();
     let ps = &t.processes;
-    // The model's tables are written while the causal graph is built beside them.
-    let model_tables = || -> Result<u64, ExportError> {
-        let mut bytes = write_table(dir, TABLES[0], &props, std::iter::once(processes_batch(ps)))?;
-        let calls = chunks(ps, |p| &p.calls).map(|r| calls_batch(&r));
-        bytes += write_table(dir, TABLES[1], &props, calls)?;
-        let device = chunks(ps, |p| &p.device).map(|r| device_batch(&r));
-        bytes += write_table(dir, TABLES[2], &props, device)?;
-        let ranges = chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r));
-        bytes += write_table(dir, TABLES[3], &props, ranges)?;
-        let marks = chunks(ps, |p| &p.marks).map(|r| marks_batch(&r));
-        bytes += write_table(dir, TABLES[4], &props, marks)?;
-        bytes += write_table(dir, TABLES[5], &props, std::iter::once(steps_batch(ps)))?;
-        Ok(bytes)
+    // Each table is a file of its own: the model's tables are written side by side, while the
+    // causal graph is built beside them.
+    let table = |i: usize| -> Result<u64, ExportError> {
+        let (name, props) = (TABLES[i], &props);
+        match i {
+            0 => write_table(dir, name, props, std::iter::once(processes_batch(ps))),
+            1 => write_table(
+                dir,
+                name,
+                props,
+                chunks(ps, |p| &p.calls).map(|r| calls_batch(&r)),
+            ),
+            2 => write_table(
+                dir,
+                name,
+                props,
+                chunks(ps, |p| &p.device).map(|r| device_batch(&r)),
+            ),
+            3 => write_table(
+                dir,
+                name,
+                props,
+                chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r)),
+            ),
+            4 => write_table(
+                dir,
+                name,
+                props,
+                chunks(ps, |p| &p.marks).map(|r| marks_batch(&r)),
+            ),
+            _ => write_table(dir, name, props, std::iter::once(steps_batch(ps))),
+        }
     };
     let toks = tokens_of(tokens, ps.len());
-    let (bytes, graphs) = rayon::join(model_tables, || graphs(ps, &toks));
-    let mut bytes = bytes?;
+    let (sizes, graphs) = rayon::join(
+        || {
+            (0..TABLES.len())
+                .into_par_iter()
+                .map(table)
+                .collect::<Vec<_>>()
+        },
+        || graphs(ps, &toks),
+    );
+    // The first table's error, as when they were written one after another.
+    let mut bytes = sizes.into_iter().sum::<Result<u64, ExportError>>()?;
     let mut deps = 0;
     let edges = batches(edge_rows(&graphs)).map(|rows| {
         let (b, drawn) = edges_batch(&rows);
