@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# exports.sh (device machine): what the exports and the causal graph cost against the report on the
+# device machine's CPU (16 vCPUs; issues 21 and 23) — bench/exports.sh at 1 M and 10 M entries and
+# bench/why.sh at 10 M, with the carried binaries; plus how fast this machine hands out fresh memory
+# (first touch against re-touch), which the dev VM's figures are dominated by. No GPU, no cargo.
+#     OUT=$OUT bash control-experiments/device/exports.sh
+# Carried (.carry/): causeway, synth_capture. RUNS1 (default 7), RUNS10 (default 3) rounds.
+set -uo pipefail
+OUT=${OUT:?set OUT to the folder for the logs}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+C=$REPO/.carry
+for f in causeway synth_capture; do
+  [[ -x $C/$f ]] || { echo "exports.sh: $C/$f missing (build it here and carry .carry)" >&2; exit 2; }
+done
+export CW=$C/causeway SYNTH=$C/synth_capture
+{
+  echo "date: $(date -u +%FT%TZ)"
+  lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core)'
+  echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+  echo "== fresh memory: one 1 GiB buffer touched once (first touch), then four times (mostly re-touch)"
+  dd if=/dev/zero of=/dev/null bs=1G count=1 2>&1 | tail -n 1
+  dd if=/dev/zero of=/dev/null bs=1G count=4 2>&1 | tail -n 1
+  echo "== bash bench/exports.sh 1000000 ${RUNS1:-7}"
+  bash "$REPO/bench/exports.sh" 1000000 "${RUNS1:-7}"
+  echo "== bash bench/why.sh 10000000 ${RUNS10:-3}"
+  bash "$REPO/bench/why.sh" 10000000 "${RUNS10:-3}"
+  echo "== bash bench/exports.sh 10000000 ${RUNS10:-3}"
+  bash "$REPO/bench/exports.sh" 10000000 "${RUNS10:-3}"
+} 2>&1 | tee "$OUT/exports.txt"
