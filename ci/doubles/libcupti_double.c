@@ -497,11 +497,21 @@ static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *re
     cb_call_in(CUPTI_CB_DOMAIN_RUNTIME_API, site, cbid, corr, result);
 }
 
+/* The kinds enabled when each call began, by correlation id (modulo the table): CUPTI decides at
+ * submission whether a kernel, copy or memset gets a record — work still in flight when its kind is
+ * disabled is recorded (measured on the H200: control-experiments/device/cupti_toggle.sh, mode
+ * tog_live) — so the double does too. More than ENABLED_AT calls in flight at once would mix. */
+#define ENABLED_AT (1u << 16)
+static atomic_uint_fast64_t g_enabled_at[ENABLED_AT];
+
 static uint32_t hook_api_enter(int domain, int cbid)
 {
     uint32_t corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
     if (corr == 0) /* wrapped: 0 means "no correlation" */
         corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
+    atomic_store_explicit(&g_enabled_at[corr % ENABLED_AT],
+                          atomic_load_explicit(&g_enabled, memory_order_acquire),
+                          memory_order_relaxed);
     if (domain == CWD_API_RUNTIME) {
         t_cb_entered = cb_enabled(domain, cbid);
         if (t_cb_entered) { /* before the external correlation decision */
@@ -572,7 +582,11 @@ static void hook_api_exit(int domain, int cbid, uint32_t corr, int result)
 
 static void hook_work_done(const struct cwd_work *w)
 {
-    uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
+    /* As CUPTI: recorded if its kind was on when the call that submitted it began. */
+    uint64_t en = w->correlation
+                      ? atomic_load_explicit(&g_enabled_at[w->correlation % ENABLED_AT],
+                                             memory_order_relaxed)
+                      : atomic_load_explicit(&g_enabled, memory_order_acquire);
     union {
         CUpti_ActivityKernel10 k;
         CUpti_ActivityMemcpy6 c;

@@ -4,6 +4,7 @@
 //! their graph launch, durations against the kernels' known sleeps, causality, and the honest fallbacks.
 
 use causeway_itests::*;
+use causeway_scanner::read::capture::Capture;
 use serde_json::Value;
 
 fn cupti_double() -> String {
@@ -374,5 +375,144 @@ fn a_graphs_topology_orders_its_node_executions() {
             .unwrap()
             .contains("sleep_10us"),
         "{w}"
+    );
+}
+
+/// `--sample N` with CUPTI and NVTX steps: CUPTI is switched on for one outermost range in N, at
+/// random, and off between them, so a sampled step has every kernel and copy (exact, tied) and the
+/// others none.
+#[test]
+fn sampling_switches_cupti_on_for_whole_steps_only() {
+    use causeway_scanner::facts::model::Timeline;
+    let steps = 64;
+    let lib = cupti_double();
+    let (o, cap) = traced(
+        command(
+            "overlap_prog",
+            &[
+                "a",
+                "--steps",
+                &steps.to_string(),
+                "--kernel-us",
+                "200",
+                "--copy-mib",
+                "1",
+            ],
+        ),
+        3,
+        &[
+            ("CAUSEWAY_CUPTI", lib.as_str()),
+            ("CAUSEWAY_EVENTS_SAMPLE", "4"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&cap);
+    let p0 = &r["processes"][0];
+    assert_eq!(
+        (p0["backend"].as_str(), p0["sample_every"].as_u64()),
+        (Some("cupti"), Some(4))
+    );
+    assert_eq!(p0["step_sampled"], true, "{p0}");
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+    let t = Timeline::build(&Capture::open(&cap).unwrap().rings().unwrap());
+    let p = &t.processes[0];
+    let timed: std::collections::HashSet<u64> = p.device.iter().filter_map(|d| d.call).collect();
+    let (mut whole, mut none) = (0, 0);
+    for range in p.ranges.iter().filter(|x| x.level == 0) {
+        let end = range.end_ns.expect("closed range");
+        let work: Vec<u64> = p
+            .calls
+            .iter()
+            .filter(|c| c.depth == 0 && c.begin_ns >= range.begin_ns && c.begin_ns <= end)
+            .filter(|c| matches!(c.class, Some("launch") | Some("copy")))
+            .map(|c| c.seq)
+            .collect();
+        assert_eq!(work.len(), 2, "{range:?}");
+        match work.iter().filter(|s| timed.contains(s)).count() {
+            0 => none += 1,
+            2 => whole += 1,
+            n => panic!("step {range:?} timed in part: {n} of 2"),
+        }
+    }
+    // 66 ranges (2 warm-up, 64 steps), each sampled with p = 1/4 (sd ≈ 3.5).
+    assert_eq!(whole + none, steps + 2);
+    assert!(
+        (6..=30).contains(&whole),
+        "{whole} of {} steps timed",
+        whole + none
+    );
+    // Nothing outside a sampled step was recorded.
+    assert_eq!(p.device.len(), 2 * whole);
+    let o = std::process::Command::new(cli())
+        .arg("report")
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(stdout(&o).contains("one in 4 steps"), "{}", stdout(&o));
+}
+
+/// `--sample N` with CUPTI in a program without NVTX ranges: CUPTI is on for windows of 64
+/// consecutive device-work calls, about one call in N overall, every launch in a window tied.
+#[test]
+fn sampling_without_steps_switches_cupti_on_for_windows_of_calls() {
+    use causeway_scanner::facts::model::Timeline;
+    let lib = cupti_double();
+    let n = 4000u64;
+    let (o, cap) = traced(
+        command("mt_launch", &["1", &n.to_string()]),
+        3,
+        &[
+            ("CAUSEWAY_CUPTI", lib.as_str()),
+            ("CAUSEWAY_EVENTS_SAMPLE", "4"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = report(&cap);
+    assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
+    assert_eq!(r["processes"][0]["step_sampled"], false);
+    let t = Timeline::build(&Capture::open(&cap).unwrap().rings().unwrap());
+    let p = &t.processes[0];
+    let timed: std::collections::HashSet<u64> = p.device.iter().filter_map(|d| d.call).collect();
+    // The launches in call order, timed or not: timed ones come in runs of 64 (the window; a run
+    // may also end at the program's last launch).
+    let launches: Vec<bool> = p
+        .calls
+        .iter()
+        .filter(|c| c.depth == 0 && c.class == Some("launch"))
+        .map(|c| timed.contains(&c.seq))
+        .collect();
+    assert_eq!(launches.len() as u64, n);
+    let mut runs = Vec::new();
+    let mut run = 0;
+    for &t in launches.iter().chain([false].iter()) {
+        if t {
+            run += 1;
+        } else if run > 0 {
+            runs.push(run);
+            run = 0;
+        }
+    }
+    let total: usize = runs.iter().sum();
+    assert!(!runs.is_empty());
+    // Windows are delimited by device-work calls, copies among them: a run of launches is at most 64.
+    assert!(runs.iter().all(|&r| r <= 64), "{runs:?}");
+    assert!(
+        runs.iter().filter(|&&r| r >= 32).count() * 2 >= runs.len(),
+        "{runs:?}"
+    );
+    // About one in four of 4000 (the gaps are random: wide bounds).
+    assert!(
+        (400..=2000).contains(&total),
+        "{total} of {n} launches timed: {runs:?}"
+    );
+    let o = std::process::Command::new(cli())
+        .arg("report")
+        .arg(&cap)
+        .output()
+        .expect("spawn causeway");
+    assert!(
+        stdout(&o).contains("windows of 64 consecutive calls"),
+        "{}",
+        stdout(&o)
     );
 }

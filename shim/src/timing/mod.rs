@@ -16,6 +16,7 @@
 mod anchored;
 mod cupti;
 mod events;
+mod sample;
 mod ur;
 mod ze;
 
@@ -54,6 +55,9 @@ pub fn configure(backend: Backend, find: FindApi) {
 pub fn announce(backend: Backend, sample_every: u32) {
     if backend == Backend::Events {
         events::want(sample_every);
+    }
+    if backend == Backend::Cupti && sample_every > 1 {
+        sample::want(sample_every, Some(cupti::window));
     }
     if backend != Backend::None && state::level() >= 3 {
         ur::want();
@@ -216,13 +220,13 @@ pub fn untie() {
 /// sampling (called at every level; cheap).
 #[inline]
 pub fn outer_push(domain: u64) {
-    events::outer_push(domain)
+    sample::outer_push(domain)
 }
 
 /// The outermost NVTX push range of `domain` on this thread closed.
 #[inline]
 pub fn outer_pop(domain: u64) {
-    events::outer_pop(domain)
+    sample::outer_pop(domain)
 }
 
 /// What a fork child lost of device timing: its backends' threads and state stayed in the parent.
