@@ -445,10 +445,8 @@ pub fn run(
             backend: d.backend.name(),
             timed_by: timed_by(Arm::Durations),
         }),
-        sample_every: ins
-            .backend
-            .samples()
-            .then(|| ins.sample.unwrap_or(ins.backend.default_sample())),
+        sample_every: (ins.backend == Backend::Events)
+            .then(|| ins.sample.unwrap_or(record::DEFAULT_EVENTS_SAMPLE)),
         steps,
         skip_steps: o.skip_steps,
         out_dir,

@@ -75,10 +75,7 @@ enum Cmd {
             only with --backend)\n\n\
             DEVICE TIMING (level 3, default cupti; level 4 with --backend; an error at levels 1 and 2):\n  \
             cupti   CUPTI activity records, put on the host clock by CUPTI's timestamp callback\n          \
-            (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it.\n          \
-            Every kernel by default; --sample N switches CUPTI on for one step in N only (outermost\n          \
-            NVTX ranges; without ranges, windows of 64 device-work calls, one in N): cheaper, exact\n          \
-            within the sampled steps, nothing outside them\n  \
+            (default); --cupti PATH names libcupti.so (CAUSEWAY_CUPTI), else the loader finds it\n  \
             events  CUDA timing events recorded around each launch, copy, memset and graph launch on\n          \
             its stream (never on a capturing stream), anchored to host time by reference events;\n          \
             the report states the conversion bound. Works where CUPTI is taken (torch.profiler,\n          \
@@ -433,7 +430,7 @@ struct RecordArgs {
     /// The CUPTI library for --backend cupti (default: found by the dynamic loader)
     #[arg(long, value_name = "PATH")]
     cupti: Option<PathBuf>,
-    /// Time one step in N (events: default 16; cupti: default 1; 1 times every call)
+    /// With --backend events: time one step in N (default 16; 1 times every call)
     #[arg(long, value_name = "N")]
     sample: Option<u32>,
     /// The shim to preload (default: $CAUSEWAY_SHIM, else libcauseway.so beside causeway)

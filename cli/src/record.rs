@@ -27,7 +27,7 @@ pub struct RecordOptions {
     pub backend: Option<Backend>,
     /// The CUPTI library the shim should load (`CAUSEWAY_CUPTI`); level 3 with CUPTI only.
     pub cupti: Option<PathBuf>,
-    /// Time one step in N (`None`: the backend's default, `Backend::default_sample`).
+    /// Events backend: time one step in N (`None`: the shim's default, `DEFAULT_EVENTS_SAMPLE`).
     pub sample: Option<u32>,
     pub out: PathBuf,
     pub ring_mb: u64,
@@ -366,7 +366,7 @@ fn checked(o: &RecordOptions) -> Result<(Level, Backend, Option<OsString>), Reco
     let cupti = o.cupti.as_deref().map(cupti_value).transpose()?;
     if let Some(n) = o.sample {
         if !backend.samples() {
-            return fail("--sample needs a device-timing backend (--backend cupti or events)");
+            return fail("--sample needs --backend events (CUPTI records every kernel; events can be sampled)");
         }
         if !settings::sample_ok(n) {
             return fail(format!(

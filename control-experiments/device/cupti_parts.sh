@@ -7,9 +7,7 @@
 # Arms (interleaved, order rotating by one each round; ROUNDS rounds, CPUs PIN pinned):
 #   bare; cuptifloor (CUPTI alone, no causeway: cupti_count.so, CONCURRENT_KERNEL only);
 #   level2; l3cupti (level 3 cupti as set up by default: callback correlation since issue 26);
-#   l3ext (external correlation); l3cupticb (callback correlation, named); l3s16 (--sample 16: CUPTI
-#   on for windows of 64 launches, one in 16); l3s16kc (the same, driver callbacks kept on between
-#   windows); and external correlation
+#   l3ext (external correlation); l3cupticb (callback correlation, named); and external correlation
 #   with one part changed (CAUSEWAY_CUPTI_DIAG): d_kernel (CONCURRENT_KERNEL alone, nothing tied),
 #   d_noapi (no RUNTIME/DRIVER kinds), d_rtkind (RUNTIME only), d_nocopies (no MEMCPY/MEMSET),
 #   d_nortcb (no runtime callbacks), d_discard (buffers returned unread).
@@ -58,8 +56,6 @@ for r in $(seq 1 "$ROUNDS"); do
       l3cupti) l3 X=1 ;;
       l3ext) l3 CAUSEWAY_CUPTI_CORRELATION=external ;;
       l3cupticb) l3 CAUSEWAY_CUPTI_CORRELATION=callback ;;
-      l3s16) l3 CAUSEWAY_EVENTS_SAMPLE=16 ;;
-      l3s16kc) l3 CAUSEWAY_EVENTS_SAMPLE=16 CAUSEWAY_CUPTI_DIAG=sample-keep-callbacks ;;
       d_kernel) l3 CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=kernel-only ;;
       d_noapi) l3 CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=no-api-kinds ;;
       d_rtkind) l3 CAUSEWAY_CUPTI_CORRELATION=external CAUSEWAY_CUPTI_DIAG=runtime-kind-only ;;

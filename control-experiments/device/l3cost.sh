@@ -7,9 +7,7 @@
 # cupti-floor (CUPTI alone: the reference tool cupti_count.so injected with CUDA_INJECTION64_PATH,
 # CONCURRENT_KERNEL only — no causeway); causeway level 2; level 3 cupti (as set up by default:
 # callback correlation since issue 26); l3ext (external correlation);
-# level 3 cupti with callback correlation; l3cupti16 (cupti --sample 16: CUPTI switched on for one
-# step in 16, or windows of 64 calls without NVTX ranges); level 3 events; level 3 events sampling
-# one in 16.
+# level 3 cupti with callback correlation; level 3 events; level 3 events sampling one in 16.
 # Per arm: the run's value is tiny_loop.py's median µs/op over its reps; added = arm − bare of the
 # same round; min/median/max of the paired added cost and the ratio (profiler added)/(arm added).
 # ARMS overrides the list; diagnostic arms cbdomain, cbnots, cbnort run callback correlation with the
@@ -61,7 +59,6 @@ for r in $(seq 1 "$ROUNDS"); do
       l3cupti) cmd=("$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3ext) cmd=(env CAUSEWAY_CUPTI_CORRELATION=external "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
       l3cupticb) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
-      l3cupti16) cmd=("$CW" record --level 3 --backend cupti --sample 16 --out "$cap" -- "${TL[@]}") ;;
       l3events) cmd=("$CW" record --level 3 --backend events --sample 1 --out "$cap" -- "${TL[@]}") ;;
       # Diagnostics (CAUSEWAY_CUPTI_DIAG): callback correlation with one part changed.
       cbdomain) cmd=(env CAUSEWAY_CUPTI_CORRELATION=callback CAUSEWAY_CUPTI_DIAG=driver-domain "$CW" record --level 3 --backend cupti --out "$cap" -- "${TL[@]}") ;;
@@ -95,7 +92,7 @@ print("tiny_loop.py (a.add_(1.0) on 256 floats), us/op; added = arm - bare of th
 print(f"{'arm':<12} {'runs':>4} {'min':>8} {'median':>8} {'max':>8} | {'added min':>9} {'median':>8} {'max':>8} | ratio")
 added_med = {}
 for arm in ["bare", "profiler", "cuptifloor", "level2", "l3cupti", "l3ext", "l3cupticb", "cbdomain", "cbnots", "cbnort",
-            "d_kernel", "d_noapi", "d_rtkind", "d_nocopies", "d_nortcb", "d_discard", "l3cupti16", "l3events", "l3events16"]:
+            "d_kernel", "d_noapi", "d_rtkind", "d_nocopies", "d_nortcb", "d_discard", "l3events", "l3events16"]:
     if arm not in by:
         continue
     v = list(by[arm].values())

@@ -32,8 +32,7 @@ pub mod env {
     pub const RING_MB: &str = "CAUSEWAY_RING_MB";
     /// What a full ring does: `drop` (default) or `overwrite` (`Policy`).
     pub const POLICY: &str = "CAUSEWAY_POLICY";
-    /// The device-timing backend times one step in N (`Backend::default_sample` when unset: 16 for
-    /// events, 1 for CUPTI; 1: every call). Named for the backend that sampled first.
+    /// The events backend times one step in N (`DEFAULT_EVENTS_SAMPLE` when unset; 1: every call).
     pub const EVENTS_SAMPLE: &str = "CAUSEWAY_EVENTS_SAMPLE";
     /// The CUPTI library the `cupti` backend loads (a path, or a bare name for the loader's search);
     /// unset: next to the loaded libcudart, then the toolkit's usual places.
@@ -76,7 +75,7 @@ pub mod env {
         (POLICY, "what a full ring does: drop (default) or overwrite"),
         (
             EVENTS_SAMPLE,
-            "time one step in N (events: default 16; cupti: default 1 = every call)",
+            "events backend: time one step in N (default 16; 1: every call)",
         ),
         (CUPTI, "the CUPTI library the cupti backend loads"),
         (
@@ -123,11 +122,6 @@ pub fn ring_mb_ok(mb: u64) -> bool {
 /// operation cost about 1.2 µs of host time each on the H200 (2026-12-01), which at sample 1 lengthens
 /// a step of 80 µs ops by 9 % and one of 10 µs ops by 28 %; one step in 16 keeps both within 3 %.
 pub const DEFAULT_EVENTS_SAMPLE: u32 = 16;
-
-/// CUPTI times every kernel unless told otherwise: its records are exact and tied by identity, and it
-/// costs about 1–3 µs per launch on the H200 (2026-12-02) whether or not a step is sampled, so
-/// sampling is the user's choice (`--sample N`: CUPTI switched on for one step in N).
-pub const DEFAULT_CUPTI_SAMPLE: u32 = 1;
 
 /// Whether `n` is a sampling rate (one in `n`; 1 times every call).
 pub fn sample_ok(n: u32) -> bool {
@@ -224,19 +218,10 @@ impl Backend {
         }
     }
 
-    /// Whether this backend can time only some steps (`--sample`, `CAUSEWAY_EVENTS_SAMPLE`): timing
-    /// events are asked per call; CUPTI is switched on for the sampled steps only.
+    /// Whether this backend can time only some steps (`--sample`, `CAUSEWAY_EVENTS_SAMPLE`): CUPTI
+    /// records every kernel; timing events can be sampled.
     pub fn samples(self) -> bool {
-        matches!(self, Backend::Events | Backend::Cupti)
-    }
-
-    /// One step in how many this backend times when `--sample` is not given (1: every step).
-    pub fn default_sample(self) -> u32 {
-        match self {
-            Backend::Events => DEFAULT_EVENTS_SAMPLE,
-            Backend::Cupti => DEFAULT_CUPTI_SAMPLE,
-            _ => 1,
-        }
+        self == Backend::Events
     }
 }
 
@@ -403,8 +388,8 @@ pub struct Settings {
     /// Ring size per process in MiB.
     pub ring_mb: u64,
     pub policy: Policy,
-    /// The backend times one step in this many (`None`: `Backend::default_sample`). Only with a
-    /// backend that samples.
+    /// The events backend times one step in this many (`None`: `DEFAULT_EVENTS_SAMPLE`). Only with
+    /// the events backend.
     pub sample: Option<u32>,
     /// The CUPTI library (`CAUSEWAY_CUPTI`). The `cupti` backend reads the variable itself when it
     /// starts, on the process's first call, not at start-up.
@@ -426,9 +411,9 @@ impl Settings {
         }
     }
 
-    /// The backend's sampling rate, its default applied.
+    /// The events backend's sampling rate, the default applied.
     pub fn sample_every(&self) -> u32 {
-        self.sample.unwrap_or(self.backend.default_sample())
+        self.sample.unwrap_or(DEFAULT_EVENTS_SAMPLE)
     }
 
     /// The environment that hands these settings to the shim: `(variable, Some(value))` to set and
@@ -459,8 +444,8 @@ impl Settings {
     /// The settings as the shim reads them at start-up, from `get` (a variable's value; `None` when
     /// unset or empty). `Err` is the one line that says what is wrong (the shim then records nothing);
     /// the warnings are things to say once the capture runs (a bad sampling rate takes the default).
-    /// The backend is read only at the levels that time the device, the sampling rate only with a
-    /// backend that samples.
+    /// The backend is read only at the levels that time the device, the sampling rate only with the
+    /// events backend.
     pub fn from_env(
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<(Settings, Vec<String>), String> {
@@ -510,9 +495,8 @@ impl Settings {
                         expected: "a whole number >= 1".into(),
                     };
                     warnings.push(format!(
-                        "{}={e}; timing one step in {}",
-                        env::EVENTS_SAMPLE,
-                        backend.default_sample()
+                        "{}={e}; timing one step in {DEFAULT_EVENTS_SAMPLE}",
+                        env::EVENTS_SAMPLE
                     ));
                     None
                 }
@@ -669,21 +653,8 @@ mod tests {
             vec!["CAUSEWAY_EVENTS_SAMPLE=0 is not a whole number >= 1; timing one step in 16"]
         );
         assert_eq!(with("-3").1.len(), 1);
-        // CUPTI samples too, every step unless told: its default is 1.
-        let cupti = [o, ("CAUSEWAY_LEVEL", "3"), ("CAUSEWAY_BACKEND", "cupti")];
-        let (s, _) = read(&cupti).unwrap();
-        assert_eq!((s.sample, s.sample_every()), (None, 1));
-        let mut vars = cupti.to_vec();
-        vars.push(("CAUSEWAY_EVENTS_SAMPLE", "8"));
-        assert_eq!(read(&vars).unwrap().0.sample_every(), 8);
-        vars.pop();
-        vars.push(("CAUSEWAY_EVENTS_SAMPLE", "0"));
-        assert_eq!(
-            read(&vars).unwrap().1,
-            vec!["CAUSEWAY_EVENTS_SAMPLE=0 is not a whole number >= 1; timing one step in 1"]
-        );
-        // Without a device-timing backend the variable is not read.
-        let (s, w) = read(&[o, ("CAUSEWAY_LEVEL", "4"), ("CAUSEWAY_EVENTS_SAMPLE", "x")]).unwrap();
+        // Only the events backend samples: elsewhere the variable is not read.
+        let (s, w) = read(&[o, ("CAUSEWAY_LEVEL", "3"), ("CAUSEWAY_EVENTS_SAMPLE", "x")]).unwrap();
         assert_eq!((s.sample, w.len()), (None, 0));
     }
 

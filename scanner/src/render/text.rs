@@ -582,13 +582,6 @@ fn device(r: &Report, out: &mut String) {
             "sampled: one in {} steps (outermost NVTX ranges) was timed, every call in it (--sample); intervals count the timed calls only",
             d.sample_every
         );
-    } else if d.sample_every > 1 && r.processes.iter().any(|p| p.backend == "cupti") {
-        // CUPTI is switched on and off, not asked per call: it samples runs of calls.
-        let _ = writeln!(
-            out,
-            "sampled: CUPTI was on for about one in {} device-work calls, in windows of 64 consecutive calls at random (--sample; the program pushed no NVTX range); intervals count the timed calls only",
-            d.sample_every
-        );
     } else if d.sample_every > 1 {
         let _ = writeln!(
             out,

@@ -132,6 +132,82 @@ static REAPER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 static NEXT_ANCHOR: AtomicU64 = AtomicU64::new(1);
 static PID: AtomicU32 = AtomicU32::new(0);
 static SAID_CONTEXTS: AtomicBool = AtomicBool::new(false);
+/// Time one in this many steps (or calls, without NVTX ranges) (`CAUSEWAY_EVENTS_SAMPLE`; 1 = every
+/// call).
+static SAMPLE: AtomicU32 = AtomicU32::new(1);
+/// Sampling by steps: set once the program pushed an outermost NVTX range. From then on a call is timed
+/// only while a sampled window is open.
+static STEPPED: AtomicBool = AtomicBool::new(false);
+/// Whether a sampled window is open: an outermost push range, chosen one in `SAMPLE` at random, on
+/// some thread. Every device-work call made meanwhile, on any thread, is timed, so a sampled step is
+/// timed whole (its copy/compute overlap can be measured) and the others run without timing events.
+static WINDOW: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread's sampling generator (xorshift64; 0 until seeded).
+    static RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The NVTX domain (+1; 0 = none) whose outermost range this thread opened the sampled window with.
+    static OWNER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether to time this call when sampling one in `every`: at random, with probability 1/every, so that
+/// a loop whose length is a multiple of `every` is not always sampled at the same call.
+#[inline(always)]
+fn sampled(every: u32) -> bool {
+    RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            x = seed();
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.set(x);
+        x % every as u64 == 0
+    })
+}
+
+#[cold]
+fn seed() -> u64 {
+    // Any odd, thread-distinct value: the thread's stack address mixed with the clock.
+    let local = 0u8;
+    let v = (&local as *const u8 as u64) ^ clock::ticks().rotate_left(32);
+    v.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1
+}
+
+/// An outermost NVTX push range of `domain` opened on this thread (called at every level; cheap): with
+/// sampling, the first one switches to sampling by steps, and one in `SAMPLE` of them, at random,
+/// opens the timed window if none is open.
+pub fn outer_push(domain: u64) {
+    let every = SAMPLE.load(Ordering::Relaxed);
+    if every <= 1 || STATE.load(Ordering::Relaxed) == OFF {
+        return;
+    }
+    if !STEPPED.swap(true, Ordering::Relaxed) {
+        if let Some(w) = state::writer() {
+            w.set_flag(causeway_ring::layout::flags::STEP_SAMPLED);
+        }
+    }
+    if sampled(every)
+        && WINDOW
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    {
+        OWNER.with(|o| o.set(domain.wrapping_add(1)));
+    }
+}
+
+/// The outermost NVTX push range of `domain` on this thread closed: if it opened the window, the
+/// window closes.
+pub fn outer_pop(domain: u64) {
+    let _ = OWNER.try_with(|o| {
+        if o.get() != 0 && o.get() == domain.wrapping_add(1) {
+            o.set(0);
+            WINDOW.store(false, Ordering::Release);
+        }
+    });
+}
+
 /// Level 3 with `--backend events`: called once at start-up; the backend starts on the first device
 /// work it sees once the driver is loaded.
 pub fn want(sample_every: u32) {
@@ -140,8 +216,11 @@ pub fn want(sample_every: u32) {
     if std::env::var_os(env::EVENTS_DIAG).is_some_and(|v| v == "grow-during-run") {
         GROW_DURING_RUN.store(true, Ordering::Relaxed);
     }
-    super::sample::want(sample_every, None);
+    SAMPLE.store(sample_every.max(1), Ordering::Relaxed);
     STATE.store(WANTED, Ordering::Relaxed);
+    if let Some(w) = state::writer() {
+        w.set_sample_every(sample_every.max(1));
+    }
 }
 
 /// In a fork child: the parent's events and reaper did not come along, so once the parent had started
@@ -358,7 +437,7 @@ pub fn before(flags: u8, stream: u64) -> Option<Bracket> {
     match STATE.load(Ordering::Relaxed) {
         OFF => None,
         ON => {
-            if super::sample::chosen() {
+            if chosen() {
                 before_on(flags, stream)
             } else {
                 None
@@ -370,7 +449,7 @@ pub fn before(flags: u8, stream: u64) -> Option<Bracket> {
             }
             // The pool is made now, at the first device work, not in the first step sampling times.
             let _ = API.get().and_then(current_pool);
-            if super::sample::chosen() {
+            if chosen() {
                 before_on(flags, stream)
             } else {
                 None
@@ -387,6 +466,20 @@ fn current_pool(api: &Api) -> Option<&'static Pool> {
         return None;
     }
     find_pool(ctx as usize).or_else(|| create_pool(api, ctx as usize))
+}
+
+/// Whether sampling times this call: every call at sample 1; with NVTX steps, while a sampled window
+/// is open; without them, one call in `SAMPLE` at random.
+#[inline(always)]
+fn chosen() -> bool {
+    let every = SAMPLE.load(Ordering::Relaxed);
+    if every <= 1 {
+        true
+    } else if STEPPED.load(Ordering::Relaxed) {
+        WINDOW.load(Ordering::Relaxed)
+    } else {
+        sampled(every)
+    }
 }
 
 #[inline(never)]

@@ -16,7 +16,6 @@
 mod anchored;
 mod cupti;
 mod events;
-mod sample;
 mod ur;
 mod ze;
 
@@ -55,9 +54,6 @@ pub fn configure(backend: Backend, find: FindApi) {
 pub fn announce(backend: Backend, sample_every: u32) {
     if backend == Backend::Events {
         events::want(sample_every);
-    }
-    if backend == Backend::Cupti && sample_every > 1 {
-        sample::want(sample_every, Some(cupti::window));
     }
     if backend != Backend::None && state::level() >= 3 {
         ur::want();
@@ -220,13 +216,13 @@ pub fn untie() {
 /// sampling (called at every level; cheap).
 #[inline]
 pub fn outer_push(domain: u64) {
-    sample::outer_push(domain)
+    events::outer_push(domain)
 }
 
 /// The outermost NVTX push range of `domain` on this thread closed.
 #[inline]
 pub fn outer_pop(domain: u64) {
-    sample::outer_pop(domain)
+    events::outer_pop(domain)
 }
 
 /// What a fork child lost of device timing: its backends' threads and state stayed in the parent.

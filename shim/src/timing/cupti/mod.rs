@@ -83,7 +83,7 @@ use std::ffi::CStr;
 use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 
-pub(crate) use start::{flush_at_exit, on_fork_child, pop, push, start, want, window, FORK_NOTICE};
+pub(crate) use start::{flush_at_exit, on_fork_child, pop, push, start, want, FORK_NOTICE};
 
 /// A hooked entry point, as the runtime callback records a call that no hook of ours saw: the
 /// interception layer, which owns the hook tables, describes its hooks this way (`FindApi`).

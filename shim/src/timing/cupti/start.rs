@@ -10,7 +10,6 @@ use super::ffi::*;
 use super::{clocks, correlate, library, FindApi, ACTIVE, API, BY_CALLBACK};
 use crate::hot::{guard, record, state};
 use crate::resolve;
-use crate::timing::sample;
 use causeway_ring::clock;
 use causeway_ring::layout::{Backend, Layer};
 use causeway_ring::settings::{env, Choice, Correlation};
@@ -25,57 +24,6 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 /// The process that started CUPTI (a fork child must not touch the parent's CUPTI state).
 static PID: AtomicU32 = AtomicU32::new(0);
 static FLUSHED: AtomicBool = AtomicBool::new(false);
-
-/// Sampling (`--sample N`): the activity kinds `init` enabled (switched off between sampled windows),
-/// and whether they are on now. Taken only when a window opens or closes, never on the hot path.
-struct Switch {
-    kinds: Vec<u32>,
-    /// Callback correlation's driver callbacks, switched with the kinds (work issued outside a window
-    /// needs no correlation); the runtime callbacks stay on: they also record static-cudart calls.
-    /// `None`: not switched (external correlation, or `CAUSEWAY_CUPTI_DIAG=sample-keep-callbacks`).
-    callbacks: Option<*mut c_void>,
-    on: bool,
-}
-// SAFETY: the subscriber handle is CUPTI's opaque token, valid on any thread until unsubscribed.
-unsafe impl Send for Switch {}
-static SWITCH: std::sync::Mutex<Option<Switch>> = std::sync::Mutex::new(None);
-
-/// A sampled window opened or closed (`sample`): switches CUPTI's activity kinds to match whether a
-/// window is open now — read under the lock, so that an opening and a closing told out of order still
-/// leave CUPTI as the window is. Before CUPTI has started, nothing: `init` applies the window.
-pub(crate) fn window(_changed: bool) {
-    if STATE.load(Ordering::Acquire) != ON || !same_process() {
-        return;
-    }
-    guard::internal(apply_window);
-}
-
-fn apply_window() {
-    let Some(api) = API.get() else { return };
-    let mut g = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(sw) = g.as_mut() else { return };
-    let want = sample::open();
-    if want == sw.on {
-        return;
-    }
-    for &k in &sw.kinds {
-        // SAFETY: switching a kind `init` enabled once already.
-        unsafe {
-            if want {
-                (api.enable)(k);
-            } else {
-                (api.disable)(k);
-            }
-        }
-    }
-    if let (Some(subscriber), Some(enable)) = (sw.callbacks, api.enable_callback) {
-        for &cbid in DRIVER_CBIDS {
-            // SAFETY: our subscriber and driver callback ids `init` enabled once already.
-            unsafe { enable(u32::from(want), subscriber, DOMAIN_DRIVER, cbid) };
-        }
-    }
-    sw.on = want;
-}
 
 /// What a child of `fork` says in its ring when its parent had started CUPTI.
 pub(crate) const FORK_NOTICE: &[u8] =
@@ -93,11 +41,6 @@ pub(crate) fn want(find: FindApi) {
 pub(crate) fn push(open: &record::Open) -> bool {
     if !ACTIVE.load(Ordering::Relaxed) || UNTIED.load(Ordering::Relaxed) {
         return false;
-    }
-    if open.depth() == 0 {
-        // Sampling without NVTX steps: this call may open or close CUPTI's call window. Here, in
-        // the hook, not in CUPTI's callback (which must not switch CUPTI).
-        sample::call_window();
     }
     push_seq(open.depth(), open.seq())
 }
@@ -271,9 +214,7 @@ fn init() -> bool {
     }
     // Peer copies, when this CUPTI has them; their absence costs nothing else.
     // SAFETY: as above.
-    if unsafe { (api.enable)(KIND_MEMCPY2) } == SUCCESS {
-        enabled.push(KIND_MEMCPY2);
-    }
+    unsafe { (api.enable)(KIND_MEMCPY2) };
     // Kernels' queued and submitted times (`causeway why`'s phases), when asked for and where this
     // CUPTI and device have them; without, the intervals simply carry none. Off by default: on the
     // H200 the tiny-op loop measured +2.1 µs per op with them (noisy: −0.3 to +3.1).
@@ -353,19 +294,6 @@ fn init() -> bool {
         }
     }
 
-    if sample::every() > 1 {
-        // Sampling: the device-work kinds are on only while a sampled window is open (the API and
-        // correlation kinds of external correlation stay on: they tie, they do not time).
-        let switched = BY_CALLBACK.load(Ordering::Relaxed)
-            && !diag("sample-keep-callbacks")
-            && !diag("driver-domain");
-        *SWITCH.lock().unwrap_or_else(|e| e.into_inner()) = Some(Switch {
-            kinds: enabled.clone(),
-            callbacks: switched.then_some(subscriber),
-            on: true,
-        });
-        apply_window();
-    }
     // Unless a runtime of its own timed the process's work first (Level Zero, Unified Runtime).
     w.claim_backend(Backend::Cupti);
     ACTIVE.store(true, Ordering::Release);
@@ -385,8 +313,7 @@ fn init() -> bool {
 /// `kernel-only` (CONCURRENT_KERNEL alone: nothing tied), `no-copies` (no MEMCPY/MEMSET kinds),
 /// `no-api-kinds` (external correlation without the RUNTIME and DRIVER kinds: nothing tied),
 /// `runtime-kind-only` (RUNTIME without DRIVER: driver-API launches untied), `discard` (buffers
-/// returned unread), `sample-keep-callbacks` (with `--sample`: the driver callbacks stay on between
-/// sampled windows). Not for normal use.
+/// returned unread). Not for normal use.
 pub(super) fn diag(what: &str) -> bool {
     std::env::var(env::CUPTI_DIAG)
         .map(|v| v.split(',').any(|t| t.trim() == what))
