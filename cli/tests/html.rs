@@ -327,7 +327,7 @@ fn call(i: u64) -> Call {
         tid: 1,
         api: "cudaLaunchKernel".into(),
         layer: "runtime",
-        class: Some("launch"),
+        class: Some(causeway_ring::Class::Launch),
         begin_ns: 1000 + 10 * i,
         end_ns: Some(1005 + 10 * i),
         depth: 0,

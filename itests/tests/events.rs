@@ -373,7 +373,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
     assert!(p
         .calls
         .iter()
-        .filter(|c| c.class == Some("launch"))
+        .filter(|c| c.class == Some(causeway_ring::Class::Launch))
         .all(|c| c.kernel.is_some()));
 }
 
@@ -413,7 +413,12 @@ fn sampling_with_nvtx_steps_times_whole_steps() {
             .calls
             .iter()
             .filter(|c| c.depth == 0 && c.begin_ns >= range.begin_ns && c.begin_ns <= end)
-            .filter(|c| matches!(c.class, Some("launch") | Some("copy")))
+            .filter(|c| {
+                matches!(
+                    c.class,
+                    Some(causeway_ring::Class::Launch | causeway_ring::Class::Copy)
+                )
+            })
             .map(|c| c.seq)
             .collect();
         assert_eq!(work.len(), 2, "{range:?}");

@@ -221,7 +221,7 @@ fn why_follows_a_token_handoff_across_threads() {
         let launch = t.processes[0]
             .calls
             .iter()
-            .find(|c| c.tid == b && c.depth == 0 && c.class == Some("launch"))
+            .find(|c| c.tid == b && c.depth == 0 && c.class == Some(causeway_ring::Class::Launch))
             .expect("thread B's launch");
         let o = std::process::Command::new(cli())
             .args(["why", "--json", "--call", &format!("{pid}:{}", launch.seq)])

@@ -1,8 +1,10 @@
 //! Scanner throughput benchmarks (divan): decoding a ring, nesting its calls (the host half of
-//! association), device association with the whole report, on a synthetic 1 M-entry level-3 capture
-//! (`support/synth.rs`). Each reports entries per second.
+//! association), device association with the whole report, and — what `why` and the exports build
+//! beyond the report — the timeline model and, on it, the causal graph; on a synthetic 1 M-entry
+//! level-3 capture (`support/synth.rs`). Each reports entries per second.
 //!
 //!     cargo bench -p causeway-scanner --bench scan
+//!     CAUSEWAY_BENCH_ENTRIES=10000000 cargo bench -p causeway-scanner --bench scan -- full_report causal_graph
 //!
 //! The 10 M-entry end-to-end figure of `causeway report` is `bench/scan.sh`.
 
@@ -10,6 +12,8 @@
 mod synth;
 
 use causeway_ring::layout::ClockKind;
+use causeway_scanner::analysis::causal::graph::Graph;
+use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::read::capture::Capture;
 use causeway_scanner::read::decode::decode;
 use causeway_scanner::read::pair::Nesting;
@@ -19,7 +23,13 @@ use divan::Bencher;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-const ENTRIES: u64 = 1_000_000;
+/// Entries in the synthetic capture: 1 M, or `CAUSEWAY_BENCH_ENTRIES`.
+fn entries() -> u64 {
+    std::env::var("CAUSEWAY_BENCH_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000)
+}
 
 /// The capture's folder and entry count, written once per bench process.
 static CAP: OnceLock<(PathBuf, u64)> = OnceLock::new();
@@ -27,7 +37,7 @@ static CAP: OnceLock<(PathBuf, u64)> = OnceLock::new();
 fn capture() -> &'static (PathBuf, u64) {
     CAP.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("causeway-bench-scan-{}", std::process::id()));
-        let (_, written, _) = synth::write(&dir, ENTRIES, 4, ClockKind::Tsc);
+        let (_, written, _) = synth::write(&dir, entries(), 4, ClockKind::Tsc);
         (dir, written)
     })
 }
@@ -58,6 +68,26 @@ fn full_report(b: Bencher) {
     let rings = cap.rings().expect("synthetic ring parses");
     b.counter(ItemsCount::new(*n))
         .bench(|| Report::build("bench", &rings).processes.len());
+}
+
+#[divan::bench(sample_count = 10)]
+fn timeline(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    b.counter(ItemsCount::new(*n))
+        .bench(|| Timeline::build(&rings).processes.len());
+}
+
+/// The graph alone, on a timeline built once (`why` and the exports build both).
+#[divan::bench(sample_count = 10)]
+fn causal_graph(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    let t = Timeline::build(&rings);
+    b.counter(ItemsCount::new(*n))
+        .bench(|| Graph::build(&t.processes[0]).edges.len());
 }
 
 fn main() {

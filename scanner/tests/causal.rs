@@ -61,7 +61,7 @@ impl P {
             tid: TID,
             api: api.into(),
             layer: "runtime",
-            class: Some(class),
+            class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
             begin_ns: b,
             end_ns: Some(e),
             depth: 0,

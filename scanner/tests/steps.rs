@@ -39,7 +39,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         tid,
         api: api.into(),
         layer: "runtime",
-        class: Some(class),
+        class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
         begin_ns: T0 + b,
         end_ns: Some(T0 + e),
         depth,

@@ -215,7 +215,7 @@ fn host_activity(p: &ProcessTimeline, lo: u64, hi: u64) -> (u64, u64, Vec<HostCa
             let (b, e) = (c.begin_ns.max(lo), end.min(hi));
             (c.begin_ns < hi && end > lo && e > b).then(|| HostCall {
                 api: c.api.to_string(),
-                class: c.class,
+                class: c.class.map(causeway_ring::Class::name),
                 tid: c.tid,
                 begin_ns: c.begin_ns,
                 end_ns: c.end_ns,

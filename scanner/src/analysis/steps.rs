@@ -663,7 +663,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
             launch: Vec::new(),
             sync: Vec::new(),
         });
-        match c.class {
+        match c.class.map(causeway_ring::Class::name) {
             Some(k) if LAUNCH_CLASSES.contains(&k) => t.launch.push(iv),
             Some(k) if SYNC_CLASSES.contains(&k) => t.sync.push(iv),
             _ => {}

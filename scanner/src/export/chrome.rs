@@ -20,6 +20,7 @@
 //! device intervals were left out for want of a host time.
 
 use super::{Item, Layout, ProcLayout, What};
+use causeway_ring::Class;
 use rayon::prelude::*;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -319,7 +320,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
         What::Call(i) => {
             let c = &pl.p.calls[i];
             key_str(b, "name", &c.api);
-            key_str(b, "cat", c.class.unwrap_or("call"));
+            key_str(b, "cat", c.class.map_or("call", Class::name));
             let mut a = Args::open(b);
             a.num("seq", c.seq);
             a.num("result", c.result);

@@ -25,6 +25,7 @@ use arrow_array::{
     UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema};
+use causeway_ring::Class;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -166,7 +167,10 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
         strs("api", calls.iter().map(|c| &*c.1.api).collect()),
         strs("layer", calls.iter().map(|c| c.1.layer).collect()),
-        opt_strs("class", calls.iter().map(|c| c.1.class).collect()),
+        opt_strs(
+            "class",
+            calls.iter().map(|c| c.1.class.map(Class::name)).collect(),
+        ),
         i64s("begin_ns", calls.iter().map(|c| ns(c.1.begin_ns)).collect()),
         opt_i64s("end_ns", calls.iter().map(|c| c.1.end_ns.map(ns)).collect()),
         Col(

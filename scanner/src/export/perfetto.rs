@@ -33,6 +33,7 @@
 
 use super::{edges, Edge, Item, Layout, ProcLayout, What};
 use crate::util::fastmap::HashMap;
+use causeway_ring::Class;
 use prost::Message;
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -853,7 +854,7 @@ fn for_strings<'a>(
             What::Call(i) => {
                 let c = &pl.p.calls[i];
                 f(0, &c.api);
-                f(1, c.class.unwrap_or("call"));
+                f(1, c.class.map_or("call", Class::name));
                 f(2, c.layer);
                 if let Some(k) = &c.kernel {
                     f(2, k);
@@ -1045,7 +1046,11 @@ fn events(
                     What::Call(i) => {
                         let c = &pl.p.calls[i];
                         uint(&mut te, 10, iids.get(NAMES, &c.api));
-                        uint(&mut te, 3, iids.get(CATEGORIES, c.class.unwrap_or("call")));
+                        uint(
+                            &mut te,
+                            3,
+                            iids.get(CATEGORIES, c.class.map_or("call", Class::name)),
+                        );
                         annotation(&mut te, A_SEQ, 3, c.seq);
                         annotation(&mut te, A_RESULT, 4, c.result as i64 as u64);
                         annotation(&mut te, A_LAYER, 17, iids.get(VALUES, c.layer));

@@ -132,8 +132,10 @@ pub struct Call {
     pub api: Name,
     /// `runtime`, `driver`, `nvtx`, `loader`.
     pub layer: &'static str,
-    /// The API class (`launch`, `copy`, `sync`, …), `None` for an API the ring does not describe.
-    pub class: Option<&'static str>,
+    /// The API class (serialised as its name: `launch`, `copy`, `sync`, …), `None` for an API the
+    /// ring does not describe.
+    #[serde(serialize_with = "class_text")]
+    pub class: Option<Class>,
     pub begin_ns: u64,
     /// `None` while the call had not returned (hung, or the process died in it).
     pub end_ns: Option<u64>,
@@ -358,8 +360,9 @@ impl Timeline {
     }
 }
 
-fn class_name(c: Class) -> &'static str {
-    c.name()
+/// A call's class as JSON shows it: its name.
+fn class_text<S: serde::Serializer>(c: &Option<Class>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&c.map(Class::name), s)
 }
 
 /// The stream of a stream-ordered call, by the report's rule (`report::stream_key`).
@@ -729,7 +732,7 @@ fn walk_calls(
             threads.push(e.tid);
         }
         let call = call_of(&ticks, &e, names);
-        if call.class == Some(Class::Name.name()) {
+        if call.class == Some(Class::Name) {
             named.push((e.seq, e.a0, e.a1, e.a2));
         }
         if !put(call) {
@@ -753,7 +756,7 @@ fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) ->
         tid: e.tid,
         api,
         layer,
-        class: class.map(class_name),
+        class,
         begin_ns: ticks.ns(e.t_begin),
         end_ns: e.done.then(|| ticks.ns(e.t_end)),
         depth: e.depth,

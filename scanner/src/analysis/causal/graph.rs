@@ -441,7 +441,6 @@ fn key_of(c: &Call) -> (u64, u32) {
 
 fn class_of(c: &Call) -> Option<Class> {
     c.class
-        .map(|name| Class::from_name(name).unwrap_or(Class::Other))
 }
 
 impl<'t> Builder<'t> {
@@ -466,58 +465,70 @@ impl<'t> Builder<'t> {
     fn issue_edges(&mut self) {
         let p = self.p;
         let mut near = 0;
-        let issuer: Vec<Option<usize>> = (p.device.iter())
+        // Each interval's issuing call (index), `NONE` where the capture lacks it: 4 bytes each.
+        const NONE: u32 = u32::MAX;
+        let issuer: Vec<u32> = (p.device.iter())
             .map(|d| {
-                let i = p.call_index_near(d.call?, near)?;
+                let Some(i) = d.call.and_then(|s| p.call_index_near(s, near)) else {
+                    return NONE;
+                };
                 near = i;
-                Some(i)
+                i as u32
             })
             .collect();
-        // The flat table of each call's intervals. `device` is sorted by start (then end), so filling
-        // in index order keeps each call's intervals in (start, index) order.
+        // The flat table of each call's intervals (a counting sort by call). `device` is sorted by
+        // (start, end) (`facts::model::device_spans`), so filling in interval order leaves each
+        // call's intervals in (start, index) order, as the walk wants them.
         let mut start = vec![0u32; p.calls.len() + 1];
-        for i in issuer.iter().flatten() {
-            start[i + 1] += 1;
+        let mut tied = 0;
+        for &i in issuer.iter().filter(|&&i| i != NONE) {
+            start[i as usize + 1] += 1;
+            tied += 1;
         }
         for k in 0..p.calls.len() {
             start[k + 1] += start[k];
         }
-        let mut next = start.clone();
-        let mut items = vec![0u32; issuer.iter().flatten().count()];
-        for (j, i) in issuer.iter().enumerate() {
-            if let Some(i) = *i {
-                items[next[i] as usize] = j as u32;
-                next[i] += 1;
+        // Filled with `start[i]` as call i's cursor, which ends at call i + 1's start: shifted back
+        // after.
+        let mut items = vec![0u32; tied];
+        for (j, &i) in issuer.iter().enumerate() {
+            if i != NONE {
+                let at = &mut start[i as usize];
+                items[*at as usize] = j as u32;
+                *at += 1;
             }
         }
-        for k in 0..p.calls.len() {
-            let seg = &mut items[start[k] as usize..start[k + 1] as usize];
-            seg.sort_by_key(|&j| (p.device[j as usize].begin_ns, j));
-        }
+        start.copy_within(0..p.calls.len(), 1);
+        start[0] = 0;
+        debug_assert!((0..p.calls.len()).all(|k| {
+            let seg = &items[start[k] as usize..start[k + 1] as usize];
+            seg.windows(2).all(|w| {
+                let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
+                (a.begin_ns, w[0]) <= (b.begin_ns, w[1])
+            })
+        }));
         self.spans_of = Spans { start, items };
         for (i, c) in p.calls.iter().enumerate() {
-            if c.class == Some("graph_launch") && !self.spans_of.of(i).is_empty() {
+            if c.class == Some(Class::GraphLaunch) && !self.spans_of.of(i).is_empty() {
                 self.graph_edges(i);
             }
         }
         for (j, d) in p.device.iter().enumerate() {
-            match issuer[j] {
-                Some(i) => {
-                    let kind = if p.calls[i].class == Some("graph_launch") {
-                        EdgeKind::GraphNode
-                    } else {
-                        EdgeKind::Issue
-                    };
-                    self.edge(Node::call(i), Node::work(j), kind, Evidence::Explicit);
-                }
-                None => {
-                    let what = match d.call {
-                        Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
-                        None => "the call that issued it: not tied to any (no correlation)".into(),
-                    };
-                    let a = self.absent(what);
-                    self.edge(a, Node::work(j), EdgeKind::Issue, Evidence::Missing);
-                }
+            if issuer[j] == NONE {
+                let what = match d.call {
+                    Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
+                    None => "the call that issued it: not tied to any (no correlation)".into(),
+                };
+                let a = self.absent(what);
+                self.edge(a, Node::work(j), EdgeKind::Issue, Evidence::Missing);
+            } else {
+                let i = issuer[j] as usize;
+                let kind = if p.calls[i].class == Some(Class::GraphLaunch) {
+                    EdgeKind::GraphNode
+                } else {
+                    EdgeKind::Issue
+                };
+                self.edge(Node::call(i), Node::work(j), kind, Evidence::Explicit);
             }
         }
     }
@@ -692,12 +703,19 @@ impl<'t> Builder<'t> {
                     }
                 }
                 k if k.issues_work() => {
-                    if capturing.contains_key(&key) {
+                    // (Each map is looked up only when it holds anything: most programs have no
+                    // capture, no unordered stream, no stream created non-blocking.)
+                    if !capturing.is_empty() && capturing.contains_key(&key) {
                         continue;
                     }
                     let s = sg(&stream_gen, key);
                     self.entries(i, &mut tos);
-                    if let Some(u) = unordered.get_mut(&s) {
+                    let u = if unordered.is_empty() {
+                        None
+                    } else {
+                        unordered.get_mut(&s)
+                    };
+                    if let Some(u) = u {
                         // A barrier follows everything since the one before; anything else only
                         // the last barrier.
                         let waits_listed = p.links_of(c.seq).iter().any(|l| !l.signals);
@@ -771,7 +789,9 @@ impl<'t> Builder<'t> {
                                 self.edge(from, to, EdgeKind::LegacyStream, inferred);
                             }
                         }
-                    } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
+                    } else if key.0 != PER_THREAD_STREAM
+                        && (non_blocking.is_empty() || !non_blocking.contains_key(&s))
+                    {
                         let l = sg(&stream_gen, legacy);
                         if let Some(&it) = last_item.get(&l) {
                             if last_item.get(&s).is_none_or(|&prev| prev < it) {
