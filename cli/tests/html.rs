@@ -326,7 +326,7 @@ fn call(i: u64) -> Call {
         seq: i,
         tid: 1,
         api: "cudaLaunchKernel".into(),
-        layer: "runtime",
+        layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::Launch),
         begin_ns: 1000 + 10 * i,
         end_ns: Some(1005 + 10 * i),

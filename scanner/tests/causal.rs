@@ -60,7 +60,7 @@ impl P {
             seq,
             tid: TID,
             api: api.into(),
-            layer: "runtime",
+            layer: Some(causeway_ring::Layer::Runtime),
             class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
             begin_ns: b,
             end_ns: Some(e),

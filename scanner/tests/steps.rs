@@ -38,7 +38,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         seq: b,
         tid,
         api: api.into(),
-        layer: "runtime",
+        layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
         begin_ns: T0 + b,
         end_ns: Some(T0 + e),

@@ -324,7 +324,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             let mut a = Args::open(b);
             a.num("seq", c.seq);
             a.num("result", c.result);
-            a.str("layer", c.layer);
+            a.str("layer", c.layer_name());
             if let Some(k) = &c.kernel {
                 a.str("kernel", k);
             }

@@ -166,7 +166,7 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
         u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
         strs("api", calls.iter().map(|c| &*c.1.api).collect()),
-        strs("layer", calls.iter().map(|c| c.1.layer).collect()),
+        strs("layer", calls.iter().map(|c| c.1.layer_name()).collect()),
         opt_strs(
             "class",
             calls.iter().map(|c| c.1.class.map(Class::name)).collect(),

@@ -855,7 +855,7 @@ fn for_strings<'a>(
                 let c = &pl.p.calls[i];
                 f(0, &c.api);
                 f(1, c.class.map_or("call", Class::name));
-                f(2, c.layer);
+                f(2, c.layer_name());
                 if let Some(k) = &c.kernel {
                     f(2, k);
                 }
@@ -1053,7 +1053,7 @@ fn events(
                         );
                         annotation(&mut te, A_SEQ, 3, c.seq);
                         annotation(&mut te, A_RESULT, 4, c.result as i64 as u64);
-                        annotation(&mut te, A_LAYER, 17, iids.get(VALUES, c.layer));
+                        annotation(&mut te, A_LAYER, 17, iids.get(VALUES, c.layer_name()));
                         if let Some(k) = &c.kernel {
                             annotation(&mut te, A_KERNEL, 17, iids.get(VALUES, k));
                         }

@@ -11,7 +11,7 @@ use crate::read::capture::Ring;
 use crate::read::decode::{Decoded, Entries};
 use crate::read::names::Names;
 use crate::read::names::{layer_name, Name};
-use causeway_ring::layout::{entry_flags, Class, DeviceKind, NO_CALL};
+use causeway_ring::layout::{entry_flags, Class, DeviceKind, Layer, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -130,8 +130,11 @@ pub struct Call {
     pub seq: u64,
     pub tid: u32,
     pub api: Name,
-    /// `runtime`, `driver`, `nvtx`, `loader`.
-    pub layer: &'static str,
+    /// The API's layer (serialised as its name: `runtime`, `driver`, `nvtx`, `loader`, …;
+    /// `unknown` (`None`) for an API the ring does not describe). One byte, not a name: a large
+    /// capture's timeline holds millions of calls.
+    #[serde(serialize_with = "layer_text")]
+    pub layer: Option<Layer>,
     /// The API class (serialised as its name: `launch`, `copy`, `sync`, …), `None` for an API the
     /// ring does not describe.
     #[serde(serialize_with = "class_text")]
@@ -158,6 +161,9 @@ pub struct Call {
     #[serde(skip)]
     pub flags: u32,
 }
+
+/// Calls are most of a large timeline's memory (millions of them): keep one at 112 bytes.
+const _: () = assert!(std::mem::size_of::<Call>() <= 112);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -358,6 +364,18 @@ impl Timeline {
                 .collect(),
         }
     }
+}
+
+impl Call {
+    /// The layer's name, `unknown` for an API the ring does not describe.
+    pub fn layer_name(&self) -> &'static str {
+        self.layer.map_or("unknown", layer_name)
+    }
+}
+
+/// A call's layer as JSON shows it: its name.
+fn layer_text<S: serde::Serializer>(l: &Option<Layer>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(l.map_or("unknown", layer_name))
 }
 
 /// A call's class as JSON shows it: its name.
@@ -747,8 +765,8 @@ fn walk_calls(
 #[inline]
 fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) -> Call {
     let (api, layer) = match names.api(e.api) {
-        Some((n, info)) => (n.clone(), layer_name(info.layer)),
-        None => (Name::from(format!("<api {}>", e.api)), "unknown"),
+        Some((n, info)) => (n.clone(), Some(info.layer)),
+        None => (Name::from(format!("<api {}>", e.api)), None),
     };
     let class = names.class(e);
     Call {
