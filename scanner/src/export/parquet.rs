@@ -515,35 +515,15 @@ pub fn write_dir(
     // Each table is a file of its own: the model's tables are written side by side, while the
     // causal graph is built beside them.
     let table = |i: usize| -> Result<u64, ExportError> {
-        let (name, props) = (TABLES[i], &props);
-        match i {
-            0 => write_table(dir, name, props, std::iter::once(processes_batch(ps))),
-            1 => write_table(
-                dir,
-                name,
-                props,
-                chunks(ps, |p| &p.calls).map(|r| calls_batch(&r)),
-            ),
-            2 => write_table(
-                dir,
-                name,
-                props,
-                chunks(ps, |p| &p.device).map(|r| device_batch(&r)),
-            ),
-            3 => write_table(
-                dir,
-                name,
-                props,
-                chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r)),
-            ),
-            4 => write_table(
-                dir,
-                name,
-                props,
-                chunks(ps, |p| &p.marks).map(|r| marks_batch(&r)),
-            ),
-            _ => write_table(dir, name, props, std::iter::once(steps_batch(ps))),
-        }
+        let batches: Box<dyn Iterator<Item = RecordBatch> + Send + '_> = match i {
+            0 => Box::new(std::iter::once(processes_batch(ps))),
+            1 => Box::new(chunks(ps, |p| &p.calls).map(|r| calls_batch(&r))),
+            2 => Box::new(chunks(ps, |p| &p.device).map(|r| device_batch(&r))),
+            3 => Box::new(chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r))),
+            4 => Box::new(chunks(ps, |p| &p.marks).map(|r| marks_batch(&r))),
+            _ => Box::new(std::iter::once(steps_batch(ps))),
+        };
+        write_table(dir, TABLES[i], &props, batches)
     };
     let toks = tokens_of(tokens, ps.len());
     let (sizes, graphs) = rayon::join(
