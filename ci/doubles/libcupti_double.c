@@ -500,7 +500,9 @@ static void cb_call(CUpti_ApiCallbackSite site, int cbid, uint32_t corr, int *re
 /* The kinds enabled when each call began, by correlation id (modulo the table): CUPTI decides at
  * submission whether a kernel, copy or memset gets a record — work still in flight when its kind is
  * disabled is recorded (measured on the H200: control-experiments/device/cupti_toggle.sh, mode
- * tog_live) — so the double does too. More than ENABLED_AT calls in flight at once would mix. */
+ * tog_live) — so the double does too, while its hooks stay installed: disabling the last kind
+ * with no callback on removes them (maybe_remove_hooks_locked), and work still in flight then gets
+ * no record. More than ENABLED_AT calls in flight at once would mix. */
 #define ENABLED_AT (1u << 16)
 static atomic_uint_fast64_t g_enabled_at[ENABLED_AT];
 
@@ -509,9 +511,6 @@ static uint32_t hook_api_enter(int domain, int cbid)
     uint32_t corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
     if (corr == 0) /* wrapped: 0 means "no correlation" */
         corr = atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
-    atomic_store_explicit(&g_enabled_at[corr % ENABLED_AT],
-                          atomic_load_explicit(&g_enabled, memory_order_acquire),
-                          memory_order_relaxed);
     if (domain == CWD_API_RUNTIME) {
         t_cb_entered = cb_enabled(domain, cbid);
         if (t_cb_entered) { /* before the external correlation decision */
@@ -522,7 +521,9 @@ static uint32_t hook_api_enter(int domain, int cbid)
         /* driver calls the doubles report (not those inside a runtime call) */
         cb_call_in(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_API_ENTER, cbid, corr, NULL);
     }
+    /* After the callbacks: a kind a subscriber enables at API_ENTER covers this call's work. */
     uint64_t en = atomic_load_explicit(&g_enabled, memory_order_acquire);
+    atomic_store_explicit(&g_enabled_at[corr % ENABLED_AT], en, memory_order_relaxed);
     int api = domain == CWD_API_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     if (!enabled(en, api))
         return corr;

@@ -64,8 +64,10 @@ pub enum Node {
 }
 
 impl Node {
-    /// Call `i`'s node. Indices are `u32` (an edge is 28 bytes, not 48): a process's calls and
-    /// intervals each number fewer than 2^32 (a ring holds at most 2^32 entries).
+    /// Call `i`'s node. Indices are `u32` (an edge is 28 bytes, not 48), as the graph's offset
+    /// tables already were: a process's calls and intervals each number fewer than 2^32 — the shim
+    /// writes at most 2^30 entries per ring (`MAX_RING_MB`), and a timeline of 2^32 calls would
+    /// need over 400 GiB before any graph.
     pub fn call(i: usize) -> Node {
         Node::Call(i as u32)
     }
