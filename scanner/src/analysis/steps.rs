@@ -61,6 +61,7 @@ use crate::facts::model::{DeviceSpan, ProcessTimeline, Range};
 use crate::util::fastmap::HashMap;
 use crate::util::intervals::{clip, intersection, measure, overlap_ratio, union};
 use crate::util::rank::nearest_rank;
+use causeway_ring::Class;
 use serde::Serialize;
 
 /// How many of the slowest steps are listed.
@@ -68,19 +69,9 @@ pub const SLOWEST: usize = 5;
 /// Bins of the step-time histogram.
 pub const BINS: usize = 10;
 
-/// Call classes counted as launching work (the names of the classes `Class::issues_work`; a test
-/// keeps them equal).
-pub const LAUNCH_CLASSES: [&str; 7] = [
-    "launch",
-    "copy",
-    "memset",
-    "graph_launch",
-    "prefetch",
-    "mem_op",
-    "stream_op",
-];
-/// Call classes counted as blocking in a sync.
-pub const SYNC_CLASSES: [&str; 2] = ["sync", "event_sync"];
+/// Call classes counted as blocking in a sync (calls counted as launching work are those whose
+/// class `issues_work`).
+pub const SYNC_CLASSES: [Class; 2] = [Class::Sync, Class::EventSync];
 
 /// What `--steps` was asked for.
 #[derive(Debug, Clone, Default)]
@@ -663,8 +654,8 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
             launch: Vec::new(),
             sync: Vec::new(),
         });
-        match c.class.map(causeway_ring::Class::name) {
-            Some(k) if LAUNCH_CLASSES.contains(&k) => t.launch.push(iv),
+        match c.class {
+            Some(k) if k.issues_work() => t.launch.push(iv),
             Some(k) if SYNC_CLASSES.contains(&k) => t.sync.push(iv),
             _ => {}
         }
@@ -878,24 +869,4 @@ pub fn modes(counts: &[u64], n: u64) -> Vec<usize> {
         i = j + 1;
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::LAUNCH_CLASSES;
-    use causeway_ring::Class;
-
-    #[test]
-    fn launch_classes_are_the_classes_that_issue_work() {
-        let issuing: Vec<&str> = (0..=u8::MAX)
-            .map(Class::from_u8)
-            .filter(|c| c.issues_work())
-            .map(Class::name)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let mut listed = LAUNCH_CLASSES.to_vec();
-        listed.sort_unstable();
-        assert_eq!(listed, issuing);
-    }
 }

@@ -369,13 +369,17 @@ impl Timeline {
 impl Call {
     /// The layer's name, `unknown` for an API the ring does not describe.
     pub fn layer_name(&self) -> &'static str {
-        self.layer.map_or("unknown", layer_name)
+        layer_or_unknown(self.layer)
     }
+}
+
+fn layer_or_unknown(l: Option<Layer>) -> &'static str {
+    l.map_or("unknown", layer_name)
 }
 
 /// A call's layer as JSON shows it: its name.
 fn layer_text<S: serde::Serializer>(l: &Option<Layer>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(l.map_or("unknown", layer_name))
+    s.serialize_str(layer_or_unknown(*l))
 }
 
 /// A call's class as JSON shows it: its name.

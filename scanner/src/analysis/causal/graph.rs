@@ -215,7 +215,7 @@ impl Unordered {
 
 /// Whether a stream operation orders all work before it and after it on its stream.
 fn is_barrier(c: &Call) -> bool {
-    class_of(c) == Some(Class::StreamOp) && c.api.contains("Barrier")
+    c.class == Some(Class::StreamOp) && c.api.contains("Barrier")
 }
 
 /// The events of one process as the walk has seen them, each handle by lifetime (generation): its
@@ -439,10 +439,6 @@ fn per_thread_name(api: &str) -> bool {
 /// keeps its per-thread flag in its name).
 fn key_of(c: &Call) -> (u64, u32) {
     crate::facts::streams::key_of(c.stream.unwrap_or(0), c.tid, per_thread_name(&c.api))
-}
-
-fn class_of(c: &Call) -> Option<Class> {
-    c.class
 }
 
 impl<'t> Builder<'t> {
@@ -688,7 +684,7 @@ impl<'t> Builder<'t> {
                 );
             }
             let ok = c.end_ns.is_some() && c.result == 0;
-            let Some(class) = class_of(c) else { continue };
+            let Some(class) = c.class else { continue };
             if !ok {
                 continue;
             }

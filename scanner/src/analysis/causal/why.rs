@@ -357,7 +357,7 @@ fn median(mut v: Vec<u64>) -> Option<u64> {
 /// Whether a call is a host wait by the steps view's rule (`steps::SYNC_CLASSES`).
 fn is_sync(c: &crate::facts::model::Call) -> bool {
     c.class
-        .is_some_and(|k| crate::analysis::steps::SYNC_CLASSES.contains(&k.name()))
+        .is_some_and(|k| crate::analysis::steps::SYNC_CLASSES.contains(&k))
 }
 
 fn latency_baseline(g: &Graph, runs: &[usize]) -> Option<u64> {
