@@ -179,6 +179,26 @@ fn kernel(name: &str, k: usize) -> Target {
     }
 }
 
+/// The process's graph, checked against the exports' cheaper build of its cross-track edges alone:
+/// the same edges in the same order (an absent end is numbered differently there).
+fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
+    let g = Graph::build(p);
+    let key = |e: &causeway_scanner::analysis::causal::graph::Edge| {
+        let n = |n: Node| match n {
+            Node::Absent(_) => None,
+            n => Some(n),
+        };
+        (n(e.from), n(e.to), e.kind, e.evidence)
+    };
+    let full: Vec<_> = (g.edges.iter())
+        .filter(|e| e.kind.crosses_tracks())
+        .map(key)
+        .collect();
+    let cross: Vec<_> = Graph::cross_track_edges(p, None).iter().map(key).collect();
+    assert_eq!(cross, full);
+    g
+}
+
 fn edges(w: &causeway_scanner::analysis::causal::why::Why) -> Vec<&str> {
     w.chain.iter().map(|l| l.edge).collect()
 }
@@ -192,7 +212,7 @@ fn named_edges(t: &Timeline) -> Vec<(String, String, EdgeKind)> {
         Node::Call(i) => p.calls[i as usize].api.to_string(),
         Node::Absent(_) => "absent".into(),
     };
-    Graph::build(p)
+    graph(p)
         .edges
         .iter()
         .map(|e| (name(e.from), name(e.to), e.kind))
@@ -295,7 +315,7 @@ fn two_independent_streams_close_in_time_are_no_dependency() {
     assert_eq!(w.cause, "device", "{w:#?}");
     assert!(w.detail.contains("kernel long"), "{}", w.detail);
     assert_eq!(edges(&w), ["issue"]);
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(!g.edges.iter().any(|e| e.kind == EdgeKind::EventWait));
 }
 
@@ -370,7 +390,7 @@ fn a_lost_record_must_lie_between_the_events_creation_and_the_wait() {
         p.timeline()
     };
     let t = build(0);
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(
         !g.edges.iter().any(|e| e.evidence == Evidence::Missing),
         "{:?}",
@@ -378,7 +398,7 @@ fn a_lost_record_must_lie_between_the_events_creation_and_the_wait() {
     );
     assert!(why(&t, &kernel("consumer", 1)).unwrap().complete);
     let t = build(1);
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(g
         .edges
         .iter()
@@ -425,7 +445,7 @@ fn a_non_blocking_stream_is_not_ordered_after_the_legacy_stream() {
         p.launch(0, 1_000, "legacy", 1_200, 5_000);
         p.launch(B, 1_300, "k", 5_100, 6_000);
         let t = p.timeline();
-        let g = Graph::build(&t.processes[0]);
+        let g = graph(&t.processes[0]);
         g.edges
             .iter()
             .filter(|e| e.kind == EdgeKind::LegacyStream)
@@ -446,7 +466,7 @@ fn a_reused_stream_handle_starts_a_new_stream_order() {
     p.call("cudaStreamCreate", "stream", 2_200, 2_250, None, Some(B));
     p.launch(B, 2_300, "new", 2_500, 3_000);
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(
         !g.edges.iter().any(|e| e.kind == EdgeKind::StreamOrder),
         "{:?}",
@@ -457,7 +477,7 @@ fn a_reused_stream_handle_starts_a_new_stream_order() {
     p.launch(B, 1_000, "old", 1_200, 2_000);
     p.launch(B, 2_300, "new", 2_500, 3_000);
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert_eq!(
         g.edges
             .iter()
@@ -621,7 +641,7 @@ fn event_lists_barriers_syncs_and_releases_on_intel_streams() {
         p.call("urQueueFinish", "sync", b + 30, b + 40, Some(A), None);
     }
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     let waits = g
         .edges
         .iter()
@@ -636,7 +656,7 @@ fn event_lists_barriers_syncs_and_releases_on_intel_streams() {
     p.call("urQueueCreate", "stream", 420, 430, None, Some(B));
     p.launch(B, 500, "new", 600, 700);
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(
         !g.edges.iter().any(|e| e.kind == EdgeKind::StreamOrder),
         "{:?}",
@@ -653,7 +673,7 @@ fn device_work_whose_call_was_lost_is_missing() {
     let w = why(&t, &kernel("k", 1)).unwrap();
     assert_eq!(w.cause, "unknown");
     assert!(!w.complete);
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(g
         .preds(Node::Work(0))
         .any(|e| e.evidence == Evidence::Missing));
@@ -670,7 +690,7 @@ fn a_reused_event_handle_never_explains_a_wait_in_its_next_lifetime() {
     p.wait(B, E, 1_600);
     p.launch(B, 1_700, "consumer", 1_900, 2_500);
     let t = p.timeline();
-    let g = Graph::build(&t.processes[0]);
+    let g = graph(&t.processes[0]);
     assert!(!g.edges.iter().any(|e| e.kind == EdgeKind::EventWait));
     let w = why(&t, &kernel("consumer", 1)).unwrap();
     assert!(!edges(&w).contains(&"event_wait"), "{w:#?}");
@@ -827,7 +847,7 @@ fn a_graphs_nodes_wait_for_the_nodes_they_depend_on() {
         "through the empty node 4, ge waits for gd"
     );
     let p = &t.processes[0];
-    let g = Graph::build(p);
+    let g = graph(p);
     assert!(g
         .edges
         .iter()

@@ -294,9 +294,9 @@ impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
         let (first_ns, _) = p.extent();
         // The tracks and the causal graph need nothing of each other: built side by side.
-        let ((threads, streams), graph) = rayon::join(
+        let ((threads, streams), dep_edges) = rayon::join(
             || rayon::join(|| thread_tracks(p), || stream_tracks(p)),
-            || crate::analysis::causal::graph::Graph::build_with(p, tokens),
+            || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
         );
 
         // Flows: one per device span tied to a call of this process. Calls are in sequence order,
@@ -333,10 +333,7 @@ impl<'t> ProcLayout<'t> {
             crate::analysis::causal::graph::Node::Absent(_) => None,
         };
         let mut deps = Vec::new();
-        for e in &graph.edges {
-            if !e.kind.crosses_tracks() {
-                continue;
-            }
+        for e in &dep_edges {
             let (Some(from), Some(to)) = (what(e.from), what(e.to)) else {
                 continue;
             };

@@ -277,31 +277,12 @@ impl<'t> Graph<'t> {
 
     /// The graph with the handoffs of `tokens` (the process's work tokens) as observed edges.
     pub fn build_with(p: &'t ProcessTimeline, tokens: Option<&Tokens>) -> Graph<'t> {
-        let mut b = Builder {
-            p,
-            // Enough for an issue edge per interval and a program-order and stream-order edge per
-            // call, so the list is not copied as it grows: what is reserved and not used is never
-            // touched, so costs no memory.
-            edges: Vec::with_capacity(p.device.len() + 2 * p.calls.len()),
-            absent: Vec::new(),
-            spans_of: Spans {
-                start: Vec::new(),
-                items: Vec::new(),
-            },
-            graph_roots: HashMap::default(),
-            topologies: HashMap::default(),
-        };
-        b.issue_edges();
-        b.walk();
-        if let Some(t) = tokens {
-            b.handoffs(t);
-        }
         let Builder {
             edges,
             absent,
             spans_of,
             ..
-        } = b;
+        } = Builder::run(p, tokens, true);
         let mut g = Graph {
             p,
             edges,
@@ -312,6 +293,14 @@ impl<'t> Graph<'t> {
         };
         g.index();
         g
+    }
+
+    /// Only the edges between tracks (`EdgeKind::crosses_tracks`), in the order `build_with` lists
+    /// them: what the trace exports draw as dependency flows (an absent node's index is not the full
+    /// graph's; they draw none). The walk is the same; program order, stream order and issue edges (nearly all of a
+    /// graph) are not kept, nor indexed.
+    pub fn cross_track_edges(p: &ProcessTimeline, tokens: Option<&Tokens>) -> Vec<Edge> {
+        Builder::run(p, tokens, false).edges
     }
 
     fn slot(&self, n: Node) -> usize {
@@ -401,6 +390,8 @@ impl<'t> Graph<'t> {
 
 struct Builder<'t> {
     p: &'t ProcessTimeline,
+    /// Whether edges along a track (program order, stream order, issue) are kept too.
+    all: bool,
     edges: Vec<Edge>,
     absent: Vec<String>,
     spans_of: Spans,
@@ -442,8 +433,36 @@ fn key_of(c: &Call) -> (u64, u32) {
 }
 
 impl<'t> Builder<'t> {
+    fn run(p: &'t ProcessTimeline, tokens: Option<&Tokens>, all: bool) -> Builder<'t> {
+        let mut b = Builder {
+            p,
+            all,
+            // Enough for an issue edge per interval and a program-order and stream-order edge per
+            // call, so the list is not copied as it grows: what is reserved and not used is never
+            // touched, so costs no memory.
+            edges: Vec::with_capacity(if all {
+                p.device.len() + 2 * p.calls.len()
+            } else {
+                0
+            }),
+            absent: Vec::new(),
+            spans_of: Spans {
+                start: Vec::new(),
+                items: Vec::new(),
+            },
+            graph_roots: HashMap::default(),
+            topologies: HashMap::default(),
+        };
+        b.issue_edges();
+        b.walk();
+        if let Some(t) = tokens {
+            b.handoffs(t);
+        }
+        b
+    }
+
     fn edge(&mut self, from: Node, to: Node, kind: EdgeKind, evidence: Evidence) {
-        if from != to {
+        if from != to && (self.all || kind.crosses_tracks()) {
             self.edges.push(Edge {
                 from,
                 to,
@@ -510,6 +529,9 @@ impl<'t> Builder<'t> {
             if c.class == Some(Class::GraphLaunch) && !self.spans_of.of(i).is_empty() {
                 self.graph_edges(i);
             }
+        }
+        if !self.all {
+            return;
         }
         for (j, d) in p.device.iter().enumerate() {
             if issuer[j] == NONE {
