@@ -93,6 +93,7 @@ fn check_both(cap: &Path) -> (Timeline, PerfettoStats, ChromeStats) {
     assert_eq!(pf.flows.len(), flows);
     assert_eq!(pf.instants.len(), marks + drawn.len());
     let (_, ch) = check_chrome(&std::fs::read_to_string(export("chrome", cap)).unwrap());
+    assert_same_args(&pf, &ch);
     assert_eq!(ch.host.len(), calls + ranges);
     assert_eq!(ch.device.len(), spans);
     assert_eq!(ch.flows.len(), flows);

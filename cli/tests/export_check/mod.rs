@@ -17,6 +17,9 @@ pub struct PSlice {
     pub begin: u64,
     pub end: u64,
     pub flows: Vec<u64>,
+    /// The dependency flows ending here (`terminating_flow_ids`).
+    pub ends: Vec<u64>,
+    /// The debug annotations, with those the encoding leaves out restored (`restore_left_out`).
     pub args: BTreeMap<String, Value>,
 }
 
@@ -132,9 +135,6 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
     //    the latest open BEGIN, and nothing stays open.
     let mut last_ts = 0u64;
     let mut open: HashMap<u64, Vec<(u64, &proto::TrackEvent)>> = HashMap::new();
-    let mut by_flow: HashMap<u64, Vec<(char, PSlice)>> = HashMap::new();
-    // Dependency flows: started in `flow_ids`, ended in `terminating_flow_ids`.
-    let mut dep_ends: HashMap<u64, PSlice> = HashMap::new();
     for p in packets {
         let Some(Data::TrackEvent(e)) = &p.data else {
             continue;
@@ -179,18 +179,9 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
                     begin,
                     end: ts,
                     flows: b.flow_ids.clone(),
+                    ends: b.terminating_flow_ids.clone(),
                     args: args(&b.debug_annotations),
                 };
-                for &f in &s.flows {
-                    by_flow.entry(f).or_default().push((k, s.clone()));
-                }
-                for &f in &b.terminating_flow_ids {
-                    assert!(
-                        dep_ends.insert(f, s.clone()).is_none(),
-                        "flow {f} ends twice"
-                    );
-                }
-
                 if k == 'd' {
                     stats.device.push(s);
                 } else {
@@ -228,6 +219,22 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
             assert_nested(
                 v.iter().map(|s| (s.begin, s.end)).collect(),
                 "perfetto track",
+            );
+        }
+    }
+    restore_left_out(&mut stats);
+    let mut by_flow: HashMap<u64, Vec<(char, PSlice)>> = HashMap::new();
+    // Dependency flows: started in `flow_ids`, ended in `terminating_flow_ids`.
+    let mut dep_ends: HashMap<u64, PSlice> = HashMap::new();
+    for (k, s) in (stats.host.iter().map(|s| ('t', s))).chain(stats.device.iter().map(|s| ('d', s)))
+    {
+        for &f in &s.flows {
+            by_flow.entry(f).or_default().push((k, s.clone()));
+        }
+        for &f in &s.ends {
+            assert!(
+                dep_ends.insert(f, s.clone()).is_none(),
+                "flow {f} ends twice"
             );
         }
     }
@@ -272,6 +279,118 @@ pub fn check_perfetto(bytes: &[u8]) -> PerfettoStats {
         stats.flows.push((host.1.clone(), dev.1.clone()));
     }
     stats
+}
+
+/// Restores the arguments the Perfetto encoding leaves out (see `export::perfetto`'s module docs),
+/// as a reader of the trace would, checking each can be: a call's category is its class and layer
+/// (`launch,runtime`: restored as the category `launch` and a `layer` argument); `result` absent is
+/// 0; a span's `bound_ns` absent is 0; a span drawn with a flow from its call has no `call_seq` (the
+/// call's `seq`) and no `stream` (its track's name, as the Chrome export's `stream`); a call whose
+/// kernel and stream its device work shows has no `kernel` (a launch's: the span's name) and no
+/// `stream` (the span's track's stream as a pointer), nor has a call nested in a call of its class
+/// naming the same ones (restored from that call).
+fn restore_left_out(st: &mut PerfettoStats) {
+    let span_of_flow: HashMap<u64, usize> = (st.device.iter().enumerate())
+        .flat_map(|(j, d)| d.flows.iter().map(move |&f| (f, j)))
+        .collect();
+    for d in &mut st.device {
+        assert!(!d.args.contains_key("stream"), "{d:?}");
+        d.args.entry("bound_ns".into()).or_insert(Value::Uint(0));
+        d.args
+            .insert("stream".into(), Value::String(base_name(&d.track_name)));
+    }
+    // Calls in begin order, enclosing first, per track: the stack of open ones gives the enclosing.
+    let mut order: Vec<usize> = (0..st.host.len()).collect();
+    order.sort_by_key(|&i| {
+        let s = &st.host[i];
+        (s.track, s.begin, std::cmp::Reverse(s.end))
+    });
+    let mut stack: Vec<usize> = Vec::new();
+    for i in order {
+        while stack.last().is_some_and(|&j| {
+            let o = &st.host[j];
+            o.track != st.host[i].track || o.end <= st.host[i].begin
+        }) {
+            stack.pop();
+        }
+        let h = &mut st.host[i];
+        if h.categories[0] == "nvtx" {
+            continue;
+        }
+        let (class, layer) = match h.categories[0].split_once(',') {
+            Some((c, l)) => (c.to_string(), l.to_string()),
+            None => panic!("a call's category is class,layer: {h:?}"),
+        };
+        h.categories = vec![class];
+        assert!(!h.args.contains_key("layer"), "{h:?}");
+        h.args.insert("layer".into(), Value::String(layer));
+        assert_ne!(h.args.get("result"), Some(&Value::Int(0)), "{h:?}");
+        h.args.entry("result".into()).or_insert(Value::Int(0));
+        let spans: Vec<usize> = h
+            .flows
+            .iter()
+            .filter_map(|f| span_of_flow.get(f))
+            .copied()
+            .collect();
+        for &j in &spans {
+            let d = &mut st.device[j];
+            assert!(!d.args.contains_key("call_seq"), "{d:?}");
+            d.args
+                .insert("call_seq".into(), st.host[i].args["seq"].clone());
+        }
+        let h = &st.host[i];
+        let has = h.args.contains_key("kernel") || h.args.contains_key("stream");
+        if let Some(&j) = spans.first() {
+            if !has {
+                // Shown by its work: the kernel (if it launched one) is a span's name.
+                let d = &st.device[j];
+                let restored = [
+                    (h.categories[0] == "launch")
+                        .then(|| ("kernel", Value::String(d.name.clone()))),
+                    stream_pointer(&d.track_name).map(|p| ("stream", p)),
+                ];
+                let h = &mut st.host[i];
+                for (k, v) in restored.into_iter().flatten() {
+                    h.args.insert(k.into(), v);
+                }
+            }
+        } else if !has {
+            let class = |s: &PSlice| s.categories[0].split(',').next().unwrap().to_string();
+            let outer = stack
+                .last()
+                .filter(|&&o| class(&st.host[o]) == class(&st.host[i]));
+            if let Some(&o) = outer {
+                let (k, s) = (
+                    st.host[o].args.get("kernel").cloned(),
+                    st.host[o].args.get("stream").cloned(),
+                );
+                let h = &mut st.host[i];
+                k.map(|v| h.args.insert("kernel".into(), v));
+                s.map(|v| h.args.insert("stream".into(), v));
+            }
+        }
+        stack.push(i);
+    }
+}
+
+/// A track's name without its ` (overlap N)`.
+fn base_name(track: &str) -> String {
+    track.split(" (overlap").next().unwrap_or(track).to_string()
+}
+
+/// The stream pointer a device track's name shows (`stream 0x5000`, `stream 0 (legacy default)`,
+/// after the name the program gave it: `copies (stream 0x5000)`).
+fn stream_pointer(track: &str) -> Option<Value> {
+    let t = base_name(track);
+    if t.ends_with("stream 0 (legacy default)") || t.ends_with("stream 0 (legacy default))") {
+        return Some(Value::Pointer(0));
+    }
+    let at = t.rfind("stream 0x")? + "stream 0x".len();
+    let hex: String = t[at..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    u64::from_str_radix(&hex, 16).ok().map(Value::Pointer)
 }
 
 fn args(a: &[proto::DebugAnnotation]) -> BTreeMap<String, Value> {
@@ -489,4 +608,64 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
         }
     }
     (root, st)
+}
+
+/// A Perfetto argument as the Chrome export writes it (a pointer as `0x…` text).
+fn as_json(v: &Value) -> Json {
+    match v {
+        Value::Uint(x) => Json::from(*x),
+        Value::Int(x) => Json::from(*x),
+        Value::Bool(x) => Json::from(*x),
+        Value::String(s) => Json::from(s.clone()),
+        Value::Pointer(p) => Json::from(format!("{p:#x}")),
+        other => panic!("unexpected annotation value {other:?}"),
+    }
+}
+
+/// Nothing the Perfetto encoding leaves out is lost: restored (`restore_left_out`), every call's and
+/// every device span's arguments are the Chrome export's of the same slice.
+pub fn assert_same_args(pf: &PerfettoStats, ch: &ChromeStats) {
+    let tid_of = |track: &str| -> u64 {
+        let n = track.rsplit(' ').next().unwrap();
+        n.parse()
+            .unwrap_or_else(|_| panic!("a thread track: {track}"))
+    };
+    let mut calls: HashMap<(u64, u64, u64), &Json> = HashMap::new();
+    for x in ch.host.iter().filter(|x| x.cat != "nvtx") {
+        calls.insert((x.tid, x.ts, x.args["seq"].as_u64().unwrap()), &x.args);
+    }
+    for s in pf.host.iter().filter(|s| s.categories[0] != "nvtx") {
+        let seq = match s.args["seq"] {
+            Value::Uint(v) => v,
+            ref v => panic!("seq {v:?}"),
+        };
+        let c = calls
+            .get(&(tid_of(&s.track_name), s.begin, seq))
+            .unwrap_or_else(|| panic!("no Chrome call for {s:?}"));
+        // (Chrome names a dependency in its flow, Perfetto on the dependent slice too.)
+        let p: serde_json::Map<String, Json> = (s.args.iter())
+            .filter(|(k, _)| *k != "depends_on")
+            .map(|(k, v)| (k.clone(), as_json(v)))
+            .collect();
+        assert_eq!(&Json::Object(p), *c, "call {s:?}");
+    }
+    let mut spans: HashMap<(String, u64, u64), Vec<&Json>> = HashMap::new();
+    for x in &ch.device {
+        spans
+            .entry((x.name.clone(), x.ts, x.ts + x.dur))
+            .or_default()
+            .push(&x.args);
+    }
+    for s in &pf.device {
+        let p = Json::Object(
+            (s.args.iter())
+                .filter(|(k, _)| *k != "depends_on")
+                .map(|(k, v)| (k.clone(), as_json(v)))
+                .collect(),
+        );
+        let same = spans
+            .get(&(s.name.clone(), s.begin, s.end))
+            .is_some_and(|v| v.contains(&&p));
+        assert!(same, "no Chrome span with the arguments of {s:?}");
+    }
 }

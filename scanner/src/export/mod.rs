@@ -205,6 +205,8 @@ pub(crate) struct ProcLayout<'t> {
     call_flow_start: Vec<u32>,
     /// The flow ending at each device span.
     pub span_flow: Vec<Option<u64>>,
+    /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
+    shown: Vec<u64>,
     /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
     pub deps: Vec<Dep>,
     deps_out: Vec<(What, usize)>,
@@ -303,12 +305,23 @@ impl<'t> ProcLayout<'t> {
         // and spans near their issue order: a span's call is searched for near the last one's.
         let mut call_flows: Vec<(usize, u64)> = Vec::new();
         let mut near = 0;
+        let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
         let span_flow = p
             .device
             .iter()
             .map(|d| {
                 let ci = p.call_index_near(d.call?, near)?;
                 near = ci;
+                // The span's track shows the call's stream handle; its name, the kernel launched.
+                let c = &p.calls[ci];
+                let stream = c.stream.is_some_and(|s| d.stream == StreamId::Handle(s));
+                let kernel = match &c.kernel {
+                    Some(k) => **k == *d.name,
+                    None => c.class != Some(causeway_ring::Class::Launch),
+                };
+                if stream && kernel {
+                    shown[ci / 64] |= 1 << (ci % 64);
+                }
                 let id = *next_flow;
                 *next_flow += 1;
                 call_flows.push((ci, id));
@@ -317,6 +330,7 @@ impl<'t> ProcLayout<'t> {
             .collect();
         // Stable: a call's flows keep their span order.
         call_flows.sort_by_key(|&(ci, _)| ci);
+        shown_through_enclosing(p, &mut shown);
         let mut call_flow_start = Vec::with_capacity(p.calls.len() + 1);
         let mut k = 0;
         for ci in 0..=p.calls.len() {
@@ -373,11 +387,24 @@ impl<'t> ProcLayout<'t> {
             call_flows,
             call_flow_start,
             span_flow,
+            shown,
             deps,
             deps_out,
             deps_in,
             dep_bits,
         }
+    }
+
+    /// Whether call `i`'s kernel and stream are shown by device work drawn with a flow: its own (a
+    /// span tied to it on the track of the stream handle it passed, named by the kernel it
+    /// launched), or its enclosing call's when that one is shown and is of the same class with the
+    /// same kernel and stream (a runtime launch's driver launch). Perfetto leaves such a call's
+    /// `kernel` and `stream` out.
+    #[inline]
+    pub fn call_shown(&self, i: usize) -> bool {
+        self.shown
+            .get(i / 64)
+            .is_some_and(|b| b & (1 << (i % 64)) != 0)
     }
 
     /// Whether slice `w` has a dependency flow either way.
@@ -445,6 +472,33 @@ impl<'t> ProcLayout<'t> {
             "?"
         } else {
             base
+        }
+    }
+}
+
+/// Marks in `shown` the nested calls whose enclosing call is marked, of the same class, and names the
+/// same kernel and stream. The enclosing call is the latest earlier call of the thread one level out (calls are in
+/// sequence order, numbered as they begin); it is looked for among the 64 calls before, and a call
+/// whose enclosing one is further keeps its own arguments.
+fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
+    let bit = |s: &[u64], i: usize| s[i / 64] & (1 << (i % 64)) != 0;
+    for (i, c) in p.calls.iter().enumerate() {
+        if c.depth == 0 || bit(shown, i) {
+            continue;
+        }
+        let outer = (i.saturating_sub(64)..i)
+            .rev()
+            .find(|&j| p.calls[j].tid == c.tid && p.calls[j].depth < c.depth);
+        if let Some(j) = outer {
+            let o = &p.calls[j];
+            if o.depth + 1 == c.depth
+                && bit(shown, j)
+                && o.class == c.class
+                && o.kernel == c.kernel
+                && o.stream == c.stream
+            {
+                shown[i / 64] |= 1 << (i % 64);
+            }
         }
     }
 }

@@ -27,16 +27,30 @@
 //! the slice depended on and in `terminating_flow_ids` on the dependent slice, which carries a
 //! `depends_on` annotation per dependency ("event_wait (explicit)", "legacy_stream (inferred)", …).
 //!
-//! Arguments are debug annotations: calls `seq`, `result`, `layer`, `kernel`, `stream` (a pointer);
-//! ranges `domain`, `level`; spans `bound_ns`, `bytes` (copies, memsets), `call_seq`, `stream`; and
-//! `open` on a call or range drawn to the process's end because it never ended.
+//! Arguments are debug annotations: calls `seq`, `result`, `kernel`, `stream` (a pointer); ranges
+//! `domain`, `level`; spans `bound_ns`, `bytes` (copies, memsets), `call_seq`; and `open` on a call or
+//! range drawn to the process's end because it never ended. What the file says otherwise is left
+//! out, so that an entry costs under 40 bytes (the Chrome export writes it all; the export tests
+//! restore it from the Perfetto file and compare, `cli/tests/export_check`):
+//!
+//! * a call's layer is in its category: `launch,runtime` (one interned string, which trace_processor
+//!   shows as it shows two categories);
+//! * `result` only where it is not 0 (success), `bound_ns` only where it is not 0 (exact);
+//! * a span's stream is its track (no `stream`); a span drawn with a flow from its call has no
+//!   `call_seq` (the call at the flow's other end has it as `seq`);
+//! * a call whose device work shows its kernel and stream (`super::ProcLayout::call_shown`: a span
+//!   tied to it, on the track of the stream it passed, named by the kernel it launched) has no
+//!   `kernel` nor `stream`; nor has a call nested in a call of its class that shows the same ones (a
+//!   runtime launch's driver launch): read them from that call.
 
 use super::{edges, Edge, Item, Layout, ProcLayout, What};
+use crate::facts::model::Call;
 use crate::util::fastmap::HashMap;
-use causeway_ring::Class;
+use causeway_ring::{Class, Layer};
 use prost::Message;
 use rayon::prelude::*;
 use std::io::{self, Write};
+use std::sync::OnceLock;
 
 /// The subset of Perfetto's trace protos this exporter writes, as hand-written prost messages.
 ///
@@ -399,10 +413,9 @@ pub const CAPTURE_EVENT: &str = "causeway capture";
 pub const FIRST_TRACK_SEQUENCE: u32 = 2;
 
 /// Annotation names, interned once: iid = position + 1.
-const ANNOTATIONS: [&str; 12] = [
+const ANNOTATIONS: [&str; 11] = [
     "seq",
     "result",
-    "layer",
     "kernel",
     "stream",
     "domain",
@@ -442,7 +455,6 @@ const fn eq(a: &[u8], b: &[u8]) -> bool {
 
 const A_SEQ: u64 = ann_iid("seq");
 const A_RESULT: u64 = ann_iid("result");
-const A_LAYER: u64 = ann_iid("layer");
 const A_KERNEL: u64 = ann_iid("kernel");
 const A_STREAM: u64 = ann_iid("stream");
 const A_DOMAIN: u64 = ann_iid("domain");
@@ -530,8 +542,7 @@ enum Ev {
     Capture,
 }
 
-/// A track with events: its uuid, sequence, process, events (timestamp order) and the label its
-/// device spans' `stream` annotation carries.
+/// A track with events: its uuid, sequence, process and events (timestamp order).
 struct Track<'l, 't> {
     uuid: u64,
     sequence: u32,
@@ -539,7 +550,6 @@ struct Track<'l, 't> {
     /// The lane whose slices `Ev::Begin` indexes (empty for the process track).
     lane: &'l [Item],
     events: Vec<Ev>,
-    stream_label: Option<String>,
 }
 
 impl Track<'_, '_> {
@@ -591,19 +601,17 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                 ..Default::default()
             },
         );
-        let mut track =
-            |uuid: u64, lane: &'l [Item], events: Vec<Ev>, stream_label: Option<String>| {
-                let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
-                tracks.push(Track {
-                    uuid,
-                    sequence,
-                    pl,
-                    lane,
-                    events,
-                    stream_label,
-                });
-            };
-        track(process_track, &[], vec![Ev::Capture], None);
+        let mut track = |uuid: u64, lane: &'l [Item], events: Vec<Ev>| {
+            let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
+            tracks.push(Track {
+                uuid,
+                sequence,
+                pl,
+                lane,
+                events,
+            });
+        };
+        track(process_track, &[], vec![Ev::Capture]);
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
                 let uuid = next_uuid;
@@ -631,7 +639,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                     },
                 );
                 let marks: &[usize] = if li == 0 { &t.marks } else { &[] };
-                track(uuid, lane, lane_events(lane, marks, pl), None);
+                track(uuid, lane, lane_events(lane, marks, pl));
             }
         }
         for st in &pl.streams {
@@ -647,12 +655,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                         ..Default::default()
                     },
                 );
-                track(
-                    uuid,
-                    lane,
-                    lane_events(lane, &[], pl),
-                    Some(pl.p.stream_label(&st.stream)),
-                );
+                track(uuid, lane, lane_events(lane, &[], pl));
             }
         }
     }
@@ -677,7 +680,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
             let mut seen = Seen::default();
             let mut lists: [Vec<&str>; 3] = Default::default();
             for ev in &t.events[range.clone()] {
-                for_strings(t.pl, t.lane, t.stream_label.as_deref(), ev, |table, s| {
+                for_strings(t.pl, t.lane, ev, |table, s| {
                     if seen.first(table, s) {
                         lists[table].push(s);
                     }
@@ -833,14 +836,45 @@ fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<Ev> {
     out
 }
 
+/// A call's category: its class and its layer as one interned string (`launch,runtime`), which
+/// trace_processor shows as it shows two categories; one iid in place of a `layer` annotation. A
+/// call of no known class is `call`; of no known layer, `unknown`.
+fn call_category(c: &Call) -> &'static str {
+    // Every (class, layer) pair, made once: index 0 of each is "none".
+    const LAYERS: [Option<Layer>; 7] = [
+        None,
+        Some(Layer::Runtime),
+        Some(Layer::Driver),
+        Some(Layer::Nvtx),
+        Some(Layer::Loader),
+        Some(Layer::LevelZero),
+        Some(Layer::UnifiedRuntime),
+    ];
+    static TABLE: OnceLock<Vec<[String; 7]>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let classes = std::iter::once(None).chain(
+            (0..=u8::MAX)
+                .map(Class::from_u8)
+                .enumerate()
+                .take_while(|&(v, c)| c as usize == v)
+                .map(|(_, c)| Some(c)),
+        );
+        classes
+            .map(|c| {
+                LAYERS.map(|l| {
+                    let layer = l.map_or("unknown", crate::read::names::layer_name);
+                    format!("{},{layer}", c.map_or("call", Class::name))
+                })
+            })
+            .collect()
+    });
+    let class = c.class.map_or(0, |c| c as usize + 1);
+    let layer = LAYERS.iter().position(|&l| l == c.layer).unwrap_or(0);
+    &table[class][layer]
+}
+
 /// The strings an event refers to, by table (0 event names, 1 categories, 2 annotation values).
-fn for_strings<'a>(
-    pl: &'a ProcLayout,
-    lane: &[Item],
-    stream_label: Option<&'a str>,
-    ev: &Ev,
-    mut f: impl FnMut(usize, &'a str),
-) {
+fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut(usize, &'a str)) {
     if let Ev::Begin(i) = *ev {
         let w = lane[i as usize].what;
         if pl.has_deps(w) {
@@ -854,10 +888,11 @@ fn for_strings<'a>(
             What::Call(i) => {
                 let c = &pl.p.calls[i];
                 f(0, &c.api);
-                f(1, c.class.map_or("call", Class::name));
-                f(2, c.layer_name());
-                if let Some(k) = &c.kernel {
-                    f(2, k);
+                f(1, call_category(c));
+                if !pl.call_shown(i) {
+                    if let Some(k) = &c.kernel {
+                        f(2, k);
+                    }
                 }
             }
             What::Range(i) => {
@@ -872,9 +907,6 @@ fn for_strings<'a>(
                 let d = &pl.p.device[i];
                 f(0, &d.name);
                 f(1, d.kind);
-                if let Some(l) = stream_label {
-                    f(2, l);
-                }
             }
         },
         Ev::Mark(m) => {
@@ -1033,7 +1065,6 @@ fn events(
     } else {
         t.ts(t.events[range.start - 1])
     };
-    let stream_iid = t.stream_label.as_deref().map(|l| iids.get(VALUES, l));
     for &ev in &t.events[range] {
         let ts = t.ts(ev);
         te.clear();
@@ -1046,19 +1077,18 @@ fn events(
                     What::Call(i) => {
                         let c = &pl.p.calls[i];
                         uint(&mut te, 10, iids.get(NAMES, &c.api));
-                        uint(
-                            &mut te,
-                            3,
-                            iids.get(CATEGORIES, c.class.map_or("call", Class::name)),
-                        );
+                        uint(&mut te, 3, iids.get(CATEGORIES, call_category(c)));
                         annotation(&mut te, A_SEQ, 3, c.seq);
-                        annotation(&mut te, A_RESULT, 4, c.result as i64 as u64);
-                        annotation(&mut te, A_LAYER, 17, iids.get(VALUES, c.layer_name()));
-                        if let Some(k) = &c.kernel {
-                            annotation(&mut te, A_KERNEL, 17, iids.get(VALUES, k));
+                        if c.result != 0 {
+                            annotation(&mut te, A_RESULT, 4, c.result as i64 as u64);
                         }
-                        if let Some(s) = c.stream {
-                            annotation(&mut te, A_STREAM, 7, s);
+                        if !pl.call_shown(i) {
+                            if let Some(k) = &c.kernel {
+                                annotation(&mut te, A_KERNEL, 17, iids.get(VALUES, k));
+                            }
+                            if let Some(s) = c.stream {
+                                annotation(&mut te, A_STREAM, 7, s);
+                            }
                         }
                     }
                     What::Range(i) => {
@@ -1075,18 +1105,15 @@ fn events(
                         let d = &pl.p.device[i];
                         uint(&mut te, 10, iids.get(NAMES, &d.name));
                         uint(&mut te, 3, iids.get(CATEGORIES, d.kind));
-                        annotation(&mut te, A_BOUND, 3, d.bound_ns);
+                        if d.bound_ns != 0 {
+                            annotation(&mut te, A_BOUND, 3, d.bound_ns);
+                        }
                         if matches!(d.kind, "memcpy" | "memset") {
                             annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
-                        if let Some(seq) = d.call {
+                        if let (Some(seq), None) = (d.call, pl.span_flow[i]) {
                             annotation(&mut te, A_CALL_SEQ, 3, seq);
                         }
-                        let label = match stream_iid {
-                            Some(l) => l,
-                            None => iids.get(VALUES, ""),
-                        };
-                        annotation(&mut te, A_STREAM, 17, label);
                     }
                 }
                 if it.open {
