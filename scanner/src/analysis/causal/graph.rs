@@ -45,6 +45,7 @@ use crate::facts::model::{Call, EventLink, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
+use rayon::prelude::*;
 use causeway_ring::layout::stream_flags;
 use causeway_ring::Class;
 
@@ -481,18 +482,23 @@ impl<'t> Builder<'t> {
     /// lost comes from an absent node.
     fn issue_edges(&mut self) {
         let p = self.p;
-        let mut near = 0;
         // Each interval's issuing call (index), `NONE` where the capture lacks it: 4 bytes each.
+        // Found in chunks on every thread, each searching near its last find.
         const NONE: u32 = u32::MAX;
-        let issuer: Vec<u32> = (p.device.iter())
-            .map(|d| {
-                let Some(i) = d.call.and_then(|s| p.call_index_near(s, near)) else {
-                    return NONE;
-                };
-                near = i;
-                i as u32
-            })
-            .collect();
+        const CHUNK: usize = 1 << 16;
+        let mut issuer = vec![NONE; p.device.len()];
+        issuer
+            .par_chunks_mut(CHUNK)
+            .zip(p.device.par_chunks(CHUNK))
+            .for_each(|(out, ds)| {
+                let mut near = 0;
+                for (o, d) in out.iter_mut().zip(ds) {
+                    if let Some(i) = d.call.and_then(|s| p.call_index_near(s, near)) {
+                        near = i;
+                        *o = i as u32;
+                    }
+                }
+            });
         // The flat table of each call's intervals (a counting sort by call). `device` is sorted by
         // (start, end) (`facts::model::device_spans`), so filling in interval order leaves each
         // call's intervals in (start, index) order, as the walk wants them.
@@ -533,24 +539,43 @@ impl<'t> Builder<'t> {
         if !self.all {
             return;
         }
-        for (j, d) in p.device.iter().enumerate() {
-            if issuer[j] == NONE {
-                let what = match d.call {
-                    Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
-                    None => "the call that issued it: not tied to any (no correlation)".into(),
-                };
-                let a = self.absent(what);
-                self.edge(a, Node::work(j), EdgeKind::Issue, Evidence::Missing);
-            } else {
-                let i = issuer[j] as usize;
-                let kind = if p.calls[i].class == Some(Class::GraphLaunch) {
+        // One edge per interval, in interval order, made on every thread: from its call, else from
+        // an absent node of its own (numbered in interval order, made first).
+        let untied: Vec<usize> = (issuer.iter().enumerate())
+            .filter(|&(_, &i)| i == NONE)
+            .map(|(j, _)| j)
+            .collect();
+        let first_absent = self.absent.len();
+        for &j in &untied {
+            let what = match p.device[j].call {
+                Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
+                None => "the call that issued it: not tied to any (no correlation)".into(),
+            };
+            self.absent(what);
+        }
+        self.edges
+            .par_extend(issuer.par_iter().enumerate().map(|(j, &i)| {
+                if i == NONE {
+                    let k = first_absent + untied.partition_point(|&u| u < j);
+                    return Edge {
+                        from: Node::Absent(k as u32),
+                        to: Node::work(j),
+                        kind: EdgeKind::Issue,
+                        evidence: Evidence::Missing,
+                    };
+                }
+                let kind = if p.calls[i as usize].class == Some(Class::GraphLaunch) {
                     EdgeKind::GraphNode
                 } else {
                     EdgeKind::Issue
                 };
-                self.edge(Node::call(i), Node::work(j), kind, Evidence::Explicit);
-            }
-        }
+                Edge {
+                    from: Node::call(i as usize),
+                    to: Node::work(j),
+                    kind,
+                    evidence: Evidence::Explicit,
+                }
+            }));
     }
 
     /// The dependencies between the node executions of graph launch `i`, from the topology its exec
