@@ -45,9 +45,9 @@ use crate::facts::model::{Call, EventLink, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
-use rayon::prelude::*;
 use causeway_ring::layout::stream_flags;
 use causeway_ring::Class;
+use rayon::prelude::*;
 
 /// `cudaStreamNonBlocking` and `CU_STREAM_NON_BLOCKING`: a stream that does not synchronize with the
 /// legacy default stream.
