@@ -56,6 +56,7 @@ impl Views {
         let rings = capture.rings()?;
         let t = Timeline::build(&rings);
         let (v, range) = Views::of_rings(&path.display().to_string(), &rings, &t, o);
+        crate::util::drop::drop_later(t);
         range.map_err(|e| crate::CaptureError::new(path, e))?;
         Ok(v)
     }

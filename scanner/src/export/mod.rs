@@ -102,9 +102,11 @@ pub fn export(
     let tokens = TokenSource::of(&rings);
     let label = capture.display().to_string();
     let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
-    let (mut summary, bytes) = write_output(output, force, "export", |w| {
+    let written = write_output(output, force, "export", |w| {
         write(&timeline, &tokens, &label, format, w).map_err(out_err)
-    })?;
+    });
+    crate::util::drop::drop_later(timeline);
+    let (mut summary, bytes) = written?;
     summary.bytes = bytes;
     Ok(summary)
 }

@@ -666,6 +666,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
             bytes,
         })
     })();
+    crate::util::drop::drop_later(timeline);
     if result.is_err() {
         remove_export(&tmp);
     }

@@ -1,7 +1,9 @@
 //! Helpers that know nothing of captures: fast hash maps keyed by small integers, vectors that grow
-//! in huge pages without copying, percentiles, and the progress bar long scans show.
+//! in huge pages without copying, percentiles, the progress bar long scans show, and dropping a large
+//! model off the caller's path.
 
 pub(crate) mod bigvec;
+pub mod drop;
 pub mod escape;
 pub(crate) mod fastmap;
 pub mod guard;

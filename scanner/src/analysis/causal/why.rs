@@ -197,7 +197,9 @@ pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::
     let capture = crate::Capture::open(path)?;
     let rings = capture.rings()?;
     let t = Timeline::build(&rings);
-    why_with(&t, &TokenSource::of(&rings), target).map_err(|e| crate::CaptureError::new(path, e))
+    let w = why_with(&t, &TokenSource::of(&rings), target);
+    crate::util::drop::drop_later(t);
+    w.map_err(|e| crate::CaptureError::new(path, e))
 }
 
 /// Explains `target` in the capture's timeline (no work tokens).

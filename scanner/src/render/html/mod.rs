@@ -673,6 +673,7 @@ pub fn write_file(
     crate::analysis::views::named_range_exists(&timeline, &so)
         .map_err(|e| ExportError(format!("{}: {e}", capture.display())))?;
     let pg = page(&label, &report, &timeline, o);
+    crate::util::drop::drop_later(timeline);
     let text = render(&pg)
         .map_err(|e| ExportError(format!("{}: cannot serialize: {e}", capture.display())))?;
 
