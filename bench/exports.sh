@@ -3,10 +3,11 @@
 # `causeway export --format chrome|perfetto|parquet` on one synthetic level-3 capture of N entries
 # (scanner/examples/synth_capture.rs), arms interleaved round by round, RUNS rounds. Prints per arm
 # min / median / max wall seconds and peak RSS (MB), the ratio of medians to the report's, and the
-# output's size (bytes per entry).
+# output's size (bytes per entry). With BASE set to another causeway binary, its Perfetto export runs
+# as one more arm (`perfetto-base`: a before/after pair in one run).
 #     bash bench/exports.sh [ENTRIES=1000000] [RUNS=7]
 # Environment: CW (causeway binary; default built here), SYNTH (synth_capture; default built here),
-# OUT (scratch directory for the capture and outputs; default a fresh one under TMPDIR).
+# BASE, OUT (scratch directory for the capture and outputs; default a fresh one under TMPDIR).
 set -euo pipefail
 N=${1:-1000000}
 RUNS=${2:-7}
@@ -21,14 +22,15 @@ trap 'rm -rf "$dir"/cap "$dir"/out.* "$dir"/time "$dir"/stderr' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS"
 arms=(report chrome perfetto parquet)
+[[ -n ${BASE:-} ]] && arms+=(perfetto-base)
 declare -A t rss
 for r in $(seq "$RUNS"); do
   for a in "${arms[@]}"; do
-    if [[ $a == report ]]; then
-      cmd=("$CW" report --json "$dir/cap")
-    else
-      cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap")
-    fi
+    case $a in
+      report) cmd=("$CW" report --json "$dir/cap") ;;
+      perfetto-base) cmd=("$BASE" export --format perfetto --force -o "$dir/out.$a" "$dir/cap") ;;
+      *) cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap") ;;
+    esac
     /usr/bin/time -o "$dir/time" -f "%e %M" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
       { cat "$dir/stderr" >&2; exit 1; }
     line=$(tail -n 1 "$dir/time")
@@ -40,7 +42,8 @@ size() { if [[ -d $1 ]]; then du -sb "$1" | cut -f1; else stat -c %s "$1"; fi; }
 python3 - "$N" "${t[report]}" "${rss[report]}" \
   "${t[chrome]}" "${rss[chrome]}" "$(size "$dir/out.chrome")" \
   "${t[perfetto]}" "${rss[perfetto]}" "$(size "$dir/out.perfetto")" \
-  "${t[parquet]}" "${rss[parquet]}" "$(size "$dir/out.parquet")" << 'PY'
+  "${t[parquet]}" "${rss[parquet]}" "$(size "$dir/out.parquet")" \
+  "${t[perfetto-base]:-}" "${rss[perfetto-base]:-}" "$( [[ -n ${BASE:-} ]] && size "$dir/out.perfetto-base")" << 'PY'
 import statistics as st, sys
 a = sys.argv[1:]
 n = int(a[0])
@@ -54,6 +57,7 @@ def row(name, ts, ms, size=None):
           f"{min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}   {sz}")
 print("arm       wall s: min median    max   /report   RSS MB: min  median     max   bytes/entry")
 row("report", rep_t, rep_m)
-for i, name in enumerate(["chrome", "perfetto", "parquet"]):
-    row(name, f(a[3 + 3 * i]), f(a[4 + 3 * i]), int(a[5 + 3 * i]))
+for i, name in enumerate(["chrome", "perfetto", "parquet", "perfetto-base"]):
+    if a[3 + 3 * i]:
+        row(name, f(a[3 + 3 * i]), f(a[4 + 3 * i]), int(a[5 + 3 * i]))
 PY

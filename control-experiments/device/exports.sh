@@ -4,7 +4,10 @@
 # bench/why.sh at 10 M, with the carried binaries; plus how fast this machine hands out fresh memory
 # (first touch against re-touch), which the dev VM's figures are dominated by. No GPU, no cargo.
 #     OUT=$OUT bash control-experiments/device/exports.sh
-# Carried (.carry/): causeway, synth_capture. RUNS1 (default 7), RUNS10 (default 3) rounds.
+# Carried (.carry/): causeway, synth_capture; optionally causeway-base (a before/after pair: its `why`
+# and Perfetto export run as arms of their own; say which commit in the results) and bench-scan
+# (`cargo bench -p causeway-scanner --bench scan --no-run`: report, timeline and causal graph at 10 M
+# entries in one process, on one CPU and on all). RUNS1 (default 7), RUNS10 (default 3) rounds.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -13,6 +16,7 @@ for f in causeway synth_capture; do
   [[ -x $C/$f ]] || { echo "exports.sh: $C/$f missing (build it here and carry .carry)" >&2; exit 2; }
 done
 export CW=$C/causeway SYNTH=$C/synth_capture
+[[ -x $C/causeway-base ]] && export BASE=$C/causeway-base
 {
   echo "date: $(date -u +%FT%TZ)"
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core)'
@@ -26,4 +30,11 @@ export CW=$C/causeway SYNTH=$C/synth_capture
   bash "$REPO/bench/why.sh" 10000000 "${RUNS10:-3}"
   echo "== bash bench/exports.sh 10000000 ${RUNS10:-3}"
   bash "$REPO/bench/exports.sh" 10000000 "${RUNS10:-3}"
+  if [[ -x $C/bench-scan ]]; then
+    for threads in 1 all; do
+      echo "== bench-scan --bench full_report timeline causal_graph, 10 M entries, RAYON_NUM_THREADS=$threads"
+      ( [[ $threads != all ]] && export RAYON_NUM_THREADS=$threads
+        CAUSEWAY_BENCH_ENTRIES=10000000 "$C/bench-scan" --bench full_report timeline causal_graph )
+    done
+  fi
 } 2>&1 | tee "$OUT/exports.txt"

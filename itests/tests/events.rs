@@ -337,7 +337,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
         let mut v: Vec<StreamId> = p
             .device
             .iter()
-            .filter(|d| &*d.name == name)
+            .filter(|d| d.name == name)
             .map(|d| d.stream)
             .collect();
         v.sort();
@@ -366,7 +366,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
     let launches = p
         .calls
         .iter()
-        .filter(|c| &*c.api == "cudaLaunchKernel")
+        .filter(|c| c.api == "cudaLaunchKernel")
         .count();
     assert_eq!(launches, 3 * 30 + 2);
     assert!(p.calls.iter().all(|c| c.end_ns.is_some()));

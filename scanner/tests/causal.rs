@@ -8,6 +8,7 @@ use causeway_scanner::analysis::causal::why::{why, Target, SLACK_NS};
 use causeway_scanner::facts::model::{
     Call, DeviceSpan, Loss, ProcessTimeline, Range, StreamId, Timeline,
 };
+use causeway_scanner::read::intern;
 
 const TID: u32 = 7;
 const A: u64 = 0xa000;
@@ -59,7 +60,7 @@ impl P {
         self.p.calls.push(Call {
             seq,
             tid: TID,
-            api: api.into(),
+            api: intern(api),
             layer: Some(causeway_ring::Layer::Runtime),
             class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
             begin_ns: b,
@@ -80,7 +81,7 @@ impl P {
         self.p.device.push(DeviceSpan {
             graph_node: None,
             kind: "kernel",
-            name: name.into(),
+            name: intern(name),
             begin_ns: k0,
             end_ns: k1,
             bound_ns: 0,
@@ -115,7 +116,7 @@ impl P {
         self.p.graph_topologies.push(GraphTopology {
             seq: 0,
             exec,
-            kernels: kernels.iter().map(|&(k, n)| (k, Some(n.into()))).collect(),
+            kernels: kernels.iter().map(|&(k, n)| (k, Some(intern(n)))).collect(),
             edges: edges.to_vec(),
             incomplete: false,
         });
@@ -123,7 +124,7 @@ impl P {
             self.p.device.push(DeviceSpan {
                 graph_node: Some(k),
                 kind: "kernel",
-                name: name.into(),
+                name: intern(name),
                 begin_ns: b,
                 end_ns: e,
                 bound_ns: 0,
@@ -259,7 +260,7 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
     p.p.device.push(DeviceSpan {
         graph_node: None,
         kind: "kernel",
-        name: "first".into(),
+        name: "first",
         begin_ns: 559_000,
         end_ns: 570_000,
         bound_ns: 0,
@@ -740,7 +741,7 @@ fn the_slowest_step_names_the_work_its_end_waited_for() {
         let b = 1_000_000 * (i + 1);
         p.p.ranges.push(Range {
             tid: TID,
-            name: "step".into(),
+            name: "step",
             domain: None,
             begin_ns: b,
             end_ns: Some(b + k1 + 1_000),

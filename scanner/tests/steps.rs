@@ -6,6 +6,7 @@ use causeway_scanner::analysis::views::{ViewOptions, Views};
 use causeway_scanner::facts::model::{
     Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline,
 };
+use causeway_scanner::read::intern;
 use causeway_scanner::util::intervals::{intersection, measure, union};
 
 const T0: u64 = 1_000_000; // keep times away from 0
@@ -37,7 +38,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
     Call {
         seq: b,
         tid,
-        api: api.into(),
+        api: intern(api),
         layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
         begin_ns: T0 + b,
@@ -54,7 +55,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
 fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
     Range {
         tid,
-        name: name.into(),
+        name: intern(name),
         domain: None,
         begin_ns: T0 + b,
         end_ns: Some(T0 + e),
@@ -67,7 +68,7 @@ fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
     DeviceSpan {
         graph_node: None,
         kind,
-        name: format!("{kind}@{b}").into(),
+        name: intern(&format!("{kind}@{b}")),
         begin_ns: T0 + b,
         end_ns: T0 + e,
         bound_ns: 0,
@@ -325,7 +326,7 @@ fn domains_are_part_of_the_choice() {
     let mut p = timeline();
     for i in 0..3u64 {
         let mut r = range(1, "iter", i * 100, i * 100 + 50, 0);
-        r.domain = Some("trainer".into());
+        r.domain = Some("trainer");
         p.ranges.push(r);
     }
     for i in 0..2u64 {

@@ -319,7 +319,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
     let mut a = match it.what {
         What::Call(i) => {
             let c = &pl.p.calls[i];
-            key_str(b, "name", &c.api);
+            key_str(b, "name", c.api);
             key_str(b, "cat", c.class.map_or("call", Class::name));
             let mut a = Args::open(b);
             a.num("seq", c.seq);
@@ -336,7 +336,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
         }
         What::Range(i) => {
             let r = &pl.p.ranges[i];
-            key_str(b, "name", &r.name);
+            key_str(b, "name", r.name);
             key_str(b, "cat", "nvtx");
             let mut a = Args::open(b);
             if let Some(d) = &r.domain {
@@ -348,7 +348,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
         }
         What::Span(i) => {
             let d = &pl.p.device[i];
-            key_str(b, "name", &d.name);
+            key_str(b, "name", d.name);
             key_str(b, "cat", d.kind);
             let mut a = Args::open(b);
             if matches!(d.kind, "memcpy" | "memset") {
@@ -427,7 +427,7 @@ fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
     start(b, true, "i", pl.p.pid, tid);
     key_str(b, "s", "t");
     key_us(b, "ts", m.ns);
-    key_str(b, "name", &m.name);
+    key_str(b, "name", m.name);
     key_str(b, "cat", "nvtx");
     let mut a = Args::open(b);
     if let Some(d) = &m.domain {

@@ -10,7 +10,7 @@ use crate::facts::streams::{stream_key, PER_THREAD_STREAM};
 use crate::read::capture::Ring;
 use crate::read::decode::{Decoded, Entries};
 use crate::read::names::Names;
-use crate::read::names::{layer_name, Name};
+use crate::read::names::{intern, layer_name, Name};
 use causeway_ring::layout::{entry_flags, Class, DeviceKind, Layer, NO_CALL};
 use causeway_ring::{Entry, Header, Kind};
 use rayon::prelude::*;
@@ -643,8 +643,8 @@ impl Resources {
     /// A category's name in a domain (`domain`: its text id, 0 the default domain), else its number.
     fn category(&self, domain: u64, id: u32) -> Name {
         match self.categories.get(&(domain & 0xffff_ffff, id)) {
-            Some(n) => n.clone(),
-            None => Name::from(id.to_string()),
+            Some(n) => n,
+            None => intern(&id.to_string()),
         }
     }
 
@@ -769,8 +769,8 @@ fn walk_calls(
 #[inline]
 fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) -> Call {
     let (api, layer) = match names.api(e.api) {
-        Some((n, info)) => (n.clone(), Some(info.layer)),
-        None => (Name::from(format!("<api {}>", e.api)), None),
+        Some((n, info)) => (*n, Some(info.layer)),
+        None => (intern(&format!("<api {}>", e.api)), None),
     };
     let class = names.class(e);
     Call {
@@ -866,7 +866,7 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
 fn attrs_of(owner: &Entry, x: &Entry) -> Attrs {
     let category = (x.a2 as u32 != 0).then_some((owner.a1, x.a2 as u32));
     Attrs {
-        category: category.map(|(_, c)| Name::from(c.to_string())),
+        category: category.map(|(_, c)| intern(&c.to_string())),
         color: (x.flags & entry_flags::NVTX_COLOR != 0).then_some((x.a2 >> 32) as u32),
         payload: Payload::of(x),
         category_key: category,
@@ -882,7 +882,7 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
     let mut unplaced = 0u64;
     // Copy and memset rows' names, made once and shared (not a new string per interval).
     let mut copy_names: std::collections::BTreeMap<u16, Name> = Default::default();
-    let memset: Name = "memset".into();
+    let memset: Name = "memset";
     for (_, e) in d.intervals().filter(|(_, e)| e.done) {
         let e = &e;
         let index = (e.a0 != NO_CALL)
@@ -907,26 +907,25 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
                 "kernel",
                 names
                     .kernel_name(e.a1)
-                    .unwrap_or_else(|| crate::facts::device::UNKNOWN_KERNEL_ROW.into()),
+                    .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
                 0,
             ),
             Some(DeviceKind::Kernel) if anchored_kernel => (
                 "kernel",
                 call.and_then(|c| names.kernel_name(c.a1))
-                    .unwrap_or_else(|| crate::facts::device::UNKNOWN_KERNEL_ROW.into()),
+                    .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
                 0,
             ),
             Some(DeviceKind::Kernel) => ("kernel", names.kernel_text_name(e.a1), 0),
             Some(DeviceKind::Memcpy) => (
                 "memcpy",
-                copy_names
+                *copy_names
                     .entry(e.depth)
-                    .or_insert_with(|| crate::facts::device::copy_kind_name(e.depth).into())
-                    .clone(),
+                    .or_insert_with(|| intern(&crate::facts::device::copy_kind_name(e.depth))),
                 e.a1,
             ),
-            Some(DeviceKind::Memset) => ("memset", memset.clone(), e.a1),
-            Some(DeviceKind::Graph) => ("graph", crate::facts::device::GRAPH_ROW.into(), 0),
+            Some(DeviceKind::Memset) => ("memset", memset, e.a1),
+            Some(DeviceKind::Graph) => ("graph", crate::facts::device::GRAPH_ROW, 0),
             None => {
                 unplaced += 1;
                 continue;

@@ -6,8 +6,28 @@ use crate::util::fastmap::HashMap;
 use causeway_ring::layout::{ApiInfo, Class};
 use causeway_ring::{Entry, StrKind};
 
-/// A name as the model keeps it: shared, so a million calls of one API hold one string.
-pub type Name = std::sync::Arc<str>;
+/// A name as the model keeps it: one interned copy of each text (`intern`), so a million calls of
+/// one API hold one pointer, copied without touching a shared count. (A shared count was the
+/// timeline's bottleneck: every call's clone of the same API name bounced one cache line among the
+/// building threads, and dropping the timeline gave each count back one by one.)
+pub type Name = &'static str;
+
+/// `s` interned: the one copy of its text the process keeps. Texts are kept for the life of the
+/// process, shared by every capture it reads, so what they cost is bounded by the distinct names of
+/// the captures read (their string areas), whatever their entries.
+pub fn intern(s: &str) -> Name {
+    static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
+        std::sync::Mutex::new(None);
+    // A poisoned lock still holds a consistent set (an insert is the only change).
+    let mut g = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
+    let set = g.get_or_insert_with(Default::default);
+    if let Some(&t) = set.get(s) {
+        return t;
+    }
+    let t: &'static str = Box::leak(s.into());
+    set.insert(t);
+    t
+}
 
 pub(crate) struct Names {
     apis: HashMap<u16, (Name, ApiInfo)>,
@@ -136,9 +156,7 @@ impl Names {
                 StrKind::Api => {
                     if let Ok(id) = u16::try_from(r.key) {
                         let info = ApiInfo::unpack(r.aux);
-                        n.apis
-                            .entry(id)
-                            .or_insert_with(|| (Name::from(r.text.as_str()), info));
+                        n.apis.entry(id).or_insert_with(|| (intern(&r.text), info));
                         if n.classes.len() <= id as usize {
                             n.classes.resize(id as usize + 1, None);
                         }
@@ -153,7 +171,7 @@ impl Names {
                                 .entry(shown.to_string())
                                 .or_insert_with(|| r.text.clone());
                         }
-                        v.insert(Name::from(shown.as_ref()));
+                        v.insert(intern(&shown));
                     }
                 }
                 StrKind::Text => {
@@ -163,9 +181,9 @@ impl Names {
                             n.symbols
                                 .entry(shown.to_string())
                                 .or_insert_with(|| r.text.clone());
-                            n.kernel_texts.insert(r.key, Name::from(shown.as_ref()));
+                            n.kernel_texts.insert(r.key, intern(&shown));
                         }
-                        v.insert(Name::from(r.text.as_str()));
+                        v.insert(intern(&r.text));
                     }
                 }
                 StrKind::Thread => {}
@@ -203,12 +221,12 @@ impl Names {
     /// `text`, shared rather than copied where the ring names it.
     pub(crate) fn text_name(&self, id: u64) -> Name {
         match id {
-            0 => "<unnamed>".into(),
+            0 => "<unnamed>",
             _ => self
                 .texts
                 .get(&id)
                 .cloned()
-                .unwrap_or_else(|| format!("<string {id}>").into()),
+                .unwrap_or_else(|| intern(&format!("<string {id}>"))),
         }
     }
 
@@ -220,7 +238,7 @@ impl Names {
     /// `kernel_text`, shared rather than copied.
     pub(crate) fn kernel_text_name(&self, id: u64) -> Name {
         match self.kernel_texts.get(&id) {
-            Some(k) => k.clone(),
+            Some(k) => k,
             None => self.text_name(id),
         }
     }

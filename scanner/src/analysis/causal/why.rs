@@ -335,7 +335,7 @@ fn executions(p: &ProcessTimeline, name: &str) -> Vec<usize> {
         .enumerate()
         .filter(|(_, d)| {
             d.kind == "kernel"
-                && (&*d.name == name || p.symbol_of(&d.name) == name || bare(&d.name) == name)
+                && (d.name == name || p.symbol_of(d.name) == name || bare(d.name) == name)
         })
         .map(|(j, _)| j)
         .collect();
