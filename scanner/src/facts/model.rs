@@ -288,7 +288,7 @@ impl Payload {
 }
 
 /// When device work ran, on the host clock.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct DeviceSpan {
     /// `kernel`, `memcpy`, `memset`, `graph`.
     pub kind: &'static str,
@@ -877,13 +877,69 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
     let entries = d.entries();
     // Anchors are among the entries that are neither calls nor intervals: read only those.
     let anchors = Anchors::of(h, d.rest().map(|(_, e)| e));
-    let ticks = h.converter();
-    let mut out = Vec::new();
+    let by_key = |s: &DeviceSpan| (s.begin_ns, s.end_ns);
+    let Some(parts) = d.interval_parts(1 << 16) else {
+        let mut out = Vec::new();
+        let unplaced = spans_of_part(h, d.intervals(), entries, &anchors, names, |s| out.push(s));
+        out.sort_by_key(by_key);
+        return (out, unplaced);
+    };
+    // The parts on every thread, each writing its spans in interval order into its share of one
+    // vector (as long as the part: an interval makes at most one span); the shares then closed up.
+    let bound: usize = parts.iter().map(|p| p.1).sum();
+    let mut out: Vec<DeviceSpan> = Vec::with_capacity(bound);
+    let mut shares = Vec::with_capacity(parts.len());
+    let mut rest = &mut out.spare_capacity_mut()[..bound];
+    for &(_, n) in &parts {
+        let (share, after) = rest.split_at_mut(n);
+        shares.push(share);
+        rest = after;
+    }
+    let filled: Vec<(usize, usize, u64)> = (parts.into_par_iter().zip(shares))
+        .map(|((part, n), share)| {
+            let mut k = 0;
+            let unplaced = spans_of_part(h, part, entries, &anchors, names, |s| {
+                share[k].write(s);
+                k += 1;
+            });
+            (n, k, unplaced)
+        })
+        .collect();
+    let base = out.as_mut_ptr();
+    let (mut to, mut from) = (0, 0);
+    for &(n, k, _) in &filled {
+        if from != to {
+            // SAFETY: slots from..from + k were written above; to <= from, and both ranges lie in
+            // the capacity; `copy` allows them to overlap.
+            unsafe { std::ptr::copy(base.add(from), base.add(to), k) };
+        }
+        to += k;
+        from += n;
+    }
+    // SAFETY: the first `to` slots hold the parts' spans, closed up above.
+    unsafe { out.set_len(to) };
+    // Stable: equal spans keep interval order (adaptive: intervals come nearly sorted).
+    out.sort_by_key(by_key);
+    (out, filled.iter().map(|f| f.2).sum())
+}
+
+/// One part of the ring's device intervals as spans, each given to `emit` in interval order;
+/// returns how many could not be placed on the host clock.
+fn spans_of_part(
+    h: &Header,
+    part: crate::read::decode::Subset,
+    entries: crate::read::decode::Entries,
+    anchors: &Anchors,
+    names: &Names,
+    mut emit: impl FnMut(DeviceSpan),
+) -> u64 {
+    // (A converter of its own: it keeps the last conversion's figures.)
+    let ticks = &h.converter();
     let mut unplaced = 0u64;
     // Copy and memset rows' names, made once and shared (not a new string per interval).
     let mut copy_names: std::collections::BTreeMap<u16, Name> = Default::default();
     let memset: Name = "memset";
-    for (_, e) in d.intervals().filter(|(_, e)| e.done) {
+    for (_, e) in part.filter(|(_, e)| e.done) {
         let e = &e;
         let index = (e.a0 != NO_CALL)
             .then(|| entries.index_of_seq(e.a0))
@@ -892,7 +948,7 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             crate::facts::device::Issuer::Call(i) => Some(entries.get(i)),
             _ => None,
         };
-        let times = crate::facts::placement::place(e, &anchors, &ticks)
+        let times = crate::facts::placement::place(e, anchors, ticks)
             .map(|p| (p.begin_ns, p.end_ns, p.bound_ns));
         let Some((begin_ns, end_ns, bound_ns)) = times else {
             unplaced += 1;
@@ -945,7 +1001,7 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
                 Some((h.ticks_to_ns(queued), h.ticks_to_ns(submitted)))
             })
             .flatten();
-        out.push(DeviceSpan {
+        emit(DeviceSpan {
             kind: kind_name,
             name,
             begin_ns,
@@ -959,6 +1015,5 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
             graph_node: e.node.checked_sub(1).map(u32::from),
         });
     }
-    out.sort_by_key(|s| (s.begin_ns, s.end_ns));
-    (out, unplaced)
+    unplaced
 }

@@ -66,6 +66,17 @@ impl Decoded<'_> {
         self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), true)
     }
 
+    /// `intervals` in consecutive parts of at most `chunk` intervals each, with how many each holds,
+    /// for work on several threads; `None` where the decode kept no list (read `intervals`).
+    pub fn interval_parts(&self, chunk: usize) -> Option<Vec<(Subset<'_>, usize)>> {
+        let l = self.listed.as_ref()?;
+        Some(
+            (l.intervals.chunks(chunk.max(1)))
+                .map(|c| (Subset::Listed(self.entries(), c.iter(), true), c.len()))
+                .collect(),
+        )
+    }
+
     /// How many calls the entries `range` (indices into `entries()`) hold, from the lists of the
     /// others where the decode kept them (no entry read), else by reading each entry's kind.
     pub fn calls_in(&self, range: std::ops::Range<usize>) -> usize {
