@@ -62,6 +62,7 @@ use crate::util::fastmap::HashMap;
 use crate::util::intervals::{clip, intersection, measure, overlap_ratio, union};
 use crate::util::rank::nearest_rank;
 use causeway_ring::Class;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// How many of the slowest steps are listed.
@@ -676,7 +677,8 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
         launch: Vec::new(),
         sync: Vec::new(),
     };
-    for (index, &ri) in chosen.iter().enumerate() {
+    // Each step on its own: on every thread, in step order.
+    let steps = chosen.par_iter().enumerate().map(|(index, &ri)| {
         let r = &p.ranges[ri];
         let (lo, hi) = (r.begin_ns, closed(r).unwrap_or(r.begin_ns));
         let t = threads.get(&r.tid).unwrap_or(&none);
@@ -687,7 +689,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
             thread_ranges.get(&r.tid).map_or(&[][..], Vec::as_slice),
             ri,
         );
-        out.steps.push(Step {
+        Step {
             index,
             tid: r.tid,
             begin_ns: lo,
@@ -701,8 +703,9 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
             regions,
             outside_regions_ns: outside,
             device: device_timed.then(|| device_window(&idx, lo, hi)),
-        });
-    }
+        }
+    });
+    out.steps.par_extend(steps);
     if out.steps.is_empty() {
         out.notes
             .insert(0, "no steps: every selected range is open".into());

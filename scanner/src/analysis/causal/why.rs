@@ -27,6 +27,7 @@ use super::graph::{Edge, EdgeKind, Evidence, Graph, Node};
 use crate::analysis::steps::{process_steps, ProcessSteps, StepCause, StepOptions};
 use crate::facts::model::{ProcessTimeline, Timeline};
 use crate::facts::tokens::{Scope, Tokens};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// A predecessor that ends this close before an item starts is what the item waited for; a longer
@@ -755,10 +756,12 @@ fn explain_step(
         range: range.clone(),
         ..StepOptions::default()
     };
-    let (p, steps) = t
-        .processes
-        .iter()
+    // Every process's steps, side by side; the process with the most is chosen as before.
+    let all: Vec<(&ProcessTimeline, ProcessSteps)> = (t.processes.par_iter())
         .map(|p| (p, process_steps(p, &o)))
+        .collect();
+    let (p, steps) = all
+        .into_iter()
         .filter(|(_, s)| !s.steps.is_empty())
         .max_by_key(|(_, s)| s.steps.len())
         .ok_or_else(|| match &range {
