@@ -1,10 +1,11 @@
 //! Scanner throughput benchmarks (divan): decoding a ring, nesting its calls (the host half of
 //! association), device association with the whole report, and — what `why` and the exports build
-//! beyond the report — the timeline model and, on it, the causal graph; on a synthetic 1 M-entry
-//! level-3 capture (`support/synth.rs`). Each reports entries per second.
+//! beyond the report — the timeline model and, on it, the causal graph (alone, and from the capture);
+//! on a synthetic 1 M-entry level-3 capture (`support/synth.rs`), with the `causeway` binary's
+//! allocator. Each reports entries per second.
 //!
 //!     cargo bench -p causeway-scanner --bench scan
-//!     CAUSEWAY_BENCH_ENTRIES=10000000 cargo bench -p causeway-scanner --bench scan -- full_report causal_graph
+//!     CAUSEWAY_BENCH_ENTRIES=10000000 cargo bench -p causeway-scanner --bench scan -- full_report graph_from_capture
 //!
 //! The 10 M-entry end-to-end figure of `causeway report` is `bench/scan.sh`.
 
@@ -22,6 +23,13 @@ use divan::counter::ItemsCount;
 use divan::Bencher;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+
+/// The `causeway` binary's allocator (large tables on huge pages), so that each figure is what the
+/// command pays.
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOC: causeway_scanner::util::hugealloc::HugeAlloc =
+    causeway_scanner::util::hugealloc::HugeAlloc;
 
 /// Entries in the synthetic capture: 1 M, or `CAUSEWAY_BENCH_ENTRIES`.
 fn entries() -> u64 {
@@ -88,6 +96,20 @@ fn causal_graph(b: Bencher) {
     let t = Timeline::build(&rings);
     b.counter(ItemsCount::new(*n))
         .bench(|| Graph::build(&t.processes[0]).edges.len());
+}
+
+/// The causal graph from the capture: its timeline, then the graph on it (issue 23's figure, against
+/// `full_report`).
+#[divan::bench(sample_count = 10)]
+fn graph_from_capture(b: Bencher) {
+    let (dir, n) = capture();
+    let cap = Capture::open(dir).expect("synthetic capture opens");
+    let rings = cap.rings().expect("synthetic ring parses");
+    b.counter(ItemsCount::new(*n)).bench(|| {
+        let t = Timeline::build(&rings);
+        let edges = Graph::build(&t.processes[0]).edges.len();
+        (t, edges)
+    });
 }
 
 fn main() {
