@@ -6,8 +6,9 @@
 #     OUT=$OUT bash control-experiments/device/exports.sh
 # Carried (.carry/): causeway, synth_capture; optionally causeway-base (a before/after pair: its `why`
 # and Perfetto export run as arms of their own; say which commit in the results) and bench-scan
-# (`cargo bench -p causeway-scanner --bench scan --no-run`: report, timeline and causal graph at 10 M
-# entries in one process, on one CPU and on all). RUNS1 (default 7), RUNS10 (default 3) rounds.
+# (`cargo bench -p causeway-scanner --bench scan --no-run`: the report, the graph from the capture,
+# the timeline and the graph alone at 10 M entries in one process, on one CPU and on all). RUNS1
+# (default 7), RUNS10 (default 3) rounds.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,9 +33,9 @@ export CW=$C/causeway SYNTH=$C/synth_capture
   bash "$REPO/bench/exports.sh" 10000000 "${RUNS10:-3}"
   if [[ -x $C/bench-scan ]]; then
     for threads in 1 all; do
-      echo "== bench-scan --bench full_report timeline causal_graph, 10 M entries, RAYON_NUM_THREADS=$threads"
+      echo "== bench-scan --bench full_report graph_from_capture timeline causal_graph, 10 M entries, RAYON_NUM_THREADS=$threads"
       ( [[ $threads != all ]] && export RAYON_NUM_THREADS=$threads
-        CAUSEWAY_BENCH_ENTRIES=10000000 "$C/bench-scan" --bench full_report timeline causal_graph )
+        CAUSEWAY_BENCH_ENTRIES=10000000 "$C/bench-scan" --bench full_report graph_from_capture timeline causal_graph )
     done
   fi
 } 2>&1 | tee "$OUT/exports.txt"
