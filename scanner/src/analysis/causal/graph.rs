@@ -314,21 +314,25 @@ impl<'t> Graph<'t> {
 
     fn index(&mut self) {
         let slots = self.p.calls.len() + self.p.device.len() + self.absent.len();
-        let mut count = vec![0u32; slots + 1];
+        // A counting sort: `start[k + 1]` counts slot k's edges, then (summed) is where slot k + 1's
+        // begin; filled with `start[k]` as slot k's cursor, which ends at slot k + 1's start, so
+        // shifted back after (no second table).
+        let mut start = vec![0u32; slots + 1];
         for e in &self.edges {
-            count[self.slot(e.to) + 1] += 1;
+            start[self.slot(e.to) + 1] += 1;
         }
         for k in 0..slots {
-            count[k + 1] += count[k];
+            start[k + 1] += start[k];
         }
-        let mut next = count.clone();
         let mut by_target = vec![0u32; self.edges.len()];
         for (i, e) in self.edges.iter().enumerate() {
-            let s = self.slot(e.to);
-            by_target[next[s] as usize] = i as u32;
-            next[s] += 1;
+            let at = &mut start[self.slot(e.to)];
+            by_target[*at as usize] = i as u32;
+            *at += 1;
         }
-        self.start = count;
+        start.copy_within(0..slots, 1);
+        start[0] = 0;
+        self.start = start;
         self.by_target = by_target;
     }
 
