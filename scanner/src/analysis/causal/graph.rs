@@ -740,7 +740,11 @@ impl<'t> Builder<'t> {
                 continue;
             }
             let key = key_of(c);
+            // (Most programs destroy no stream before their end: no lookup then.)
             let sg = |stream_gen: &HashMap<(u64, u32), u64>, key| {
+                if stream_gen.is_empty() {
+                    return (key, 0);
+                }
                 (key, stream_gen.get(&key).copied().unwrap_or(0))
             };
             match class {
