@@ -204,8 +204,8 @@ fn device_measure(
         let c_lo = (late.max(lo), s.end_ns.min(hi));
         per_lo.entry(s.stream).or_default().push(c_lo);
         match s.kind {
-            "memcpy" => copy_lo.push(c_lo),
-            "kernel" => kern_lo.push(c_lo),
+            causeway_ring::layout::DeviceKind::Memcpy => copy_lo.push(c_lo),
+            causeway_ring::layout::DeviceKind::Kernel => kern_lo.push(c_lo),
             _ => {}
         }
     }

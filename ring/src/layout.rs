@@ -308,6 +308,16 @@ impl DeviceKind {
             _ => None,
         }
     }
+
+    /// Its name as the scanner's outputs show it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Kernel => "kernel",
+            DeviceKind::Memcpy => "memcpy",
+            DeviceKind::Memset => "memset",
+            DeviceKind::Graph => "graph",
+        }
+    }
 }
 
 /// The device-timing backend a ring was recorded with (`hdr::BACKEND`). Names, parsing and which

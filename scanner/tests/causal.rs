@@ -80,7 +80,7 @@ impl P {
         let seq = self.call("cudaLaunchKernel", "launch", b, b + 100, Some(stream), None);
         self.p.device.push(DeviceSpan {
             graph_node: None,
-            kind: "kernel",
+            kind: causeway_ring::layout::DeviceKind::Kernel,
             name: intern(name),
             begin_ns: k0,
             end_ns: k1,
@@ -123,7 +123,7 @@ impl P {
         for &(k, name, b, e) in runs {
             self.p.device.push(DeviceSpan {
                 graph_node: Some(k),
-                kind: "kernel",
+                kind: causeway_ring::layout::DeviceKind::Kernel,
                 name: intern(name),
                 begin_ns: b,
                 end_ns: e,
@@ -259,7 +259,7 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
     );
     p.p.device.push(DeviceSpan {
         graph_node: None,
-        kind: "kernel",
+        kind: causeway_ring::layout::DeviceKind::Kernel,
         name: "first",
         begin_ns: 559_000,
         end_ns: 570_000,

@@ -1,5 +1,6 @@
 //! The steps and gaps views on synthetic timelines built in code, with answers worked out by hand.
 
+use causeway_ring::layout::DeviceKind;
 use causeway_scanner::analysis::gaps::{self, permille};
 use causeway_scanner::analysis::steps::{self, distribution, modes, process_steps, StepOptions};
 use causeway_scanner::analysis::views::{ViewOptions, Views};
@@ -67,7 +68,12 @@ fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
 fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
     DeviceSpan {
         graph_node: None,
-        kind,
+        kind: match kind {
+            "kernel" => DeviceKind::Kernel,
+            "memcpy" => DeviceKind::Memcpy,
+            "memset" => DeviceKind::Memset,
+            _ => DeviceKind::Graph,
+        },
         name: intern(&format!("{kind}@{b}")),
         begin_ns: T0 + b,
         end_ns: T0 + e,

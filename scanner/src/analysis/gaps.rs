@@ -196,7 +196,7 @@ fn track(label: String, stream: Option<StreamId>, spans: &[&DeviceSpan]) -> (Tra
 
 fn span_ref(p: &ProcessTimeline, s: &DeviceSpan) -> SpanRef {
     SpanRef {
-        kind: s.kind,
+        kind: s.kind.name(),
         name: s.name.to_string(),
         stream: p.stream_label(&s.stream),
         begin_ns: s.begin_ns,

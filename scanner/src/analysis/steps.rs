@@ -503,8 +503,8 @@ pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
         let c = clip(s.begin_ns, s.end_ns, lo, hi);
         all.push(c);
         match s.kind {
-            "memcpy" => copy.push(c),
-            "kernel" => kern.push(c),
+            causeway_ring::layout::DeviceKind::Memcpy => copy.push(c),
+            causeway_ring::layout::DeviceKind::Kernel => kern.push(c),
             _ => {}
         }
     }

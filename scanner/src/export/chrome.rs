@@ -20,6 +20,7 @@
 //! device intervals were left out for want of a host time.
 
 use super::{Item, Layout, ProcLayout, What};
+use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use rayon::prelude::*;
 use serde_json::json;
@@ -349,9 +350,9 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
         What::Span(i) => {
             let d = &pl.p.device[i];
             key_str(b, "name", d.name);
-            key_str(b, "cat", d.kind);
+            key_str(b, "cat", d.kind.name());
             let mut a = Args::open(b);
-            if matches!(d.kind, "memcpy" | "memset") {
+            if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                 a.num("bytes", d.bytes);
             }
             a.num("bound_ns", d.bound_ns);

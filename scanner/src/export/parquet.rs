@@ -205,7 +205,7 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
     batch(vec![
         strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
         u32s("pid", spans.iter().map(|s| s.0.pid).collect()),
-        strs("kind", spans.iter().map(|s| s.1.kind).collect()),
+        strs("kind", spans.iter().map(|s| s.1.kind.name()).collect()),
         strs("name", spans.iter().map(|s| s.1.name).collect()),
         strs(
             "symbol",

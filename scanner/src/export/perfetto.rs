@@ -46,6 +46,7 @@
 use super::{edges, Edge, Item, Layout, ProcLayout, What};
 use crate::facts::model::Call;
 use crate::util::fastmap::HashMap;
+use causeway_ring::layout::DeviceKind;
 use causeway_ring::{Class, Layer};
 use prost::Message;
 use rayon::prelude::*;
@@ -906,7 +907,7 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
             What::Span(i) => {
                 let d = &pl.p.device[i];
                 f(0, d.name);
-                f(1, d.kind);
+                f(1, d.kind.name());
             }
         },
         Ev::Mark(m) => {
@@ -1104,11 +1105,11 @@ fn events(
                     What::Span(i) => {
                         let d = &pl.p.device[i];
                         uint(&mut te, 10, iids.get(NAMES, d.name));
-                        uint(&mut te, 3, iids.get(CATEGORIES, d.kind));
+                        uint(&mut te, 3, iids.get(CATEGORIES, d.kind.name()));
                         if d.bound_ns != 0 {
                             annotation(&mut te, A_BOUND, 3, d.bound_ns);
                         }
-                        if matches!(d.kind, "memcpy" | "memset") {
+                        if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                             annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
                         if let (Some(seq), None) = (d.call, pl.span_flow[i]) {

@@ -290,8 +290,10 @@ impl Payload {
 /// When device work ran, on the host clock.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct DeviceSpan {
-    /// `kernel`, `memcpy`, `memset`, `graph`.
-    pub kind: &'static str,
+    /// Kernel, copy, memset or whole graph launch (serialised by name: `kernel`, `memcpy`, `memset`,
+    /// `graph`). One byte, not a name: a large capture's timeline holds millions of spans.
+    #[serde(serialize_with = "device_kind_text")]
+    pub kind: DeviceKind,
     /// Kernel name; a copy's direction (`HtoD`, …); `memset`; `[graph launch]`.
     pub name: Name,
     pub begin_ns: u64,
@@ -317,6 +319,9 @@ pub struct DeviceSpan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph_node: Option<u32>,
 }
+
+/// Spans are a large timeline's second table (millions of them): keep one at 128 bytes.
+const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 128);
 
 /// Which stream a device span ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -380,6 +385,11 @@ fn layer_or_unknown(l: Option<Layer>) -> &'static str {
 /// A call's layer as JSON shows it: its name.
 fn layer_text<S: serde::Serializer>(l: &Option<Layer>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(layer_or_unknown(*l))
+}
+
+/// A device span's kind as JSON shows it: its name.
+fn device_kind_text<S: serde::Serializer>(k: &DeviceKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
 }
 
 /// A call's class as JSON shows it: its name.
@@ -954,38 +964,34 @@ fn spans_of_part(
             unplaced += 1;
             continue;
         };
-        let kind = DeviceKind::from_u16(e.api);
+        let Some(kind) = DeviceKind::from_u16(e.api) else {
+            unplaced += 1;
+            continue;
+        };
         let anchored_kernel = e.flags & entry_flags::ANCHORED != 0;
-        let (kind_name, name, bytes) = match kind {
+        let (name, bytes) = match kind {
             // The runtime's own profiling (Unified Runtime, Level Zero) names the kernel by its
             // handle: the issuing call may be an execute of many.
-            Some(DeviceKind::Kernel) if e.flags & entry_flags::PROFILED != 0 => (
-                "kernel",
+            DeviceKind::Kernel if e.flags & entry_flags::PROFILED != 0 => (
                 names
                     .kernel_name(e.a1)
                     .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
                 0,
             ),
-            Some(DeviceKind::Kernel) if anchored_kernel => (
-                "kernel",
+            DeviceKind::Kernel if anchored_kernel => (
                 call.and_then(|c| names.kernel_name(c.a1))
                     .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
                 0,
             ),
-            Some(DeviceKind::Kernel) => ("kernel", names.kernel_text_name(e.a1), 0),
-            Some(DeviceKind::Memcpy) => (
-                "memcpy",
+            DeviceKind::Kernel => (names.kernel_text_name(e.a1), 0),
+            DeviceKind::Memcpy => (
                 *copy_names
                     .entry(e.depth)
                     .or_insert_with(|| intern(&crate::facts::device::copy_kind_name(e.depth))),
                 e.a1,
             ),
-            Some(DeviceKind::Memset) => ("memset", memset, e.a1),
-            Some(DeviceKind::Graph) => ("graph", crate::facts::device::GRAPH_ROW, 0),
-            None => {
-                unplaced += 1;
-                continue;
-            }
+            DeviceKind::Memset => (memset, e.a1),
+            DeviceKind::Graph => (crate::facts::device::GRAPH_ROW, 0),
         };
         // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
         let stream = match call {
@@ -1002,7 +1008,7 @@ fn spans_of_part(
             })
             .flatten();
         emit(DeviceSpan {
-            kind: kind_name,
+            kind,
             name,
             begin_ns,
             end_ns,

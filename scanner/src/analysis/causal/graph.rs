@@ -45,7 +45,7 @@ use crate::facts::model::{Call, EventLink, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::HashMap;
-use causeway_ring::layout::stream_flags;
+use causeway_ring::layout::{stream_flags, DeviceKind};
 use causeway_ring::Class;
 use rayon::prelude::*;
 
@@ -383,7 +383,7 @@ impl<'t> Graph<'t> {
                     .map_or(String::new(), |s| format!(", issued by seq {s}"));
                 format!(
                     "{} {} on {}{call}",
-                    d.kind,
+                    d.kind.name(),
                     d.name,
                     self.p.stream_label(&d.stream)
                 )
@@ -623,9 +623,9 @@ impl<'t> Builder<'t> {
         for (&k, &j) in ran {
             let d = &p.device[j];
             match kernel.get(&k) {
-                Some(Some(name)) if d.kind != "kernel" || *name != d.name => return,
+                Some(Some(name)) if d.kind != DeviceKind::Kernel || *name != d.name => return,
                 Some(_) => {}
-                None if d.kind == "kernel" => return,
+                None if d.kind == DeviceKind::Kernel => return,
                 None => {}
             }
         }

@@ -335,7 +335,7 @@ fn executions(p: &ProcessTimeline, name: &str) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(_, d)| {
-            d.kind == "kernel"
+            d.kind == causeway_ring::layout::DeviceKind::Kernel
                 && (d.name == name || p.symbol_of(d.name) == name || bare(d.name) == name)
         })
         .map(|(j, _)| j)
@@ -419,7 +419,7 @@ fn device_busy(g: &Graph, lo: u64, hi: u64, not: usize) -> String {
             continue;
         }
         let ns = d.end_ns.min(hi) - d.begin_ns.max(lo);
-        let what = format!("{} {}", d.kind, d.name);
+        let what = format!("{} {}", d.kind.name(), d.name);
         match by.iter_mut().find(|(w, _)| *w == what) {
             Some((_, t)) => *t += ns,
             None => by.push((what, ns)),

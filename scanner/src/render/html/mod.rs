@@ -300,7 +300,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             s.begin_ns,
             s.end_ns,
             s.name.to_string(),
-            kind_code(s.kind),
+            kind_code(s.kind.name()),
             s.bound_ns,
             false,
         ));
