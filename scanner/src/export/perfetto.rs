@@ -587,6 +587,8 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
     // Descriptors (on sequence 1, uuids 1, 2, 3, … in layout order) and each track's events.
     let mut next_uuid = 1u64;
     let mut tracks: Vec<Track> = Vec::new();
+    // The lanes' tracks whose events are still to be listed (below, side by side), with their marks.
+    let mut pending: Vec<(usize, &'l [usize])> = Vec::new();
     for pl in layout.drawn() {
         let pid = pl.p.pid as i32;
         let process_track = next_uuid;
@@ -602,6 +604,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                 ..Default::default()
             },
         );
+        // Adds a track; returns its index.
         let mut track = |uuid: u64, lane: &'l [Item], events: Vec<Ev>| {
             let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
             tracks.push(Track {
@@ -611,6 +614,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                 lane,
                 events,
             });
+            tracks.len() - 1
         };
         track(process_track, &[], vec![Ev::Capture]);
         for t in &pl.threads {
@@ -640,7 +644,7 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                     },
                 );
                 let marks: &[usize] = if li == 0 { &t.marks } else { &[] };
-                track(uuid, lane, lane_events(lane, marks, pl));
+                pending.push((track(uuid, lane, Vec::new()), marks));
             }
         }
         for st in &pl.streams {
@@ -656,9 +660,15 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
                         ..Default::default()
                     },
                 );
-                track(uuid, lane, lane_events(lane, &[], pl));
+                pending.push((track(uuid, lane, Vec::new()), &[]));
             }
         }
+    }
+    let listed: Vec<Vec<Ev>> = (pending.par_iter())
+        .map(|&(k, marks)| lane_events(tracks[k].lane, marks, tracks[k].pl))
+        .collect();
+    for (&(k, _), events) in pending.iter().zip(listed) {
+        tracks[k].events = events;
     }
     w.write_all(&head)?;
 
