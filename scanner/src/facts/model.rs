@@ -780,7 +780,7 @@ fn walk_calls(
 fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) -> Call {
     let (api, layer) = match names.api(e.api) {
         Some((n, info)) => (*n, Some(info.layer)),
-        None => (intern(&format!("<api {}>", e.api)), None),
+        None => (crate::read::names::unknown_api(e.api), None),
     };
     let class = names.class(e);
     Call {

@@ -16,6 +16,44 @@ pub type Name = &'static str;
 /// process, shared by every capture it reads, so what they cost is bounded by the distinct names of
 /// the captures read (their string areas), whatever their entries.
 pub fn intern(s: &str) -> Name {
+    intern_text(s)
+}
+
+/// `<api N>`, the name of an API the ring does not describe (a damaged string area names none:
+/// every call may be one), made once per id, then read without a lock.
+pub(crate) fn unknown_api(id: u16) -> Name {
+    use std::sync::atomic::{AtomicPtr, Ordering};
+    // Null pointers (zeroed memory, no space in the binary) until a name is set; each set pointer is
+    // a leaked box that is never freed.
+    static NAMES: [AtomicPtr<Name>; 1 << 16] =
+        [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << 16];
+    let slot = &NAMES[usize::from(id)];
+    let p = slot.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: a non-null slot holds a leaked box, never freed (set below).
+        return unsafe { *p };
+    }
+    let name = intern(&format!("<api {id}>"));
+    let mine = Box::into_raw(Box::new(name));
+    match slot.compare_exchange(
+        std::ptr::null_mut(),
+        mine,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => name,
+        Err(theirs) => {
+            // SAFETY: `mine` came from Box::into_raw above and was not published; `theirs` is a
+            // leaked box, never freed.
+            unsafe {
+                drop(Box::from_raw(mine));
+                *theirs
+            }
+        }
+    }
+}
+
+fn intern_text(s: &str) -> Name {
     static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
         std::sync::Mutex::new(None);
     // A poisoned lock still holds a consistent set (an insert is the only change).
@@ -267,7 +305,22 @@ impl Names {
 
 #[cfg(test)]
 mod tests {
-    use super::demangle;
+    use super::{demangle, intern, unknown_api};
+
+    #[test]
+    fn names_are_interned_once_and_unknown_apis_named_by_id() {
+        let a = intern(&String::from("cudaLaunchKernel"));
+        let b = intern("cudaLaunchKernel");
+        assert!(std::ptr::eq(a, b), "one copy per text");
+        // Asked for on many threads at once, every caller gets the same interned name.
+        let got: Vec<&'static str> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8).map(|_| s.spawn(|| unknown_api(4242))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(got[0], "<api 4242>");
+        assert!(got.iter().all(|&n| std::ptr::eq(n, got[0])));
+        assert!(std::ptr::eq(unknown_api(4242), intern("<api 4242>")));
+    }
 
     #[test]
     fn kernel_symbols_demangle_and_other_names_stay() {
