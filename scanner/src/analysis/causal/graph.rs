@@ -298,8 +298,8 @@ impl<'t> Graph<'t> {
 
     /// Only the edges between tracks (`EdgeKind::crosses_tracks`), in the order `build_with` lists
     /// them: what the trace exports draw as dependency flows (an absent node's index is not the full
-    /// graph's; they draw none). The walk is the same; program order, stream order and issue edges (nearly all of a
-    /// graph) are not kept, nor indexed.
+    /// graph's; they draw none). The walk is the same; program order, stream order and issue edges
+    /// (nearly all of a graph) are not kept, nor indexed.
     pub fn cross_track_edges(p: &ProcessTimeline, tokens: Option<&Tokens>) -> Vec<Edge> {
         Builder::run(p, tokens, false).edges
     }
@@ -740,11 +740,7 @@ impl<'t> Builder<'t> {
                 continue;
             }
             let key = key_of(c);
-            // (Most programs destroy no stream before their end: no lookup then.)
             let sg = |stream_gen: &HashMap<(u64, u32), u64>, key| {
-                if stream_gen.is_empty() {
-                    return (key, 0);
-                }
                 (key, stream_gen.get(&key).copied().unwrap_or(0))
             };
             match class {
@@ -756,19 +752,14 @@ impl<'t> Builder<'t> {
                     }
                 }
                 k if k.issues_work() => {
-                    // (Each map is looked up only when it holds anything: most programs have no
-                    // capture, no unordered stream, no stream created non-blocking.)
-                    if !capturing.is_empty() && capturing.contains_key(&key) {
+                    // (A lookup in an empty map hashes nothing: most programs have no capture, no
+                    // unordered stream, no stream created non-blocking or destroyed.)
+                    if capturing.contains_key(&key) {
                         continue;
                     }
                     let s = sg(&stream_gen, key);
                     self.entries(i, &mut tos);
-                    let u = if unordered.is_empty() {
-                        None
-                    } else {
-                        unordered.get_mut(&s)
-                    };
-                    if let Some(u) = u {
+                    if let Some(u) = unordered.get_mut(&s) {
                         // A barrier follows everything since the one before; anything else only
                         // the last barrier.
                         let waits_listed = p.links_of(c.seq).iter().any(|l| !l.signals);
@@ -802,6 +793,7 @@ impl<'t> Builder<'t> {
                             self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
                         }
                     }
+                    // (A removal hashes even in an empty map.)
                     if let Some(deps) = (!waits_for.is_empty())
                         .then(|| waits_for.remove(&s))
                         .flatten()
@@ -842,9 +834,7 @@ impl<'t> Builder<'t> {
                                 self.edge(from, to, EdgeKind::LegacyStream, inferred);
                             }
                         }
-                    } else if key.0 != PER_THREAD_STREAM
-                        && (non_blocking.is_empty() || !non_blocking.contains_key(&s))
-                    {
+                    } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
                         let l = sg(&stream_gen, legacy);
                         if let Some(&it) = last_item.get(&l) {
                             if last_item.get(&s).is_none_or(|&prev| prev < it) {
