@@ -322,7 +322,7 @@ impl<'t> ProcLayout<'t> {
                     None => c.class != Some(causeway_ring::Class::Launch),
                 };
                 if stream && kernel {
-                    shown[ci / 64] |= 1 << (ci % 64);
+                    set_bit(&mut shown, ci);
                 }
                 let id = *next_flow;
                 *next_flow += 1;
@@ -377,7 +377,7 @@ impl<'t> ProcLayout<'t> {
         ];
         for (w, _) in deps_out.iter().chain(&deps_in) {
             let (kind, i) = w.kind_index();
-            dep_bits[kind][i / 64] |= 1 << (i % 64);
+            set_bit(&mut dep_bits[kind], i);
         }
 
         ProcLayout {
@@ -404,18 +404,14 @@ impl<'t> ProcLayout<'t> {
     /// `kernel` and `stream` out.
     #[inline]
     pub fn call_shown(&self, i: usize) -> bool {
-        self.shown
-            .get(i / 64)
-            .is_some_and(|b| b & (1 << (i % 64)) != 0)
+        bit(&self.shown, i)
     }
 
     /// Whether slice `w` has a dependency flow either way.
     #[inline]
     pub fn has_deps(&self, w: What) -> bool {
         let (kind, i) = w.kind_index();
-        self.dep_bits[kind]
-            .get(i / 64)
-            .is_some_and(|b| b & (1 << (i % 64)) != 0)
+        bit(&self.dep_bits[kind], i)
     }
 
     /// The dependency flows leaving slice `w`, in edge order.
@@ -478,12 +474,22 @@ impl<'t> ProcLayout<'t> {
     }
 }
 
-/// Marks in `shown` the nested calls whose enclosing call is marked, of the same class, and names the
-/// same kernel and stream. The enclosing call is the latest earlier call of the thread one level out (calls are in
-/// sequence order, numbered as they begin); it is looked for among the 64 calls before, and a call
-/// whose enclosing one is further keeps its own arguments.
+/// Bit `i` of a set kept as 64-bit words (unset past its end).
+#[inline]
+fn bit(words: &[u64], i: usize) -> bool {
+    words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+#[inline]
+fn set_bit(words: &mut [u64], i: usize) {
+    words[i / 64] |= 1 << (i % 64);
+}
+
+/// Marks in `shown` the nested calls whose enclosing call is marked, of the same class, and names
+/// the same kernel and stream. The enclosing call is the latest earlier call of the thread one level
+/// out (calls are in sequence order, numbered as they begin); it is looked for among the 64 calls
+/// before, and a call whose enclosing one is further keeps its own arguments.
 fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
-    let bit = |s: &[u64], i: usize| s[i / 64] & (1 << (i % 64)) != 0;
     for (i, c) in p.calls.iter().enumerate() {
         if c.depth == 0 || bit(shown, i) {
             continue;
@@ -499,7 +505,7 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
                 && o.kernel == c.kernel
                 && o.stream == c.stream
             {
-                shown[i / 64] |= 1 << (i % 64);
+                set_bit(shown, i);
             }
         }
     }
