@@ -948,7 +948,6 @@ fn spans_of_part(
     let mut unplaced = 0u64;
     // Copy and memset rows' names, made once and shared (not a new string per interval).
     let mut copy_names: std::collections::BTreeMap<u16, Name> = Default::default();
-    let memset: Name = "memset";
     for (_, e) in part.filter(|(_, e)| e.done) {
         let e = &e;
         let index = (e.a0 != NO_CALL)
@@ -990,7 +989,7 @@ fn spans_of_part(
                     .or_insert_with(|| intern(&crate::facts::device::copy_kind_name(e.depth))),
                 e.a1,
             ),
-            DeviceKind::Memset => (memset, e.a1),
+            DeviceKind::Memset => ("memset", e.a1),
             DeviceKind::Graph => (crate::facts::device::GRAPH_ROW, 0),
         };
         // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.

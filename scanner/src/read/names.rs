@@ -16,7 +16,17 @@ pub type Name = &'static str;
 /// process, shared by every capture it reads, so what they cost is bounded by the distinct names of
 /// the captures read (their string areas), whatever their entries.
 pub fn intern(s: &str) -> Name {
-    intern_text(s)
+    static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
+        std::sync::Mutex::new(None);
+    // A poisoned lock still holds a consistent set (an insert is the only change).
+    let mut g = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
+    let set = g.get_or_insert_with(Default::default);
+    if let Some(&t) = set.get(s) {
+        return t;
+    }
+    let t: &'static str = Box::leak(s.into());
+    set.insert(t);
+    t
 }
 
 /// `<api N>`, the name of an API the ring does not describe (a damaged string area names none:
@@ -51,20 +61,6 @@ pub(crate) fn unknown_api(id: u16) -> Name {
             }
         }
     }
-}
-
-fn intern_text(s: &str) -> Name {
-    static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
-        std::sync::Mutex::new(None);
-    // A poisoned lock still holds a consistent set (an insert is the only change).
-    let mut g = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-    let set = g.get_or_insert_with(Default::default);
-    if let Some(&t) = set.get(s) {
-        return t;
-    }
-    let t: &'static str = Box::leak(s.into());
-    set.insert(t);
-    t
 }
 
 pub(crate) struct Names {

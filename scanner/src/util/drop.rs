@@ -1,9 +1,9 @@
 //! Giving a large model's memory back off the caller's path.
 
-/// Drops `x` on a thread of its own. A large timeline holds millions of shared names: giving them
-/// back (a reference count each, then the pages) cost a fifth of `causeway why` on a 10 M-entry
-/// capture. A command that exits next never waits for it; a long-lived caller (the Python module)
-/// has the memory back shortly after. Where no thread can be started, `x` is dropped here.
+/// Drops `x` on a thread of its own. A 10 M-entry timeline is gigabytes of mappings, and giving
+/// them back is work the answer does not need (when its names were reference-counted, a fifth of
+/// `causeway why`). A command that exits next never waits for it; a long-lived caller (the Python
+/// module) has the memory back shortly after. Where no thread can be started, `x` is dropped here.
 pub fn drop_later<T: Send + 'static>(x: T) {
     // A failed spawn drops the closure, and `x` with it, before returning.
     let _ = std::thread::Builder::new()
