@@ -15,7 +15,7 @@ mod synth;
 use causeway_ring::layout::ClockKind;
 use causeway_scanner::analysis::causal::graph::Graph;
 use causeway_scanner::facts::model::Timeline;
-use causeway_scanner::read::capture::Capture;
+use causeway_scanner::read::capture::{Capture, Ring};
 use causeway_scanner::read::decode::decode;
 use causeway_scanner::read::pair::Nesting;
 use causeway_scanner::Report;
@@ -50,65 +50,60 @@ fn capture() -> &'static (PathBuf, u64) {
     })
 }
 
-#[divan::bench(sample_count = 10)]
-fn decode_ring(b: Bencher) {
+/// Opens the synthetic capture and gives its rings to `f`, with a bencher that counts its entries.
+fn on_rings(b: Bencher, f: impl FnOnce(Bencher, &[Ring])) {
     let (dir, n) = capture();
     let cap = Capture::open(dir).expect("synthetic capture opens");
     let rings = cap.rings().expect("synthetic ring parses");
-    b.counter(ItemsCount::new(*n))
-        .bench(|| decode(&rings[0].view).live);
+    f(b.counter(ItemsCount::new(*n)), &rings);
+}
+
+#[divan::bench(sample_count = 10)]
+fn decode_ring(b: Bencher) {
+    on_rings(b, |b, rings| b.bench(|| decode(&rings[0].view).live));
 }
 
 #[divan::bench(sample_count = 10)]
 fn nest_calls(b: Bencher) {
-    let (dir, n) = capture();
-    let cap = Capture::open(dir).expect("synthetic capture opens");
-    let rings = cap.rings().expect("synthetic ring parses");
-    let d = decode(&rings[0].view);
-    b.counter(ItemsCount::new(*n))
-        .bench(|| Nesting::of(d.entries(), synth::class_of));
+    on_rings(b, |b, rings| {
+        let d = decode(&rings[0].view);
+        b.bench(|| Nesting::of(d.entries(), synth::class_of));
+    });
 }
 
 #[divan::bench(sample_count = 10)]
 fn full_report(b: Bencher) {
-    let (dir, n) = capture();
-    let cap = Capture::open(dir).expect("synthetic capture opens");
-    let rings = cap.rings().expect("synthetic ring parses");
-    b.counter(ItemsCount::new(*n))
-        .bench(|| Report::build("bench", &rings).processes.len());
+    on_rings(b, |b, rings| {
+        b.bench(|| Report::build("bench", rings).processes.len())
+    });
 }
 
 #[divan::bench(sample_count = 10)]
 fn timeline(b: Bencher) {
-    let (dir, n) = capture();
-    let cap = Capture::open(dir).expect("synthetic capture opens");
-    let rings = cap.rings().expect("synthetic ring parses");
-    b.counter(ItemsCount::new(*n))
-        .bench(|| Timeline::build(&rings).processes.len());
+    on_rings(b, |b, rings| {
+        b.bench(|| Timeline::build(rings).processes.len())
+    });
 }
 
 /// The graph alone, on a timeline built once (`why` and the exports build both).
 #[divan::bench(sample_count = 10)]
 fn causal_graph(b: Bencher) {
-    let (dir, n) = capture();
-    let cap = Capture::open(dir).expect("synthetic capture opens");
-    let rings = cap.rings().expect("synthetic ring parses");
-    let t = Timeline::build(&rings);
-    b.counter(ItemsCount::new(*n))
-        .bench(|| Graph::build(&t.processes[0]).edges.len());
+    on_rings(b, |b, rings| {
+        let t = Timeline::build(rings);
+        b.bench(|| Graph::build(&t.processes[0]).edges.len());
+    });
 }
 
 /// The causal graph from the capture: its timeline, then the graph on it (issue 23's figure, against
 /// `full_report`).
 #[divan::bench(sample_count = 10)]
 fn graph_from_capture(b: Bencher) {
-    let (dir, n) = capture();
-    let cap = Capture::open(dir).expect("synthetic capture opens");
-    let rings = cap.rings().expect("synthetic ring parses");
-    b.counter(ItemsCount::new(*n)).bench(|| {
-        let t = Timeline::build(&rings);
-        let edges = Graph::build(&t.processes[0]).edges.len();
-        (t, edges)
+    on_rings(b, |b, rings| {
+        b.bench(|| {
+            let t = Timeline::build(rings);
+            let edges = Graph::build(&t.processes[0]).edges.len();
+            (t, edges)
+        })
     });
 }
 
