@@ -30,15 +30,7 @@
 #include <atomic>
 #include <vector>
 
-__global__ void tick(unsigned long long *n) {
-  if (threadIdx.x == 0) atomicAdd(n, 1ULL);
-}
-
-static double now_us() {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "launch_common.h"
 
 static std::atomic<unsigned long long> kernels{0}, callbacks{0};
 static CUpti_SubscriberHandle sub;

@@ -15,15 +15,7 @@
 #include <algorithm>
 #include <vector>
 
-__global__ void tick(unsigned long long *n) {
-  if (threadIdx.x == 0) atomicAdd(n, 1ULL);
-}
-
-static double now_us() {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "launch_common.h"
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 20000;
