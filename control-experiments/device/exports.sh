@@ -7,8 +7,9 @@
 # Carried (.carry/): causeway, synth_capture; optionally causeway-base (a before/after pair: its `why`
 # and Perfetto export run as arms of their own; say which commit in the results) and bench-scan
 # (`cargo bench -p causeway-scanner --bench scan --no-run`: the report, the graph from the capture,
-# the timeline and the graph alone at 10 M entries in one process, on one CPU and on all). RUNS1
-# (default 7), RUNS10 (default 3) rounds.
+# the timeline and the graph alone at 10 M entries in one process, on one CPU and on all; with
+# bench-scan-base, an older build of it, the two alternate, ROUNDS times). RUNS1 (default 7), RUNS10
+# (default 3) rounds; PARTS (default "exports why scan") picks what runs.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,17 +26,29 @@ export CW=$C/causeway SYNTH=$C/synth_capture
   echo "== fresh memory: one 1 GiB buffer touched once (first touch), then four times (mostly re-touch)"
   dd if=/dev/zero of=/dev/null bs=1G count=1 2>&1 | tail -n 1
   dd if=/dev/zero of=/dev/null bs=1G count=4 2>&1 | tail -n 1
-  echo "== bash bench/exports.sh 1000000 ${RUNS1:-7}"
-  bash "$REPO/bench/exports.sh" 1000000 "${RUNS1:-7}"
-  echo "== bash bench/why.sh 10000000 ${RUNS10:-3}"
-  bash "$REPO/bench/why.sh" 10000000 "${RUNS10:-3}"
-  echo "== bash bench/exports.sh 10000000 ${RUNS10:-3}"
-  bash "$REPO/bench/exports.sh" 10000000 "${RUNS10:-3}"
-  if [[ -x $C/bench-scan ]]; then
-    for threads in 1 all; do
-      echo "== bench-scan --bench full_report graph_from_capture timeline causal_graph, 10 M entries, RAYON_NUM_THREADS=$threads"
-      ( [[ $threads != all ]] && export RAYON_NUM_THREADS=$threads
-        CAUSEWAY_BENCH_ENTRIES=10000000 "$C/bench-scan" --bench full_report graph_from_capture timeline causal_graph )
-    done
+  PARTS=${PARTS:-exports why scan}
+  if [[ $PARTS == *exports* ]]; then
+    echo "== bash bench/exports.sh 1000000 ${RUNS1:-7}"
+    bash "$REPO/bench/exports.sh" 1000000 "${RUNS1:-7}"
   fi
+  if [[ $PARTS == *why* ]]; then
+    echo "== bash bench/why.sh 10000000 ${RUNS10:-3}"
+    bash "$REPO/bench/why.sh" 10000000 "${RUNS10:-3}"
+  fi
+  if [[ $PARTS == *exports* ]]; then
+    echo "== bash bench/exports.sh 10000000 ${RUNS10:-3}"
+    bash "$REPO/bench/exports.sh" 10000000 "${RUNS10:-3}"
+  fi
+  benches=()
+  [[ $PARTS == *scan* && -x $C/bench-scan ]] && benches=(bench-scan)
+  [[ ${#benches[@]} -gt 0 && -x $C/bench-scan-base ]] && benches=(bench-scan-base bench-scan)
+  for ((round = 1; round <= ${ROUNDS:-1}; round++)); do
+    for threads in 1 all; do
+      for b in "${benches[@]}"; do
+        echo "== $b (round $round) --bench full_report graph_from_capture timeline causal_graph, 10 M entries, RAYON_NUM_THREADS=$threads"
+        ( [[ $threads != all ]] && export RAYON_NUM_THREADS=$threads
+          CAUSEWAY_BENCH_ENTRIES=10000000 "$C/$b" --bench full_report graph_from_capture timeline causal_graph )
+      done
+    done
+  done
 } 2>&1 | tee "$OUT/exports.txt"

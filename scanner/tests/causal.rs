@@ -457,6 +457,55 @@ fn a_non_blocking_stream_is_not_ordered_after_the_legacy_stream() {
     assert!(run(1).is_empty());
 }
 
+/// Work on the legacy default stream follows the latest item of every other blocking stream, in issue
+/// order (streams the capture saw no creation of: inferred); a device-wide sync waits for every
+/// stream's last item, the legacy stream's too, and for nothing older.
+#[test]
+fn legacy_work_follows_every_blocking_streams_latest_item_and_a_device_sync_waits_for_all() {
+    const C: u64 = 0xc000;
+    let mut p = P::new();
+    p.launch(C, 1_000, "c1", 1_200, 2_000);
+    p.launch(B, 1_100, "b1", 1_300, 2_100);
+    p.launch(C, 1_200, "c2", 2_000, 2_500);
+    let legacy = p.launch(0, 1_300, "l", 2_600, 3_000);
+    p.launch(A, 1_400, "a1", 3_000, 3_500);
+    let sync = p.call("cudaDeviceSynchronize", "sync", 1_500, 3_600, Some(0), None);
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let work = |name: &str| {
+        let j = t.processes[0].device.iter().position(|d| d.name == name);
+        Node::work(j.expect("the kernel's interval"))
+    };
+    let legacy_call = g.call_of_seq(legacy).expect("the legacy launch");
+    let into_legacy: Vec<(Node, EdgeKind)> = g
+        .preds(work("l"))
+        .map(|e| (e.from, e.kind))
+        .filter(|&(_, k)| k == EdgeKind::LegacyStream)
+        .collect();
+    // b1 was issued before c2: issue order, not map order.
+    assert_eq!(
+        into_legacy,
+        [
+            (work("b1"), EdgeKind::LegacyStream),
+            (work("c2"), EdgeKind::LegacyStream)
+        ]
+    );
+    assert!(g.preds(work("l")).any(|e| e.from == Node::call(legacy_call)));
+    // a1, on a blocking stream with nothing before it, follows the legacy stream's item.
+    assert!(g
+        .preds(work("a1"))
+        .any(|e| e.from == work("l") && e.kind == EdgeKind::LegacyStream));
+    let mut waited: Vec<Node> = g
+        .preds(Node::call(g.call_of_seq(sync).expect("the sync")))
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .map(|e| e.from)
+        .collect();
+    waited.sort();
+    let mut want = vec![work("b1"), work("c2"), work("l"), work("a1")];
+    want.sort();
+    assert_eq!(waited, want);
+}
+
 /// A stream destroyed and created again at the same handle is a new stream: its first work item
 /// follows nothing of the old one (and the legacy stream's order is untouched).
 #[test]

@@ -110,6 +110,13 @@ impl std::hash::Hasher for SlotHasher {
     }
 }
 
+impl<K, V> Rows<K, V> {
+    /// The rows in the order they were created.
+    pub fn iter(&self) -> impl Iterator<Item = &(K, V)> + '_ {
+        self.rows.iter()
+    }
+}
+
 impl<K, V> IntoIterator for Rows<K, V> {
     type Item = (K, V);
     type IntoIter = std::vec::IntoIter<(K, V)>;

@@ -44,7 +44,7 @@
 use crate::facts::model::{Call, EventLink, ProcessTimeline};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
-use crate::util::fastmap::HashMap;
+use crate::util::fastmap::{ByThread, HashMap, Rows};
 use causeway_ring::layout::{stream_flags, DeviceKind};
 use causeway_ring::Class;
 use rayon::prelude::*;
@@ -196,6 +196,28 @@ impl Spans {
 /// generation.
 type StreamGen = ((u64, u32), u64);
 
+/// Each stream's (in its generation) last work item (call index): looked up two or three times per
+/// launch, so behind `Rows`' table of recent rows, which answers without hashing the 24-byte key.
+#[derive(Default)]
+struct LastItems(Rows<StreamGen, Option<usize>>);
+
+impl LastItems {
+    #[inline]
+    fn get(&mut self, s: StreamGen) -> Option<usize> {
+        *self.0.row(s)
+    }
+
+    #[inline]
+    fn set(&mut self, s: StreamGen, i: usize) {
+        *self.0.row(s) = Some(i);
+    }
+
+    /// Every stream with an item, and its last one, in no order.
+    fn all(&self) -> impl Iterator<Item = (StreamGen, usize)> + '_ {
+        self.0.iter().filter_map(|&(s, it)| Some((s, it?)))
+    }
+}
+
 /// An unordered stream's items since its last barrier, and that barrier (call indices).
 #[derive(Default)]
 struct Unordered {
@@ -314,19 +336,24 @@ impl<'t> Graph<'t> {
 
     fn index(&mut self) {
         let slots = self.p.calls.len() + self.p.device.len() + self.absent.len();
+        // Each edge's target slot, found on every thread: the sort's two passes then read 4 bytes
+        // an edge instead of its 28.
+        let to: Vec<u32> = (self.edges.par_iter())
+            .map(|e| self.slot(e.to) as u32)
+            .collect();
         // A counting sort: `start[k + 1]` counts slot k's edges, then (summed) is where slot k + 1's
         // begin; filled with `start[k]` as slot k's cursor, which ends at slot k + 1's start, so
         // shifted back after (no second table).
         let mut start = vec![0u32; slots + 1];
-        for e in &self.edges {
-            start[self.slot(e.to) + 1] += 1;
+        for &t in &to {
+            start[t as usize + 1] += 1;
         }
         for k in 0..slots {
             start[k + 1] += start[k];
         }
         let mut by_target = vec![0u32; self.edges.len()];
-        for (i, e) in self.edges.iter().enumerate() {
-            let at = &mut start[self.slot(e.to)];
+        for (i, &t) in to.iter().enumerate() {
+            let at = &mut start[t as usize];
             by_target[*at as usize] = i as u32;
             *at += 1;
         }
@@ -535,10 +562,14 @@ impl<'t> Builder<'t> {
             })
         }));
         self.spans_of = Spans { start, items };
-        for (i, c) in p.calls.iter().enumerate() {
-            if c.class == Some(Class::GraphLaunch) && !self.spans_of.of(i).is_empty() {
-                self.graph_edges(i);
-            }
+        // Found on every thread: the test reads a line of every call, the launches are few.
+        let spans_of = &self.spans_of;
+        let launches: Vec<usize> = (p.calls.par_iter().enumerate())
+            .filter(|(i, c)| c.class == Some(Class::GraphLaunch) && !spans_of.of(*i).is_empty())
+            .map(|(i, _)| i)
+            .collect();
+        for i in launches {
+            self.graph_edges(i);
         }
         if !self.all {
             return;
@@ -707,10 +738,13 @@ impl<'t> Builder<'t> {
 
     fn walk(&mut self) {
         let p = self.p;
-        let mut last_on_thread: HashMap<u32, usize> = HashMap::default();
+        // Each thread's last outermost call, by a dense thread number (`threads`): the walk looks
+        // both tables up once per call, so neither hashes on the common path.
+        let mut threads: ByThread<u32> = ByThread::default();
+        let mut last_on_thread: Vec<usize> = Vec::new();
         let mut stream_gen: HashMap<(u64, u32), u64> = HashMap::default();
         let mut events = Events::default();
-        let mut last_item: HashMap<StreamGen, usize> = HashMap::default();
+        let mut last_item = LastItems::default();
         // Streams created non-blocking (in their generation): exempt from the legacy stream's order.
         let mut non_blocking: HashMap<StreamGen, ()> = HashMap::default();
         // Streams whose work may run in any order between barriers (Level Zero lists and queues not
@@ -726,7 +760,11 @@ impl<'t> Builder<'t> {
             if c.depth != 0 {
                 continue;
             }
-            if let Some(prev) = last_on_thread.insert(c.tid, i) {
+            let t = threads.get_or_insert_with(c.tid, || last_on_thread.len() as u32) as usize;
+            if t == last_on_thread.len() {
+                last_on_thread.push(i);
+            } else {
+                let prev = std::mem::replace(&mut last_on_thread[t], i);
                 self.edge(
                     Node::call(prev),
                     Node::call(i),
@@ -758,6 +796,7 @@ impl<'t> Builder<'t> {
                         continue;
                     }
                     let s = sg(&stream_gen, key);
+                    let prev_s = last_item.get(s);
                     self.entries(i, &mut tos);
                     if let Some(u) = unordered.get_mut(&s) {
                         // A barrier follows everything since the one before; anything else only
@@ -787,7 +826,7 @@ impl<'t> Builder<'t> {
                                 self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
                             }
                         }
-                    } else if let Some(&prev) = last_item.get(&s) {
+                    } else if let Some(prev) = prev_s {
                         let from = self.exit(prev);
                         for &to in &tos {
                             self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
@@ -819,13 +858,13 @@ impl<'t> Builder<'t> {
                     if key == legacy {
                         // In issue order: map order is not an order.
                         let mut others: Vec<usize> = last_item
-                            .iter()
+                            .all()
                             .filter(|(s, _)| {
                                 s.0 != legacy
                                     && s.0 .0 != PER_THREAD_STREAM
                                     && !non_blocking.contains_key(s)
                             })
-                            .map(|(_, &it)| it)
+                            .map(|(_, it)| it)
                             .collect();
                         others.sort_unstable();
                         for it in others {
@@ -836,8 +875,8 @@ impl<'t> Builder<'t> {
                         }
                     } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
                         let l = sg(&stream_gen, legacy);
-                        if let Some(&it) = last_item.get(&l) {
-                            if last_item.get(&s).is_none_or(|&prev| prev < it) {
+                        if let Some(it) = last_item.get(l) {
+                            if prev_s.is_none_or(|prev| prev < it) {
                                 let from = self.exit(it);
                                 for &to in &tos {
                                     self.edge(from, to, EdgeKind::LegacyStream, inferred);
@@ -845,7 +884,7 @@ impl<'t> Builder<'t> {
                             }
                         }
                     }
-                    last_item.insert(s, i);
+                    last_item.set(s, i);
                     // ... and the events its work completes.
                     for l in p.links_of(c.seq).iter().filter(|l| l.signals) {
                         events.record(l.event, vec![i], EdgeKind::EventWait);
@@ -895,13 +934,13 @@ impl<'t> Builder<'t> {
                     let s = sg(&stream_gen, key);
                     let items = match unordered.get(&s) {
                         Some(u) => u.outstanding(),
-                        None => last_item.get(&s).into_iter().copied().collect(),
+                        None => last_item.get(s).into_iter().collect(),
                     };
                     events.record(e, items, EdgeKind::EventWait);
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
-                    let mut items: Vec<usize> = last_item.values().copied().collect();
+                    let mut items: Vec<usize> = last_item.all().map(|(_, it)| it).collect();
                     items.sort_unstable();
                     events.record(e, items, EdgeKind::ContextEvent);
                 }
@@ -914,7 +953,7 @@ impl<'t> Builder<'t> {
                     let mut covered: Vec<usize> = match (signals, unordered.get(&s)) {
                         (false, _) => Vec::new(),
                         (true, Some(u)) => u.outstanding(),
-                        (true, None) => last_item.get(&s).into_iter().copied().collect(),
+                        (true, None) => last_item.get(s).into_iter().collect(),
                     };
                     for e in waited(c, links) {
                         if signals {
@@ -944,7 +983,7 @@ impl<'t> Builder<'t> {
                         && !per_thread_name(c.api)
                         && !c.api.contains("Stream");
                     let items: Vec<usize> = if device_wide {
-                        let mut v: Vec<usize> = last_item.values().copied().collect();
+                        let mut v: Vec<usize> = last_item.all().map(|(_, it)| it).collect();
                         v.sort_unstable();
                         v
                     } else {
@@ -958,7 +997,7 @@ impl<'t> Builder<'t> {
                                 *u = Unordered::default();
                                 v
                             }
-                            None => last_item.get(&s).into_iter().copied().collect(),
+                            None => last_item.get(s).into_iter().collect(),
                         }
                     };
                     for it in items {
