@@ -490,7 +490,9 @@ fn legacy_work_follows_every_blocking_streams_latest_item_and_a_device_sync_wait
             (work("c2"), EdgeKind::LegacyStream)
         ]
     );
-    assert!(g.preds(work("l")).any(|e| e.from == Node::call(legacy_call)));
+    assert!(g
+        .preds(work("l"))
+        .any(|e| e.from == Node::call(legacy_call)));
     // a1, on a blocking stream with nothing before it, follows the legacy stream's item.
     assert!(g
         .preds(work("a1"))

@@ -36,9 +36,10 @@ pub mod parquet;
 pub mod perfetto;
 
 pub use crate::analysis::causal::why::TokenSource;
-use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
+use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
+use crate::util::fastmap::Rows;
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use rayon::prelude::*;
@@ -296,24 +297,19 @@ impl<'t> Layout<'t> {
 
 impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
-        let (first_ns, _) = p.extent();
+        let (first_ns, last_ns) = p.extent();
         // The tracks and the causal graph need nothing of each other: built side by side.
         let ((threads, streams), dep_edges) = rayon::join(
-            || rayon::join(|| thread_tracks(p), || stream_tracks(p)),
+            || rayon::join(|| thread_tracks(p, last_ns), || stream_tracks(p)),
             || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
         );
 
-        // Flows: one per device span tied to a call of this process. Calls are in sequence order,
-        // and spans near their issue order: a span's call is searched for near the last one's.
+        // Flows: one per device span tied to a call of this process.
         let mut call_flows: Vec<(usize, u64)> = Vec::new();
-        let mut near = 0;
         let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
-        let span_flow = p
-            .device
-            .iter()
-            .map(|d| {
-                let ci = p.call_index_near(d.call?, near)?;
-                near = ci;
+        let span_flow = (p.device.iter().zip(p.issuers()))
+            .map(|(d, ci)| {
+                let ci = (ci != NO_ISSUER).then_some(ci as usize)?;
                 // The span's track shows the call's stream handle; its name, the kernel launched.
                 let c = &p.calls[ci];
                 let stream = c.stream.is_some_and(|s| d.stream == StreamId::Handle(s));
@@ -512,26 +508,13 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
 }
 
 /// The host threads' tracks: every tid with a call, a range or a mark.
-fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
-    let (_, last_ns) = p.extent();
+/// A slice never ended is drawn to `last_ns`, the process's last timestamp.
+fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
     let mut tids: Vec<u32> = p.threads.clone();
     tids.extend(p.ranges.iter().map(|r| r.tid));
     tids.extend(p.marks.iter().map(|m| m.tid));
     tids.sort_unstable();
     tids.dedup();
-    // Items by thread: (item, rank, level) sorted below; a range before a call of the same extent.
-    let mut by_tid: Vec<Vec<(Item, u8, u32)>> = vec![Vec::new(); tids.len()];
-    // Consecutive items mostly share a thread. An item whose thread the timeline does not list (none
-    // a capture gives) is not drawn.
-    let mut last: Option<(u32, Option<usize>)> = None;
-    let mut slot = |tid: u32| match last {
-        Some((t, k)) if t == tid => k,
-        _ => {
-            let k = tids.binary_search(&tid).ok();
-            last = Some((tid, k));
-            k
-        }
-    };
     // A slice never ended (a call that never returned, a range never closed) is drawn to the end.
     let item = |what, begin: u64, end: Option<u64>| Item {
         what,
@@ -539,16 +522,50 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
         end: end.unwrap_or(last_ns).max(begin),
         open: end.is_none(),
     };
-    for (i, c) in p.calls.iter().enumerate() {
-        if let Some(k) = slot(c.tid) {
-            by_tid[k].push((item(What::Call(i), c.begin_ns, c.end_ns), 1, c.depth as u32));
-        }
+    // An item whose thread the timeline does not list (none a capture gives) is not drawn.
+    const UNDRAWN: u32 = u32::MAX;
+    let slot = |tid: u32| tids.binary_search(&tid).map_or(UNDRAWN, |k| k as u32);
+    // The calls by thread, in call order (a counting sort of their indices by thread), each call's
+    // thread found on every thread: the items are made per thread below, side by side.
+    let call_slot: Vec<u32> = p.calls.par_iter().map(|c| slot(c.tid)).collect();
+    let mut start = vec![0u32; tids.len() + 1];
+    for &k in call_slot.iter().filter(|&&k| k != UNDRAWN) {
+        start[k as usize + 1] += 1;
     }
+    for k in 0..tids.len() {
+        start[k + 1] += start[k];
+    }
+    let mut order = vec![0u32; start[tids.len()] as usize];
+    let mut at = start.clone();
+    for (i, &k) in call_slot.iter().enumerate().filter(|(_, &k)| k != UNDRAWN) {
+        order[at[k as usize] as usize] = i as u32;
+        at[k as usize] += 1;
+    }
+    drop(call_slot);
+    let mut ranges_by_tid: Vec<Vec<usize>> = vec![Vec::new(); tids.len()];
     for (i, r) in p.ranges.iter().enumerate() {
-        if let Some(k) = slot(r.tid) {
-            by_tid[k].push((item(What::Range(i), r.begin_ns, r.end_ns), 0, r.level));
+        if let Some(v) = ranges_by_tid.get_mut(slot(r.tid) as usize) {
+            v.push(i);
         }
     }
+    // Items by thread: (item, rank, level), sorted below; a range before a call of the same extent.
+    let by_tid = start.windows(2).zip(ranges_by_tid).map(|(w, ranges)| {
+        let calls = &order[w[0] as usize..w[1] as usize];
+        move || {
+            let mut items: Vec<(Item, u8, u32)> = Vec::with_capacity(calls.len() + ranges.len());
+            items.extend(calls.iter().map(|&i| {
+                let c = &p.calls[i as usize];
+                let it = item(What::Call(i as usize), c.begin_ns, c.end_ns);
+                (it, 1, c.depth as u32)
+            }));
+            items.extend(ranges.iter().map(|&i| {
+                let r = &p.ranges[i];
+                (item(What::Range(i), r.begin_ns, r.end_ns), 0, r.level)
+            }));
+            items
+        }
+    });
+    let by_tid: Vec<_> = by_tid.collect();
     let mut marks_by_tid: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, m) in p.marks.iter().enumerate() {
         marks_by_tid.entry(m.tid).or_default().push(i);
@@ -560,7 +577,8 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
     tids.into_par_iter()
         .zip(by_tid.into_par_iter())
         .zip(marks.par_iter_mut())
-        .map(|((tid, mut items), marks)| {
+        .map(|((tid, items), marks)| {
+            let mut items = items();
             // Begin order, the enclosing slice first: longer first, a range before a call of the
             // same extent, the outer level first.
             items.sort_by_key(|&(it, rank, level)| {
@@ -579,21 +597,21 @@ fn thread_tracks(p: &ProcessTimeline) -> Vec<ThreadLanes> {
 
 /// The device streams' tracks, in StreamId order.
 fn stream_tracks(p: &ProcessTimeline) -> Vec<StreamLanes> {
-    let mut by_stream: HashMap<StreamId, Vec<Item>> = HashMap::new();
+    // Spans interleave among a few streams: `Rows`' recent table finds each one's without hashing.
+    let mut by_stream: Rows<StreamId, Vec<Item>> = Rows::default();
     for (i, d) in p.device.iter().enumerate() {
-        by_stream.entry(d.stream).or_default().push(Item {
+        by_stream.row(d.stream).push(Item {
             what: What::Span(i),
             begin: d.begin_ns,
             end: d.end_ns.max(d.begin_ns),
             open: false,
         });
     }
-    let mut stream_ids: Vec<StreamId> = by_stream.keys().copied().collect();
-    stream_ids.sort();
-    stream_ids
-        .into_iter()
-        .map(|stream| {
-            let mut items = by_stream.remove(&stream).unwrap_or_default();
+    let mut streams: Vec<(StreamId, Vec<Item>)> = by_stream.into_iter().collect();
+    streams.sort_unstable_by_key(|(stream, _)| *stream);
+    streams
+        .into_par_iter()
+        .map(|(stream, mut items)| {
             items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
             StreamLanes {
                 stream,

@@ -94,27 +94,25 @@ impl ProcessTimeline {
     /// The first and last host time of anything in the process (calls, ranges, marks, device spans);
     /// (0, 0) when it has nothing.
     pub fn extent(&self) -> (u64, u64) {
-        let times = self
-            .calls
-            .iter()
-            .flat_map(|c| [Some(c.begin_ns), c.end_ns])
-            .chain(
-                self.ranges
-                    .iter()
-                    .flat_map(|r| [Some(r.begin_ns), r.end_ns]),
-            )
-            .chain(self.marks.iter().map(|m| Some(m.ns)))
-            .chain(
-                self.device
-                    .iter()
-                    .flat_map(|d| [Some(d.begin_ns), Some(d.end_ns)]),
-            )
-            .flatten();
-        let (mut first, mut last) = (u64::MAX, 0);
-        for t in times {
-            first = first.min(t);
-            last = last.max(t);
+        // Each table's (first, last) on every thread: a pass over every call and span.
+        fn of<T: Sync>(xs: &[T], times: impl Fn(&T) -> (u64, Option<u64>) + Sync) -> (u64, u64) {
+            xs.par_iter()
+                .with_min_len(1 << 14)
+                .map(|x| {
+                    let (b, e) = times(x);
+                    let e = e.unwrap_or(b);
+                    (b.min(e), b.max(e))
+                })
+                .reduce(|| (u64::MAX, 0), |x, y| (x.0.min(y.0), x.1.max(y.1)))
         }
+        let parts = [
+            of(&self.calls, |c| (c.begin_ns, c.end_ns)),
+            of(&self.ranges, |r| (r.begin_ns, r.end_ns)),
+            of(&self.marks, |m| (m.ns, None)),
+            of(&self.device, |d| (d.begin_ns, Some(d.end_ns))),
+        ];
+        let first = parts.iter().map(|p| p.0).min().unwrap_or(u64::MAX);
+        let last = parts.iter().map(|p| p.1).max().unwrap_or(0);
         if first == u64::MAX {
             (0, 0)
         } else {
@@ -476,7 +474,31 @@ pub struct GraphTopology {
     pub incomplete: bool,
 }
 
+/// `ProcessTimeline::issuers`' mark of a span whose call the capture lacks.
+pub const NO_ISSUER: u32 = u32::MAX;
+
 impl ProcessTimeline {
+    /// Each device span's issuing call (index into `calls`), `NO_ISSUER` where the capture lacks it:
+    /// found in chunks on every thread, each searching near its last find (spans lie near their
+    /// issue order). 4 bytes a span.
+    pub fn issuers(&self) -> Vec<u32> {
+        const CHUNK: usize = 1 << 16;
+        let mut issuer = vec![NO_ISSUER; self.device.len()];
+        issuer
+            .par_chunks_mut(CHUNK)
+            .zip(self.device.par_chunks(CHUNK))
+            .for_each(|(out, ds)| {
+                let mut near = 0;
+                for (o, d) in out.iter_mut().zip(ds) {
+                    if let Some(i) = d.call.and_then(|s| self.call_index_near(s, near)) {
+                        near = i;
+                        *o = i as u32;
+                    }
+                }
+            });
+        issuer
+    }
+
     /// The index of the call with sequence number `seq`, searched outward from index `hint` (a pass
     /// over items in issue order finds each call near the last one: a few probes instead of a
     /// binary search over all the calls).

@@ -41,7 +41,7 @@
 //! lifetime is a no-op, as in CUDA, and no edge — when no record can have been lost: the ring lost
 //! nothing, or the event's creation is in the capture and no slot between it and the wait was torn.
 
-use crate::facts::model::{Call, EventLink, ProcessTimeline};
+use crate::facts::model::{Call, EventLink, ProcessTimeline, NO_ISSUER};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::{ByThread, HashMap, Rows};
@@ -513,23 +513,8 @@ impl<'t> Builder<'t> {
     /// lost comes from an absent node.
     fn issue_edges(&mut self) {
         let p = self.p;
-        // Each interval's issuing call (index), `NONE` where the capture lacks it: 4 bytes each.
-        // Found in chunks on every thread, each searching near its last find.
-        const NONE: u32 = u32::MAX;
-        const CHUNK: usize = 1 << 16;
-        let mut issuer = vec![NONE; p.device.len()];
-        issuer
-            .par_chunks_mut(CHUNK)
-            .zip(p.device.par_chunks(CHUNK))
-            .for_each(|(out, ds)| {
-                let mut near = 0;
-                for (o, d) in out.iter_mut().zip(ds) {
-                    if let Some(i) = d.call.and_then(|s| p.call_index_near(s, near)) {
-                        near = i;
-                        *o = i as u32;
-                    }
-                }
-            });
+        const NONE: u32 = NO_ISSUER;
+        let issuer = p.issuers();
         // The flat table of each call's intervals (a counting sort by call). `device` is sorted by
         // (start, end) (`facts::model::device_spans`), so filling in interval order leaves each
         // call's intervals in (start, index) order, as the walk wants them.
