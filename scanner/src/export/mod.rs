@@ -202,8 +202,8 @@ pub(crate) struct ProcLayout<'t> {
     pub streams: Vec<StreamLanes>,
     /// Largest conversion bound of the process's device spans.
     pub bound_max_ns: u64,
-    /// The flows the calls start: (call index, flow id), sorted by call index (`flows_of`).
-    pub call_flows: Vec<(usize, u64)>,
+    /// The ids of the flows the calls start, by call, each call's in span order (`flows_of`).
+    call_flows: Vec<u64>,
     /// Where each call's flows start in `call_flows` (one more than there are calls).
     call_flow_start: Vec<u32>,
     /// The flow ending at each device span.
@@ -304,39 +304,45 @@ impl<'t> ProcLayout<'t> {
             || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
         );
 
-        // Flows: one per device span tied to a call of this process.
-        let mut call_flows: Vec<(usize, u64)> = Vec::new();
+        // Flows: one per device span tied to a call of this process, numbered in span order.
+        let issuers = p.issuers();
+        // Whether each span's track and name show its call's stream and kernel: on every thread.
+        let shows: Vec<bool> = (p.device.par_iter().zip(&issuers))
+            .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
+            .collect();
         let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
-        let span_flow = (p.device.iter().zip(p.issuers()))
-            .map(|(d, ci)| {
-                let ci = (ci != NO_ISSUER).then_some(ci as usize)?;
-                // The span's track shows the call's stream handle; its name, the kernel launched.
-                let c = &p.calls[ci];
-                let stream = c.stream.is_some_and(|s| d.stream == StreamId::Handle(s));
-                let kernel = match &c.kernel {
-                    Some(k) => **k == *d.name,
-                    None => c.class != Some(causeway_ring::Class::Launch),
-                };
-                if stream && kernel {
-                    set_bit(&mut shown, ci);
+        let first_flow = *next_flow;
+        // Each call's flows (ids), in span order: a counting sort by call.
+        let mut call_flow_start = vec![0u32; p.calls.len() + 1];
+        for (&ci, &sh) in issuers.iter().zip(&shows) {
+            if ci != NO_ISSUER {
+                call_flow_start[ci as usize + 1] += 1;
+                if sh {
+                    set_bit(&mut shown, ci as usize);
                 }
-                let id = *next_flow;
-                *next_flow += 1;
-                call_flows.push((ci, id));
-                Some(id)
+            }
+        }
+        drop(shows);
+        for k in 0..p.calls.len() {
+            call_flow_start[k + 1] += call_flow_start[k];
+        }
+        let tied = call_flow_start[p.calls.len()] as usize;
+        let mut call_flows = vec![0u64; tied];
+        let mut at = call_flow_start.clone();
+        let span_flow = (issuers.iter())
+            .map(|&ci| {
+                (ci != NO_ISSUER).then(|| {
+                    let id = *next_flow;
+                    *next_flow += 1;
+                    call_flows[at[ci as usize] as usize] = id;
+                    at[ci as usize] += 1;
+                    id
+                })
             })
             .collect();
-        // Stable: a call's flows keep their span order.
-        call_flows.sort_by_key(|&(ci, _)| ci);
+        debug_assert_eq!(*next_flow - first_flow, tied as u64);
+        drop(at);
         shown_through_enclosing(p, &mut shown);
-        let mut call_flow_start = Vec::with_capacity(p.calls.len() + 1);
-        let mut k = 0;
-        for ci in 0..=p.calls.len() {
-            while k < call_flows.len() && call_flows[k].0 < ci {
-                k += 1;
-            }
-            call_flow_start.push(k as u32);
-        }
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
@@ -454,9 +460,7 @@ impl<'t> ProcLayout<'t> {
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
         let (lo, hi) = (self.call_flow_start[i], self.call_flow_start[i + 1]);
-        self.call_flows[lo as usize..hi as usize]
-            .iter()
-            .map(|&(_, id)| id)
+        self.call_flows[lo as usize..hi as usize].iter().copied()
     }
 
     pub fn exe_name(&self) -> &str {
@@ -481,28 +485,45 @@ fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
 }
 
+/// Whether span `d`, tied to call `c`, shows the call's stream and kernel: it is on the track of the
+/// stream handle the call passed, named by the kernel it launched (or the call launched none).
+fn shows_call(d: &crate::facts::model::DeviceSpan, c: &crate::facts::model::Call) -> bool {
+    let stream = c.stream.is_some_and(|s| d.stream == StreamId::Handle(s));
+    let kernel = match &c.kernel {
+        Some(k) => **k == *d.name,
+        None => c.class != Some(causeway_ring::Class::Launch),
+    };
+    stream && kernel
+}
+
 /// Marks in `shown` the nested calls whose enclosing call is marked, of the same class, and names
 /// the same kernel and stream. The enclosing call is the latest earlier call of the thread one level
 /// out (calls are in sequence order, numbered as they begin); it is looked for among the 64 calls
-/// before, and a call whose enclosing one is further keeps its own arguments.
+/// before, and a call whose enclosing one is further keeps its own arguments. The enclosing calls
+/// that match are found on every thread; the marks then pass down in call order (a call's enclosing
+/// one may have been marked through its own).
 fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
-    for (i, c) in p.calls.iter().enumerate() {
-        if c.depth == 0 || bit(shown, i) {
-            continue;
-        }
-        let outer = (i.saturating_sub(64)..i)
-            .rev()
-            .find(|&j| p.calls[j].tid == c.tid && p.calls[j].depth < c.depth);
-        if let Some(j) = outer {
-            let o = &p.calls[j];
-            if o.depth + 1 == c.depth
-                && bit(shown, j)
+    let calls = &p.calls;
+    let matched: Vec<(u32, u32)> = (calls.par_iter().enumerate())
+        .with_min_len(1 << 12)
+        .filter_map(|(i, c)| {
+            if c.depth == 0 {
+                return None;
+            }
+            let j = (i.saturating_sub(64)..i)
+                .rev()
+                .find(|&j| calls[j].tid == c.tid && calls[j].depth < c.depth)?;
+            let o = &calls[j];
+            let same = o.depth + 1 == c.depth
                 && o.class == c.class
                 && o.kernel == c.kernel
-                && o.stream == c.stream
-            {
-                set_bit(shown, i);
-            }
+                && o.stream == c.stream;
+            same.then_some((i as u32, j as u32))
+        })
+        .collect();
+    for (i, j) in matched {
+        if bit(shown, j as usize) {
+            set_bit(shown, i as usize);
         }
     }
 }
