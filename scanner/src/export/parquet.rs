@@ -33,6 +33,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// The tables, in the order they are written.
@@ -111,29 +112,77 @@ const CHUNK: usize = 8 << 10;
 /// One row of a per-process table: the process and the item.
 type Row<'t, T> = (&'t ProcessTimeline, &'t T);
 
-/// `rows` in batches of at most `CHUNK`, at least one (empty when there are none: every table is
-/// written, with its schema).
-fn batches<R>(mut rows: impl Iterator<Item = R>) -> impl Iterator<Item = Vec<R>> {
-    let mut first = true;
-    std::iter::from_fn(move || {
-        let chunk: Vec<R> = rows.by_ref().take(CHUNK).collect();
-        if chunk.is_empty() && !std::mem::take(&mut first) {
-            return None;
-        }
-        first = false;
-        Some(chunk)
-    })
+/// The rows a table takes from each of its owners (processes, or their graphs), addressed by their
+/// place in the whole table, so that any run of them can be fetched on any thread.
+struct Flat<'t, O, T> {
+    owners: &'t [O],
+    items: fn(&'t O) -> &'t [T],
+    /// Where each owner's rows end in the table.
+    ends: Vec<usize>,
 }
 
-/// The rows `items` picks from every process, in `batches`.
-fn chunks<'t, T: 't>(
-    ps: &'t [ProcessTimeline],
-    items: impl Fn(&'t ProcessTimeline) -> &'t [T] + 't,
-) -> impl Iterator<Item = Vec<Row<'t, T>>> + 't {
-    batches(
-        ps.iter()
-            .flat_map(move |p| items(p).iter().map(move |x| (p, x))),
-    )
+impl<'t, O, T> Flat<'t, O, T> {
+    fn new(owners: &'t [O], items: fn(&'t O) -> &'t [T]) -> Self {
+        let ends = (owners.iter())
+            .scan(0, |end, o| {
+                *end += items(o).len();
+                Some(*end)
+            })
+            .collect();
+        Flat {
+            owners,
+            items,
+            ends,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Rows `r` of the table, each with its owner.
+    fn rows(&self, r: std::ops::Range<usize>) -> Vec<(&'t O, &'t T)> {
+        let mut out = Vec::with_capacity(r.len());
+        let mut k = self.ends.partition_point(|&e| e <= r.start);
+        while out.len() < r.len() && k < self.owners.len() {
+            let o = &self.owners[k];
+            let begin = if k == 0 { 0 } else { self.ends[k - 1] };
+            let from = r.start + out.len() - begin;
+            let take = (r.len() - out.len()).min(self.ends[k] - begin - from);
+            out.extend((self.items)(o)[from..from + take].iter().map(|x| (o, x)));
+            k += 1;
+        }
+        out
+    }
+}
+
+/// A table of `rows` rows in record batches of `CHUNK` rows, at least one (empty when there are
+/// none: every table is written, with its schema), `make` giving the batch of a run of rows: made a
+/// few at a time on every thread, handed out in order.
+fn par_batches<'a>(
+    rows: usize,
+    make: impl Fn(std::ops::Range<usize>) -> RecordBatch + Sync + Send + 'a,
+) -> impl Iterator<Item = RecordBatch> + Send + 'a {
+    let count = rows.div_ceil(CHUNK).max(1);
+    let ahead = (STEP_ROWS / CHUNK).max(rayon::current_num_threads());
+    let mut next = 0;
+    let mut ready = Vec::new().into_iter();
+    std::iter::from_fn(move || {
+        if let Some(b) = ready.next() {
+            return Some(b);
+        }
+        if next == count {
+            return None;
+        }
+        let until = (next + ahead).min(count);
+        let made: Vec<RecordBatch> = (next..until)
+            .into_par_iter()
+            .map(|k| make(k * CHUNK..((k + 1) * CHUNK).min(rows)))
+            .collect();
+        next = until;
+        ready = made.into_iter();
+        ready.next()
+    })
 }
 
 /// Every row `items` picks, as one batch (the Python module's tables).
@@ -594,10 +643,22 @@ pub fn write_dir(
     let table = |i: usize| -> Result<u64, ExportError> {
         let batches: Box<dyn Iterator<Item = RecordBatch> + Send + '_> = match i {
             0 => Box::new(std::iter::once(processes_batch(ps))),
-            1 => Box::new(chunks(ps, |p| &p.calls).map(|r| calls_batch(&r))),
-            2 => Box::new(chunks(ps, |p| &p.device).map(|r| device_batch(&r))),
-            3 => Box::new(chunks(ps, |p| &p.ranges).map(|r| ranges_batch(&r))),
-            4 => Box::new(chunks(ps, |p| &p.marks).map(|r| marks_batch(&r))),
+            1 => {
+                let f = Flat::new(ps, |p| &p.calls);
+                Box::new(par_batches(f.len(), move |r| calls_batch(&f.rows(r))))
+            }
+            2 => {
+                let f = Flat::new(ps, |p| &p.device);
+                Box::new(par_batches(f.len(), move |r| device_batch(&f.rows(r))))
+            }
+            3 => {
+                let f = Flat::new(ps, |p| &p.ranges);
+                Box::new(par_batches(f.len(), move |r| ranges_batch(&f.rows(r))))
+            }
+            4 => {
+                let f = Flat::new(ps, |p| &p.marks);
+                Box::new(par_batches(f.len(), move |r| marks_batch(&f.rows(r))))
+            }
             _ => Box::new(std::iter::once(steps_batch(ps))),
         };
         write_table(dir, TABLES[i], &props, batches)
@@ -606,14 +667,15 @@ pub fn write_dir(
     // The causal graph's `edges` (the largest table) is built and written beside the others.
     let edges = || {
         let graphs = graphs(ps, &toks);
-        let mut deps = 0;
-        let batches = batches(edge_rows(&graphs)).map(|rows| {
-            let (b, drawn) = edges_batch(&rows);
-            deps += drawn;
+        let deps = AtomicUsize::new(0);
+        let f = Flat::new(&graphs, |g| &g.edges);
+        let batches = par_batches(f.len(), |r| {
+            let (b, drawn) = edges_batch(&f.rows(r));
+            deps.fetch_add(drawn, Relaxed);
             b
         });
         let bytes = write_table(dir, GRAPH_TABLES[0], &props, batches);
-        bytes.map(|b| (b, deps))
+        bytes.map(|b| (b, deps.into_inner()))
     };
     let (sizes, edges) = rayon::join(
         || {
@@ -850,6 +912,30 @@ mod tests {
                 ])
             })
             .collect()
+    }
+
+    /// Any run of a table's rows, across owners with none, some or many, is the run of the rows
+    /// listed owner after owner.
+    #[test]
+    fn a_run_of_rows_is_found_across_owners() {
+        let owners: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![0, 1, 2],
+            vec![],
+            vec![],
+            vec![3],
+            vec![4, 5, 6, 7],
+        ];
+        let f = Flat::new(&owners, |o| o.as_slice());
+        assert_eq!(f.len(), 8);
+        for a in 0..=8 {
+            for b in a..=8 {
+                let got: Vec<u32> = f.rows(a..b).iter().map(|(_, &x)| x).collect();
+                assert_eq!(got, (a as u32..b as u32).collect::<Vec<_>>(), "{a}..{b}");
+            }
+        }
+        let none: Vec<Vec<u32>> = vec![vec![], vec![]];
+        assert_eq!(Flat::new(&none, |o| o.as_slice()).rows(0..0).len(), 0);
     }
 
     /// The file each column written on a thread of its own makes is `ArrowWriter`'s, byte for byte:
