@@ -298,51 +298,24 @@ impl<'t> Layout<'t> {
 impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
         let (first_ns, last_ns) = p.extent();
-        // The tracks and the causal graph need nothing of each other: built side by side.
-        let ((threads, streams), dep_edges) = rayon::join(
+        // The tracks, the causal graph and the call -> device flows need nothing of each other:
+        // built side by side. The flows are numbered from `next_flow`, the dependencies after them.
+        let ((threads, streams), (dep_edges, flows)) = rayon::join(
             || rayon::join(|| thread_tracks(p, last_ns), || stream_tracks(p)),
-            || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
+            || {
+                rayon::join(
+                    || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
+                    || Flows::of(p, *next_flow),
+                )
+            },
         );
-
-        // Flows: one per device span tied to a call of this process, numbered in span order.
-        let issuers = p.issuers();
-        // Whether each span's track and name show its call's stream and kernel: on every thread.
-        let shows: Vec<bool> = (p.device.par_iter().zip(&issuers))
-            .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
-            .collect();
-        let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
-        let first_flow = *next_flow;
-        // Each call's flows (ids), in span order: a counting sort by call.
-        let mut call_flow_start = vec![0u32; p.calls.len() + 1];
-        for (&ci, &sh) in issuers.iter().zip(&shows) {
-            if ci != NO_ISSUER {
-                call_flow_start[ci as usize + 1] += 1;
-                if sh {
-                    set_bit(&mut shown, ci as usize);
-                }
-            }
-        }
-        drop(shows);
-        for k in 0..p.calls.len() {
-            call_flow_start[k + 1] += call_flow_start[k];
-        }
-        let tied = call_flow_start[p.calls.len()] as usize;
-        let mut call_flows = vec![0u64; tied];
-        let mut at = call_flow_start.clone();
-        let span_flow = (issuers.iter())
-            .map(|&ci| {
-                (ci != NO_ISSUER).then(|| {
-                    let id = *next_flow;
-                    *next_flow += 1;
-                    call_flows[at[ci as usize] as usize] = id;
-                    at[ci as usize] += 1;
-                    id
-                })
-            })
-            .collect();
-        debug_assert_eq!(*next_flow - first_flow, tied as u64);
-        drop(at);
-        shown_through_enclosing(p, &mut shown);
+        let Flows {
+            span_flow,
+            call_flows,
+            call_flow_start,
+            shown,
+        } = flows;
+        *next_flow += call_flows.len() as u64;
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
@@ -483,6 +456,64 @@ fn bit(words: &[u64], i: usize) -> bool {
 #[inline]
 fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
+}
+
+/// The call -> device flows of a process: one per device span tied to a call, numbered in span order.
+struct Flows {
+    /// The flow ending at each device span.
+    span_flow: Vec<Option<u64>>,
+    /// The ids of the flows each call starts, by call (`call_flow_start`), in span order.
+    call_flows: Vec<u64>,
+    call_flow_start: Vec<u32>,
+    /// Calls whose kernel and stream their device work shows (`ProcLayout::call_shown`).
+    shown: Vec<u64>,
+}
+
+impl Flows {
+    /// `p`'s flows, the first numbered `first`.
+    fn of(p: &ProcessTimeline, first: u64) -> Flows {
+        let issuers = p.issuers();
+        // Whether each span's track and name show its call's stream and kernel: on every thread.
+        let shows: Vec<bool> = (p.device.par_iter().zip(&issuers))
+            .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
+            .collect();
+        let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
+        // Each call's flows (ids), in span order: a counting sort by call.
+        let mut call_flow_start = vec![0u32; p.calls.len() + 1];
+        for (&ci, &sh) in issuers.iter().zip(&shows) {
+            if ci != NO_ISSUER {
+                call_flow_start[ci as usize + 1] += 1;
+                if sh {
+                    set_bit(&mut shown, ci as usize);
+                }
+            }
+        }
+        drop(shows);
+        for k in 0..p.calls.len() {
+            call_flow_start[k + 1] += call_flow_start[k];
+        }
+        let mut call_flows = vec![0u64; call_flow_start[p.calls.len()] as usize];
+        let mut at = call_flow_start.clone();
+        let mut id = first;
+        let span_flow = (issuers.iter())
+            .map(|&ci| {
+                (ci != NO_ISSUER).then(|| {
+                    call_flows[at[ci as usize] as usize] = id;
+                    at[ci as usize] += 1;
+                    id += 1;
+                    id - 1
+                })
+            })
+            .collect();
+        drop(at);
+        shown_through_enclosing(p, &mut shown);
+        Flows {
+            span_flow,
+            call_flows,
+            call_flow_start,
+            shown,
+        }
+    }
 }
 
 /// Whether span `d`, tied to call `c`, shows the call's stream and kernel: it is on the track of the
