@@ -22,7 +22,6 @@
 use super::{Item, Layout, ProcLayout, What};
 use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
-use rayon::prelude::*;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -54,7 +53,7 @@ enum Unit<'l, 't> {
     },
 }
 
-pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
+pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send)) -> io::Result<()> {
     w.write_all(b"{\"traceEvents\":[\n")?;
     let mut next_synthetic = SYNTHETIC_TID_BASE;
     let mut synthetic = || {
@@ -130,33 +129,22 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut impl Write) -> io::R
         }
         device_tids.push(tracks);
     }
-    // A window of units at a time: formatted on every thread, written in order.
-    let window = 4 * rayon::current_num_threads().max(1);
-    for win in units.chunks(window) {
-        let bufs: Vec<std::borrow::Cow<[u8]>> = win
-            .par_iter()
-            .map(|u| match u {
-                Unit::Text(b) => std::borrow::Cow::Borrowed(b.as_slice()),
-                Unit::Slices { pl, tid, items } => {
-                    let mut b = Vec::with_capacity(items.len() * 200);
-                    for it in *items {
-                        slice(&mut b, pl, *tid, it);
-                    }
-                    std::borrow::Cow::Owned(b)
-                }
-                Unit::Marks { pl, tid, marks } => {
-                    let mut b = Vec::with_capacity(marks.len() * 120);
-                    for &m in *marks {
-                        mark(&mut b, pl, *tid, m);
-                    }
-                    std::borrow::Cow::Owned(b)
-                }
-            })
-            .collect();
-        for b in bufs {
-            w.write_all(&b)?;
+    // Formatted on every thread, a window of units at a time, written in order.
+    crate::util::output::write_in_order(&units, w, |u, b| match u {
+        Unit::Text(t) => b.extend_from_slice(t),
+        Unit::Slices { pl, tid, items } => {
+            b.reserve(items.len() * 200);
+            for it in *items {
+                slice(b, pl, *tid, it);
+            }
         }
-    }
+        Unit::Marks { pl, tid, marks } => {
+            b.reserve(marks.len() * 120);
+            for &m in *marks {
+                mark(b, pl, *tid, m);
+            }
+        }
+    })?;
     w.write_all(b"\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":")?;
     let processes: Vec<serde_json::Value> = layout
         .drawn()

@@ -120,7 +120,7 @@ pub fn write(
     tokens: &TokenSource,
     capture: &str,
     format: Format,
-    w: &mut impl Write,
+    w: &mut (impl Write + Send),
 ) -> io::Result<Summary> {
     let s = match format {
         Format::Graph => graph::write(timeline, tokens, capture, w)?,

@@ -568,7 +568,11 @@ impl Track<'_, '_> {
 /// Events per unit of parallel encoding.
 const UNIT: usize = 32 << 10;
 
-pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -> io::Result<()> {
+pub(crate) fn write<'l>(
+    layout: &'l Layout,
+    capture: &str,
+    w: &mut (impl Write + Send),
+) -> io::Result<()> {
     let first_ns = layout.drawn().map(|p| p.first_ns).min().unwrap_or(0);
     let mut head = Vec::new();
     put(
@@ -721,26 +725,14 @@ pub(crate) fn write<'l>(layout: &'l Layout, capture: &str, w: &mut impl Write) -
     drop(used_by_unit);
 
     // Encoded on every thread, a window of units at a time, written in order.
-    // The window's buffers are reused: fresh memory is paid for page by page.
-    let window = 4 * rayon::current_num_threads().max(1);
-    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); window];
-    for win in units.chunks(window) {
-        win.par_iter()
-            .zip(bufs.par_iter_mut())
-            .for_each(|((k, range), buf)| {
-                let t = &tracks[*k];
-                buf.clear();
-                if range.is_empty() {
-                    first_packet(t, &used[*k], &strings, buf)
-                } else {
-                    events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
-                }
-            });
-        for b in &bufs[..win.len()] {
-            w.write_all(b)?;
+    crate::util::output::write_in_order(&units, w, |(k, range), buf| {
+        let t = &tracks[*k];
+        if range.is_empty() {
+            first_packet(t, &used[*k], &strings, buf)
+        } else {
+            events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
         }
-    }
-    Ok(())
+    })
 }
 
 /// Strings a unit of encoding has met, by address (the timeline shares each name among its uses): a

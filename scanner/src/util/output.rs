@@ -27,7 +27,7 @@ pub fn write_output<T>(
     output: &Path,
     force: bool,
     fallback: &str,
-    body: impl FnOnce(&mut BufWriter<std::fs::File>) -> Result<T, OutputError>,
+    body: impl FnOnce(&mut BufWriter<Writeback>) -> Result<T, OutputError>,
 ) -> Result<(T, u64), OutputError> {
     let tmp = temp_path(output, fallback);
     let cannot = |e: io::Error| {
@@ -45,9 +45,9 @@ pub fn write_output<T>(
                 io_problem(&e)
             ))
         })?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut w = BufWriter::with_capacity(1 << 20, Writeback::new(file));
         let v = body(&mut w)?;
-        let file = w.into_inner().map_err(|e| cannot(e.into_error()))?;
+        let file = w.into_inner().map_err(|e| cannot(e.into_error()))?.file;
         file.sync_all().map_err(cannot)?;
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         if !force {
@@ -131,5 +131,124 @@ pub fn io_problem(e: &io::Error) -> String {
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+/// An output file written from start to end, whose written pages are handed to the kernel's
+/// writeback every `WRITEBACK_STEP` bytes (Linux `sync_file_range`, which only starts it): the disk
+/// works while the rest is made, and the sync before the rename waits for the last part only.
+pub struct Writeback {
+    file: std::fs::File,
+    written: u64,
+    started: u64,
+}
+
+const WRITEBACK_STEP: u64 = 16 << 20;
+
+impl Writeback {
+    fn new(file: std::fs::File) -> Writeback {
+        Writeback {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+}
+
+impl io::Write for Writeback {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(b)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_STEP {
+            #[cfg(target_os = "linux")]
+            {
+                use std::os::fd::AsRawFd;
+                // SAFETY: the descriptor is this open file's; the call only starts writeback of the
+                // range written, and a failure is left to the final sync to report.
+                unsafe {
+                    libc::sync_file_range(
+                        self.file.as_raw_fd(),
+                        self.started as libc::off64_t,
+                        (self.written - self.started) as libc::off64_t,
+                        libc::SYNC_FILE_RANGE_WRITE,
+                    )
+                };
+            }
+            self.started = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Writes to `w`, in order, the bytes `encode` makes of each of `units`: a window of units at a time
+/// made on every thread while the window before is written, so the encoding and the writing overlap.
+/// The two windows' buffers are reused: fresh memory is paid for page by page.
+pub fn write_in_order<U: Sync, W: io::Write + Send>(
+    units: &[U],
+    w: &mut W,
+    encode: impl Fn(&U, &mut Vec<u8>) + Sync,
+) -> io::Result<()> {
+    let window = 4 * rayon::current_num_threads().max(1);
+    let (mut ready, mut spare): (Vec<Vec<u8>>, Vec<Vec<u8>>) = Default::default();
+    for win in units.chunks(window) {
+        let mut bufs = std::mem::take(&mut spare);
+        bufs.resize_with(win.len(), Vec::new);
+        let (written, ()) = rayon::join(
+            || ready.iter().try_for_each(|b| w.write_all(b)),
+            || {
+                use rayon::prelude::*;
+                win.par_iter().zip(bufs.par_iter_mut()).for_each(|(u, b)| {
+                    b.clear();
+                    encode(u, b)
+                })
+            },
+        );
+        written?;
+        spare = std::mem::replace(&mut ready, bufs);
+    }
+    ready.iter().try_for_each(|b| w.write_all(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Units come out in their order, across many windows and with empty ones; a failing write
+    /// stops the writing with its error.
+    #[test]
+    fn units_are_written_in_order_and_a_write_error_is_returned() {
+        let units: Vec<u32> = (0..1000).collect();
+        let encode = |u: &u32, b: &mut Vec<u8>| {
+            if !u.is_multiple_of(7) {
+                b.extend_from_slice(format!("{u},").as_bytes())
+            }
+        };
+        let mut out = Vec::new();
+        write_in_order(&units, &mut out, encode).unwrap();
+        let want: String = (0..1000)
+            .filter(|u| u % 7 != 0)
+            .map(|u| format!("{u},"))
+            .collect();
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+
+        struct Full(usize);
+        impl io::Write for Full {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                if self.0 < b.len() {
+                    return Err(io::Error::new(io::ErrorKind::StorageFull, "full"));
+                }
+                self.0 -= b.len();
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = write_in_order(&units, &mut Full(100), encode).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
     }
 }
