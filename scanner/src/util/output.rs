@@ -186,13 +186,15 @@ impl io::Write for Writeback {
 
 /// Writes to `w`, in order, the bytes `encode` makes of each of `units`: a window of units at a time
 /// made on every thread while the window before is written, so the encoding and the writing overlap.
-/// The two windows' buffers are reused: fresh memory is paid for page by page.
+/// The two windows' buffers are reused: fresh memory is paid for page by page. Two units per thread
+/// a window: both windows together hold what one window of four per thread held before they
+/// overlapped (a Chrome unit is megabytes of text).
 pub fn write_in_order<U: Sync, W: io::Write + Send>(
     units: &[U],
     w: &mut W,
     encode: impl Fn(&U, &mut Vec<u8>) + Sync,
 ) -> io::Result<()> {
-    let window = 4 * rayon::current_num_threads().max(1);
+    let window = 2 * rayon::current_num_threads().max(1);
     let (mut ready, mut spare): (Vec<Vec<u8>>, Vec<Vec<u8>>) = Default::default();
     for win in units.chunks(window) {
         let mut bufs = std::mem::take(&mut spare);
