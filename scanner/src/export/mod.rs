@@ -600,19 +600,18 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
             v.push(i);
         }
     }
-    // Items by thread: (item, rank, level), sorted below; a range before a call of the same extent.
+    // Items by thread, sorted below.
     let by_tid = start.windows(2).zip(ranges_by_tid).map(|(w, ranges)| {
         let calls = &order[w[0] as usize..w[1] as usize];
         move || {
-            let mut items: Vec<(Item, u8, u32)> = Vec::with_capacity(calls.len() + ranges.len());
+            let mut items: Vec<Item> = Vec::with_capacity(calls.len() + ranges.len());
             items.extend(calls.iter().map(|&i| {
                 let c = &p.calls[i as usize];
-                let it = item(What::Call(i as usize), c.begin_ns, c.end_ns);
-                (it, 1, c.depth as u32)
+                item(What::Call(i as usize), c.begin_ns, c.end_ns)
             }));
             items.extend(ranges.iter().map(|&i| {
                 let r = &p.ranges[i];
-                (item(What::Range(i), r.begin_ns, r.end_ns), 0, r.level)
+                item(What::Range(i), r.begin_ns, r.end_ns)
             }));
             items
         }
@@ -632,11 +631,18 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
         .map(|((tid, items), marks)| {
             let mut items = items();
             // Begin order, the enclosing slice first: longer first, a range before a call of the
-            // same extent, the outer level first.
-            items.sort_by_key(|&(it, rank, level)| {
-                (it.begin, std::cmp::Reverse(it.end), rank, level)
+            // same extent, the outer level first (looked up only for slices of the same extent,
+            // so the items need not carry it).
+            let tie = |it: &Item| match it.what {
+                What::Range(i) => (0u8, p.ranges[i].level),
+                What::Call(i) => (1, u32::from(p.calls[i].depth)),
+                What::Span(_) => (2, 0),
+            };
+            items.sort_by(|a, b| {
+                (a.begin, std::cmp::Reverse(a.end))
+                    .cmp(&(b.begin, std::cmp::Reverse(b.end)))
+                    .then_with(|| tie(a).cmp(&tie(b)))
             });
-            let items: Vec<Item> = items.into_iter().map(|(it, _, _)| it).collect();
             marks.sort_by_key(|&i| p.marks[i].ns);
             ThreadLanes {
                 tid,
