@@ -723,6 +723,7 @@ impl<'t> Builder<'t> {
 
     fn walk(&mut self) {
         let p = self.p;
+        let all = self.all;
         // Each thread's last outermost call, by a dense thread number (`threads`): the walk looks
         // both tables up once per call, so neither hashes on the common path.
         let mut threads: ByThread<u32> = ByThread::default();
@@ -805,13 +806,15 @@ impl<'t> Builder<'t> {
                             u.since.push(i);
                             u.barrier.into_iter().collect()
                         };
-                        for it in before {
+                        // (Stream order is along a track: the cross-track walk keeps none, so it
+                        // looks for no item's last interval.)
+                        for it in before.into_iter().filter(|_| all) {
                             let from = self.exit(it);
                             for &to in &tos {
                                 self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
                             }
                         }
-                    } else if let Some(prev) = prev_s {
+                    } else if let Some(prev) = prev_s.filter(|_| all) {
                         let from = self.exit(prev);
                         for &to in &tos {
                             self.edge(from, to, EdgeKind::StreamOrder, Evidence::Explicit);
