@@ -725,14 +725,18 @@ pub(crate) fn write<'l>(
     drop(used_by_unit);
 
     // Encoded on every thread, a window of units at a time, written in order.
-    crate::util::output::write_in_order(&units, w, |(k, range), buf| {
+    let written = crate::util::output::write_in_order(&units, w, |(k, range), buf| {
         let t = &tracks[*k];
         if range.is_empty() {
             first_packet(t, &used[*k], &strings, buf)
         } else {
             events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
         }
-    })
+    });
+    // The event lists (two per slice) are given back off the command's path.
+    let lists: Vec<Vec<Ev>> = tracks.into_iter().map(|t| t.events).collect();
+    crate::util::drop::drop_later(lists);
+    written
 }
 
 /// Strings a unit of encoding has met, by address (the timeline shares each name among its uses): a
