@@ -18,7 +18,7 @@ cd "$root"
 source bench/tools.sh
 dir=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/causeway-exports.XXXXXX")}
 mkdir -p "$dir"
-trap 'rm -rf "$dir"/cap "$dir"/out.* "$dir"/time "$dir"/stderr' EXIT
+trap 'rm -rf "$dir"/cap "$dir"/out.* "$dir"/time*' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS"
 arms=(report chrome perfetto parquet)
@@ -31,11 +31,10 @@ for r in $(seq "$RUNS"); do
       perfetto-base) cmd=("$BASE" export --format perfetto --force -o "$dir/out.$a" "$dir/cap") ;;
       *) cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap") ;;
     esac
-    /usr/bin/time -o "$dir/time" -f "%e %M" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
-      { cat "$dir/stderr" >&2; exit 1; }
-    line=$(tail -n 1 "$dir/time")
-    t[$a]+="${line% *} "
-    rss[$a]+="${line#* } "
+    timed "$dir/time" "${cmd[@]}" || exit 1
+    read -r e m _ < "$dir/time"
+    t[$a]+="$e "
+    rss[$a]+="$m "
   done
 done
 size() { if [[ -d $1 ]]; then du -sb "$1" | cut -f1; else stat -c %s "$1"; fi; }
@@ -49,7 +48,7 @@ a = sys.argv[1:]
 n = int(a[0])
 f = lambda s: [float(x) for x in s.split()]
 rep_t, rep_m = f(a[1]), f(a[2])
-base = max(st.median(rep_t), 0.01)  # /usr/bin/time counts hundredths
+base = st.median(rep_t)
 def row(name, ts, ms, size=None):
     r = f"{st.median(ts) / base:5.1f}x"
     sz = f"{size / n:7.1f}" if size else "      -"

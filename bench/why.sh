@@ -18,7 +18,7 @@ cd "$root"
 source bench/tools.sh
 dir=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/causeway-why.XXXXXX")}
 mkdir -p "$dir"
-trap 'rm -rf "$dir"/cap "$dir"/time "$dir"/stderr' EXIT
+trap 'rm -rf "$dir"/cap "$dir"/time*' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS${BASE:+; base: $BASE}"
 arms=(report why)
@@ -31,9 +31,8 @@ for r in $(seq "$RUNS"); do
       why) cmd=("$CW" why --json "$dir/cap" --step slowest) ;;
       why-base) cmd=("$BASE" why --json "$dir/cap" --step slowest) ;;
     esac
-    /usr/bin/time -o "$dir/time" -f "%e %M %U %S" "${cmd[@]}" > /dev/null 2> "$dir/stderr" ||
-      { cat "$dir/stderr" >&2; exit 1; }
-    read -r e m u s < <(tail -n 1 "$dir/time")
+    timed "$dir/time" "${cmd[@]}" || exit 1
+    read -r e m u s < "$dir/time"
     t[$a]+="$e "
     rss[$a]+="$m "
     usr[$a]+="$u "
@@ -47,7 +46,7 @@ import statistics as st, sys
 a = sys.argv[1:]
 f = lambda s: [float(x) for x in s.split()]
 arms = [(a[i], f(a[i + 1]), f(a[i + 2]), f(a[i + 3]), f(a[i + 4])) for i in range(0, len(a), 5)]
-base = max(st.median(arms[0][1]), 0.01)  # /usr/bin/time counts hundredths
+base = st.median(arms[0][1])
 print("arm       wall s: min median    max   /report   user s  sys s (medians)   RSS MB: min  median     max")
 for name, ts, ms, us, ss in arms:
     print(f"{name:9} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {st.median(ts) / base:5.1f}x"
