@@ -292,7 +292,8 @@ impl<'t> Layout<'t> {
             s.ranges += pl.p.ranges.len();
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
-            s.flows += pl.span_flow.iter().flatten().count();
+            // One flow per tied span, listed under its call.
+            s.flows += pl.call_flows.len();
             s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
@@ -375,7 +376,7 @@ impl<'t> ProcLayout<'t> {
             first_ns,
             threads,
             streams,
-            bound_max_ns: p.device.iter().map(|d| d.bound_ns).max().unwrap_or(0),
+            bound_max_ns: (p.device.par_iter().map(|d| d.bound_ns).max()).unwrap_or(0),
             call_flows,
             call_flow_start,
             span_flow,
