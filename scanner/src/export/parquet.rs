@@ -185,6 +185,17 @@ fn par_batches<'a>(
     })
 }
 
+/// A per-process table's batches: the rows `items` picks from every process, each batch made by
+/// `batch` (`par_batches`).
+fn per_process<'t, T: Sync + 't>(
+    ps: &'t [ProcessTimeline],
+    items: fn(&'t ProcessTimeline) -> &'t [T],
+    batch: fn(&[Row<'t, T>]) -> RecordBatch,
+) -> Box<dyn Iterator<Item = RecordBatch> + Send + 't> {
+    let f = Flat::new(ps, items);
+    Box::new(par_batches(f.len(), move |r| batch(&f.rows(r))))
+}
+
 /// Every row `items` picks, as one batch (the Python module's tables).
 fn all<'t, T: 't>(
     ps: &'t [ProcessTimeline],
@@ -643,22 +654,10 @@ pub fn write_dir(
     let table = |i: usize| -> Result<u64, ExportError> {
         let batches: Box<dyn Iterator<Item = RecordBatch> + Send + '_> = match i {
             0 => Box::new(std::iter::once(processes_batch(ps))),
-            1 => {
-                let f = Flat::new(ps, |p| &p.calls);
-                Box::new(par_batches(f.len(), move |r| calls_batch(&f.rows(r))))
-            }
-            2 => {
-                let f = Flat::new(ps, |p| &p.device);
-                Box::new(par_batches(f.len(), move |r| device_batch(&f.rows(r))))
-            }
-            3 => {
-                let f = Flat::new(ps, |p| &p.ranges);
-                Box::new(par_batches(f.len(), move |r| ranges_batch(&f.rows(r))))
-            }
-            4 => {
-                let f = Flat::new(ps, |p| &p.marks);
-                Box::new(par_batches(f.len(), move |r| marks_batch(&f.rows(r))))
-            }
+            1 => per_process(ps, |p| &p.calls, calls_batch),
+            2 => per_process(ps, |p| &p.device, device_batch),
+            3 => per_process(ps, |p| &p.ranges, ranges_batch),
+            4 => per_process(ps, |p| &p.marks, marks_batch),
             _ => Box::new(std::iter::once(steps_batch(ps))),
         };
         write_table(dir, TABLES[i], &props, batches)
