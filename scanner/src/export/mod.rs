@@ -36,7 +36,7 @@ pub mod parquet;
 pub mod perfetto;
 
 pub use crate::analysis::causal::why::TokenSource;
-use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
+use crate::facts::model::{ProcessTimeline, SpansByCall, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::fastmap::Rows;
@@ -494,34 +494,25 @@ impl Flows {
             .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
             .collect();
         let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
-        // Each call's flows (ids), in span order: a counting sort by call.
-        let mut call_flow_start = vec![0u32; p.calls.len() + 1];
-        for (&ci, &sh) in issuers.iter().zip(&shows) {
-            if ci != NO_ISSUER {
-                call_flow_start[ci as usize + 1] += 1;
-                if sh {
-                    set_bit(&mut shown, ci as usize);
-                }
-            }
+        for (&ci, _) in issuers.iter().zip(&shows).filter(|(_, &sh)| sh) {
+            set_bit(&mut shown, ci as usize);
         }
         drop(shows);
-        for k in 0..p.calls.len() {
-            call_flow_start[k + 1] += call_flow_start[k];
-        }
-        let mut call_flows = vec![0u64; call_flow_start[p.calls.len()] as usize];
-        let mut at = call_flow_start.clone();
         let mut id = first;
-        let span_flow = (issuers.iter())
+        let span_flow: Vec<Option<u64>> = (issuers.iter())
             .map(|&ci| {
                 (ci != NO_ISSUER).then(|| {
-                    call_flows[at[ci as usize] as usize] = id;
-                    at[ci as usize] += 1;
                     id += 1;
                     id - 1
                 })
             })
             .collect();
-        drop(at);
+        // Each call's flows, in span order: its tied spans' (all have one).
+        let SpansByCall { start, items } = SpansByCall::new(p.calls.len(), &issuers);
+        let call_flows = (items.iter())
+            .map(|&j| span_flow[j as usize].unwrap_or_default())
+            .collect();
+        let call_flow_start = start;
         shown_through_enclosing(p, &mut shown);
         Flows {
             span_flow,

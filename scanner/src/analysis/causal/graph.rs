@@ -41,7 +41,7 @@
 //! lifetime is a no-op, as in CUDA, and no edge — when no record can have been lost: the ring lost
 //! nothing, or the event's creation is in the capture and no slot between it and the wait was torn.
 
-use crate::facts::model::{Call, EventLink, ProcessTimeline, NO_ISSUER};
+use crate::facts::model::{Call, EventLink, ProcessTimeline, SpansByCall, NO_ISSUER};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::{ByThread, HashMap, Rows};
@@ -173,23 +173,7 @@ pub struct Graph<'t> {
     start: Vec<u32>,
     by_target: Vec<u32>,
     /// Each call's device intervals (indices into `device`), by call index.
-    spans_of: Spans,
-}
-
-/// Each call's device intervals, in start order: call i's are `items[start[i]..start[i + 1]]`. One
-/// flat table: a vector per call was most of a large graph's allocations.
-struct Spans {
-    start: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Spans {
-    fn of(&self, i: usize) -> &[u32] {
-        match (self.start.get(i), self.start.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
-            _ => &[],
-        }
-    }
+    spans_of: SpansByCall,
 }
 
 /// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
@@ -426,7 +410,7 @@ struct Builder<'t> {
     all: bool,
     edges: Vec<Edge>,
     absent: Vec<String>,
-    spans_of: Spans,
+    spans_of: SpansByCall,
     /// Graph launches ordered by their topology (call index): the executions of the graph's root
     /// nodes, which wait for what the launch waits for.
     graph_roots: HashMap<usize, Vec<u32>>,
@@ -478,10 +462,7 @@ impl<'t> Builder<'t> {
                 0
             }),
             absent: Vec::new(),
-            spans_of: Spans {
-                start: Vec::new(),
-                items: Vec::new(),
-            },
+            spans_of: SpansByCall::new(0, &[]),
             graph_roots: HashMap::default(),
             topologies: HashMap::default(),
         };
@@ -515,38 +496,14 @@ impl<'t> Builder<'t> {
         let p = self.p;
         const NONE: u32 = NO_ISSUER;
         let issuer = p.issuers();
-        // The flat table of each call's intervals (a counting sort by call). `device` is sorted by
-        // (start, end) (`facts::model::device_spans`), so filling in interval order leaves each
-        // call's intervals in (start, index) order, as the walk wants them.
-        let mut start = vec![0u32; p.calls.len() + 1];
-        let mut tied = 0;
-        for &i in issuer.iter().filter(|&&i| i != NONE) {
-            start[i as usize + 1] += 1;
-            tied += 1;
-        }
-        for k in 0..p.calls.len() {
-            start[k + 1] += start[k];
-        }
-        // Filled with `start[i]` as call i's cursor, which ends at call i + 1's start: shifted back
-        // after.
-        let mut items = vec![0u32; tied];
-        for (j, &i) in issuer.iter().enumerate() {
-            if i != NONE {
-                let at = &mut start[i as usize];
-                items[*at as usize] = j as u32;
-                *at += 1;
-            }
-        }
-        start.copy_within(0..p.calls.len(), 1);
-        start[0] = 0;
+        let spans_of = SpansByCall::new(p.calls.len(), &issuer);
         debug_assert!((0..p.calls.len()).all(|k| {
-            let seg = &items[start[k] as usize..start[k + 1] as usize];
-            seg.windows(2).all(|w| {
+            spans_of.of(k).windows(2).all(|w| {
                 let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
                 (a.begin_ns, w[0]) <= (b.begin_ns, w[1])
             })
         }));
-        self.spans_of = Spans { start, items };
+        self.spans_of = spans_of;
         // Found on every thread: the test reads a line of every call, the launches are few.
         let spans_of = &self.spans_of;
         let launches: Vec<usize> = (p.calls.par_iter().enumerate())
