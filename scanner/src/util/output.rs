@@ -188,14 +188,13 @@ impl io::Write for Writeback {
 /// made on every thread while the window before is written, so the encoding and the writing overlap.
 /// The two windows' buffers are reused: fresh memory is paid for page by page. Two units per thread
 /// a window: both windows together hold what one window of four per thread held before they
-/// overlapped (a Chrome unit is megabytes of text); fewer when there are few units, so that at
-/// least eight windows overlap and the last one, written alone, is short.
+/// overlapped (a Chrome unit is megabytes of text).
 pub fn write_in_order<U: Sync, W: io::Write + Send>(
     units: &[U],
     w: &mut W,
     encode: impl Fn(&U, &mut Vec<u8>) + Sync,
 ) -> io::Result<()> {
-    let window = (units.len() / 8).clamp(1, 2 * rayon::current_num_threads().max(1));
+    let window = 2 * rayon::current_num_threads().max(1);
     let (mut ready, mut spare): (Vec<Vec<u8>>, Vec<Vec<u8>>) = Default::default();
     for win in units.chunks(window) {
         let mut bufs = std::mem::take(&mut spare);
