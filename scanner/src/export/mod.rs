@@ -36,10 +36,11 @@ pub mod parquet;
 pub mod perfetto;
 
 pub use crate::analysis::causal::why::TokenSource;
-use crate::facts::model::{ProcessTimeline, SpansByCall, StreamId, Timeline, NO_ISSUER};
+use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::fastmap::Rows;
+use crate::util::groups::{self, Groups};
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use rayon::prelude::*;
@@ -508,7 +509,7 @@ impl Flows {
             })
             .collect();
         // Each call's flows, in span order: its tied spans' (all have one).
-        let SpansByCall { start, items } = SpansByCall::new(p.calls.len(), &issuers);
+        let Groups { start, items } = Groups::by_key(p.calls.len(), &issuers);
         let call_flows = (items.iter())
             .map(|&j| span_flow[j as usize].unwrap_or_default())
             .collect();
@@ -582,24 +583,14 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
         open: end.is_none(),
     };
     // An item whose thread the timeline does not list (none a capture gives) is not drawn.
-    const UNDRAWN: u32 = u32::MAX;
-    let slot = |tid: u32| tids.binary_search(&tid).map_or(UNDRAWN, |k| k as u32);
-    // The calls by thread, in call order (a counting sort of their indices by thread), each call's
-    // thread found on every thread: the items are made per thread below, side by side.
+    let slot = |tid: u32| tids.binary_search(&tid).map_or(groups::NONE, |k| k as u32);
+    // The calls by thread, in call order, each call's thread found on every thread: the items are
+    // made per thread below, side by side.
     let call_slot: Vec<u32> = p.calls.par_iter().map(|c| slot(c.tid)).collect();
-    let mut start = vec![0u32; tids.len() + 1];
-    for &k in call_slot.iter().filter(|&&k| k != UNDRAWN) {
-        start[k as usize + 1] += 1;
-    }
-    for k in 0..tids.len() {
-        start[k + 1] += start[k];
-    }
-    let mut order = vec![0u32; start[tids.len()] as usize];
-    let mut at = start.clone();
-    for (i, &k) in call_slot.iter().enumerate().filter(|(_, &k)| k != UNDRAWN) {
-        order[at[k as usize] as usize] = i as u32;
-        at[k as usize] += 1;
-    }
+    let Groups {
+        start,
+        items: order,
+    } = Groups::by_key(tids.len(), &call_slot);
     drop(call_slot);
     let mut ranges_by_tid: Vec<Vec<usize>> = vec![Vec::new(); tids.len()];
     for (i, r) in p.ranges.iter().enumerate() {

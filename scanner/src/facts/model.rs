@@ -474,56 +474,14 @@ pub struct GraphTopology {
     pub incomplete: bool,
 }
 
-/// Each call's device spans (indices into `ProcessTimeline::device`), in span order: call i's are
-/// `items[start[i]..start[i + 1]]`. One flat table, a counting sort by call of `issuers` (a vector
-/// per call was most of a large graph's allocations). `device` is sorted by (start, end), so each
-/// call's spans are in (start, index) order.
-pub struct SpansByCall {
-    pub start: Vec<u32>,
-    pub items: Vec<u32>,
-}
-
-impl SpansByCall {
-    /// The table of `calls` calls from each span's issuing call (`ProcessTimeline::issuers`).
-    pub fn new(calls: usize, issuers: &[u32]) -> SpansByCall {
-        let mut start = vec![0u32; calls + 1];
-        for &i in issuers.iter().filter(|&&i| i != NO_ISSUER) {
-            start[i as usize + 1] += 1;
-        }
-        for k in 0..calls {
-            start[k + 1] += start[k];
-        }
-        // Filled with `start[i]` as call i's cursor, which ends at call i + 1's start: shifted
-        // back after.
-        let mut items = vec![0u32; start[calls] as usize];
-        for (j, &i) in issuers.iter().enumerate() {
-            if i != NO_ISSUER {
-                let at = &mut start[i as usize];
-                items[*at as usize] = j as u32;
-                *at += 1;
-            }
-        }
-        start.copy_within(0..calls, 1);
-        start[0] = 0;
-        SpansByCall { start, items }
-    }
-
-    /// Call `i`'s spans (none past the table).
-    pub fn of(&self, i: usize) -> &[u32] {
-        match (self.start.get(i), self.start.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
-            _ => &[],
-        }
-    }
-}
-
 /// `ProcessTimeline::issuers`' mark of a span whose call the capture lacks.
-pub const NO_ISSUER: u32 = u32::MAX;
+pub const NO_ISSUER: u32 = crate::util::groups::NONE;
 
 impl ProcessTimeline {
     /// Each device span's issuing call (index into `calls`), `NO_ISSUER` where the capture lacks it:
     /// found in chunks on every thread, each searching near its last find (spans lie near their
-    /// issue order). 4 bytes a span.
+    /// issue order). 4 bytes a span; grouped by call (`util::groups::Groups::by_key`), each call's
+    /// spans in span order, which `device`'s sort by (start, end) makes (start, index) order.
     pub fn issuers(&self) -> Vec<u32> {
         const CHUNK: usize = 1 << 16;
         let mut issuer = vec![NO_ISSUER; self.device.len()];

@@ -1,11 +1,12 @@
 //! Helpers that know nothing of captures: fast hash maps keyed by small integers, vectors that grow
 //! in huge pages without copying, percentiles, the progress bar long scans show, and dropping a large
-//! model off the caller's path.
+//! model off the caller's path; indices grouped by key.
 
 pub(crate) mod bigvec;
 pub mod drop;
 pub mod escape;
 pub(crate) mod fastmap;
+pub mod groups;
 pub mod guard;
 #[cfg(target_os = "linux")]
 pub mod hugealloc;

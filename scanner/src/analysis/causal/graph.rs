@@ -41,10 +41,11 @@
 //! lifetime is a no-op, as in CUDA, and no edge — when no record can have been lost: the ring lost
 //! nothing, or the event's creation is in the capture and no slot between it and the wait was torn.
 
-use crate::facts::model::{Call, EventLink, ProcessTimeline, SpansByCall, NO_ISSUER};
+use crate::facts::model::{Call, EventLink, ProcessTimeline, NO_ISSUER};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::{ByThread, HashMap, Rows};
+use crate::util::groups::Groups;
 use causeway_ring::layout::{stream_flags, DeviceKind};
 use causeway_ring::Class;
 use rayon::prelude::*;
@@ -168,12 +169,10 @@ pub struct Graph<'t> {
     pub edges: Vec<Edge>,
     /// What each `Node::Absent` stands for.
     pub absent: Vec<String>,
-    /// `edges` indices by target node (`slot`), as offsets: the edges into slot k are
-    /// `by_target[start[k]..start[k + 1]]`.
-    start: Vec<u32>,
-    by_target: Vec<u32>,
-    /// Each call's device intervals (indices into `device`), by call index.
-    spans_of: SpansByCall,
+    /// `edges` indices by target node (`slot`), each node's in edge order.
+    by_target: Groups,
+    /// Each call's device intervals (indices into `device`), by call index, in start order.
+    spans_of: Groups,
 }
 
 /// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
@@ -294,8 +293,7 @@ impl<'t> Graph<'t> {
             p,
             edges,
             absent,
-            start: Vec::new(),
-            by_target: Vec::new(),
+            by_target: Groups::by_key(0, &[]),
             spans_of,
         };
         g.index();
@@ -325,34 +323,12 @@ impl<'t> Graph<'t> {
         let to: Vec<u32> = (self.edges.par_iter())
             .map(|e| self.slot(e.to) as u32)
             .collect();
-        // A counting sort: `start[k + 1]` counts slot k's edges, then (summed) is where slot k + 1's
-        // begin; filled with `start[k]` as slot k's cursor, which ends at slot k + 1's start, so
-        // shifted back after (no second table).
-        let mut start = vec![0u32; slots + 1];
-        for &t in &to {
-            start[t as usize + 1] += 1;
-        }
-        for k in 0..slots {
-            start[k + 1] += start[k];
-        }
-        let mut by_target = vec![0u32; self.edges.len()];
-        for (i, &t) in to.iter().enumerate() {
-            let at = &mut start[t as usize];
-            by_target[*at as usize] = i as u32;
-            *at += 1;
-        }
-        start.copy_within(0..slots, 1);
-        start[0] = 0;
-        self.start = start;
-        self.by_target = by_target;
+        self.by_target = Groups::by_key(slots, &to);
     }
 
     /// The edges into `n`.
     pub fn preds(&self, n: Node) -> impl Iterator<Item = &Edge> + '_ {
-        let s = self.slot(n);
-        self.by_target[self.start[s] as usize..self.start[s + 1] as usize]
-            .iter()
-            .map(move |&i| &self.edges[i as usize])
+        (self.by_target.of(self.slot(n)).iter()).map(move |&i| &self.edges[i as usize])
     }
 
     /// The device intervals call `i` issued.
@@ -410,7 +386,7 @@ struct Builder<'t> {
     all: bool,
     edges: Vec<Edge>,
     absent: Vec<String>,
-    spans_of: SpansByCall,
+    spans_of: Groups,
     /// Graph launches ordered by their topology (call index): the executions of the graph's root
     /// nodes, which wait for what the launch waits for.
     graph_roots: HashMap<usize, Vec<u32>>,
@@ -462,7 +438,7 @@ impl<'t> Builder<'t> {
                 0
             }),
             absent: Vec::new(),
-            spans_of: SpansByCall::new(0, &[]),
+            spans_of: Groups::by_key(0, &[]),
             graph_roots: HashMap::default(),
             topologies: HashMap::default(),
         };
@@ -494,9 +470,8 @@ impl<'t> Builder<'t> {
     /// lost comes from an absent node.
     fn issue_edges(&mut self) {
         let p = self.p;
-        const NONE: u32 = NO_ISSUER;
         let issuer = p.issuers();
-        let spans_of = SpansByCall::new(p.calls.len(), &issuer);
+        let spans_of = Groups::by_key(p.calls.len(), &issuer);
         debug_assert!((0..p.calls.len()).all(|k| {
             spans_of.of(k).windows(2).all(|w| {
                 let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
@@ -519,7 +494,7 @@ impl<'t> Builder<'t> {
         // One edge per interval, in interval order, made on every thread: from its call, else from
         // an absent node of its own (numbered in interval order, made first).
         let untied: Vec<usize> = (issuer.iter().enumerate())
-            .filter(|&(_, &i)| i == NONE)
+            .filter(|&(_, &i)| i == NO_ISSUER)
             .map(|(j, _)| j)
             .collect();
         let first_absent = self.absent.len();
@@ -532,7 +507,7 @@ impl<'t> Builder<'t> {
         }
         self.edges
             .par_extend(issuer.par_iter().enumerate().map(|(j, &i)| {
-                if i == NONE {
+                if i == NO_ISSUER {
                     let k = first_absent + untied.partition_point(|&u| u < j);
                     return Edge {
                         from: Node::Absent(k as u32),
