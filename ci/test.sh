@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# A full debug build with incremental caches took 12 GB of target/ and ran CI's disk out of space: build
+# without incremental caches and with line tables only (what backtraces need).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+echo "ci/test.sh: $(df -h --output=avail "$root" | tail -1 | tr -d ' ') free on the build's disk"
 
 # --- dependencies -----------------------------------------------------------------------------------------
 deps="$root/ci/build/deps"
