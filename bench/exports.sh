@@ -3,8 +3,9 @@
 # `causeway export --format chrome|perfetto|parquet` on one synthetic level-3 capture of N entries
 # (scanner/examples/synth_capture.rs), arms interleaved round by round, RUNS rounds. Prints per arm
 # min / median / max wall seconds and peak RSS (MB), the ratio of medians to the report's, and the
-# output's size (bytes per entry). With BASE set to another causeway binary, its Perfetto export runs
-# as one more arm (`perfetto-base`: a before/after pair in one run).
+# output's size (bytes per entry). With BASE set to another causeway binary, its exports named in
+# BASE_ARMS (default: perfetto) run as arms of their own (`perfetto-base`, …: before/after pairs in
+# one run).
 #     bash bench/exports.sh [ENTRIES=1000000] [RUNS=7]
 # Environment: CW (causeway binary; default built here), SYNTH (synth_capture; default built here),
 # BASE, OUT (scratch directory for the capture and outputs; default a fresh one under TMPDIR).
@@ -22,13 +23,15 @@ trap 'rm -rf "$dir"/cap "$dir"/out.* "$dir"/time*' EXIT
 "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
 echo "entries: $N; cpus: $(nproc); $(uname -r); runs: $RUNS"
 arms=(report chrome perfetto parquet)
-[[ -n ${BASE:-} ]] && arms+=(perfetto-base)
+if [[ -n ${BASE:-} ]]; then
+  for f in ${BASE_ARMS:-perfetto}; do arms+=("$f-base"); done
+fi
 declare -A t rss
 for r in $(seq "$RUNS"); do
   for a in "${arms[@]}"; do
     case $a in
       report) cmd=("$CW" report --json "$dir/cap") ;;
-      perfetto-base) cmd=("$BASE" export --format perfetto --force -o "$dir/out.$a" "$dir/cap") ;;
+      *-base) cmd=("$BASE" export --format "${a%-base}" --force -o "$dir/out.$a" "$dir/cap") ;;
       *) cmd=("$CW" export --format "$a" --force -o "$dir/out.$a" "$dir/cap") ;;
     esac
     timed "$dir/time" "${cmd[@]}" || exit 1
@@ -38,11 +41,11 @@ for r in $(seq "$RUNS"); do
   done
 done
 size() { if [[ -d $1 ]]; then du -sb "$1" | cut -f1; else stat -c %s "$1"; fi; }
-python3 - "$N" "${t[report]}" "${rss[report]}" \
-  "${t[chrome]}" "${rss[chrome]}" "$(size "$dir/out.chrome")" \
-  "${t[perfetto]}" "${rss[perfetto]}" "$(size "$dir/out.perfetto")" \
-  "${t[parquet]}" "${rss[parquet]}" "$(size "$dir/out.parquet")" \
-  "${t[perfetto-base]:-}" "${rss[perfetto-base]:-}" "$( [[ -n ${BASE:-} ]] && size "$dir/out.perfetto-base")" << 'PY'
+rows=()
+for a in chrome perfetto parquet chrome-base perfetto-base parquet-base; do
+  [[ -n ${t[$a]:-} ]] && rows+=("$a" "${t[$a]}" "${rss[$a]}" "$(size "$dir/out.$a")")
+done
+python3 - "$N" "${t[report]}" "${rss[report]}" "${rows[@]}" << 'PY'
 import statistics as st, sys
 a = sys.argv[1:]
 n = int(a[0])
@@ -52,11 +55,10 @@ base = st.median(rep_t)
 def row(name, ts, ms, size=None):
     r = f"{st.median(ts) / base:5.1f}x"
     sz = f"{size / n:7.1f}" if size else "      -"
-    print(f"{name:9} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {r}   "
+    print(f"{name:13} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {r}   "
           f"{min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}   {sz}")
-print("arm       wall s: min median    max   /report   RSS MB: min  median     max   bytes/entry")
+print("arm           wall s: min median    max   /report   RSS MB: min  median     max   bytes/entry")
 row("report", rep_t, rep_m)
-for i, name in enumerate(["chrome", "perfetto", "parquet", "perfetto-base"]):
-    if a[3 + 3 * i]:
-        row(name, f(a[3 + 3 * i]), f(a[4 + 3 * i]), int(a[5 + 3 * i]))
+for i in range(3, len(a), 4):
+    row(a[i], f(a[i + 1]), f(a[i + 2]), int(a[i + 3]))
 PY

@@ -9,7 +9,9 @@
 # (`cargo bench -p causeway-scanner --bench scan --no-run`: the report, the graph from the capture,
 # the timeline and the graph alone at 10 M entries in one process, on one CPU and on all; with
 # bench-scan-base, an older build of it, the two alternate, ROUNDS times). RUNS1 (default 7), RUNS10
-# (default 3) rounds; PARTS (default "exports why scan") picks what runs.
+# (default 3) rounds; PARTS (default "exports why scan"; also "write": bench/write_paths.c, how fast
+# this machine takes a large file written by one thread and by all) picks what runs. BASE_ARMS: which
+# exports causeway-base runs (bench/exports.sh).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,6 +29,13 @@ export CW=$C/causeway SYNTH=$C/synth_capture
   dd if=/dev/zero of=/dev/null bs=1G count=1 2>&1 | tail -n 1
   dd if=/dev/zero of=/dev/null bs=1G count=4 2>&1 | tail -n 1
   PARTS=${PARTS:-exports why scan}
+  if [[ $PARTS == *write* ]]; then
+    wdir=$(mktemp -d "${TMPDIR:-/tmp}/causeway-write.XXXXXX")
+    echo "== bench/write_paths.c in $wdir ($(df -T "$wdir" | awk 'NR == 2 {print $2}')): a Perfetto-sized (370 MiB) and a Chrome-sized (2500 MiB) output"
+    gcc -O2 -pthread "$REPO/bench/write_paths.c" -o "$wdir/write_paths"
+    for mib in 370 2500; do "$wdir/write_paths" "$wdir" "$mib" "$(nproc)"; done
+    rm -rf "$wdir"
+  fi
   if [[ $PARTS == *exports* ]]; then
     echo "== bash bench/exports.sh 1000000 ${RUNS1:-7}"
     bash "$REPO/bench/exports.sh" 1000000 "${RUNS1:-7}"
