@@ -26,7 +26,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use causeway_ring::Class;
-use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers, ArrowColumnWriter};
+use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -165,7 +165,7 @@ fn par_batches<'a>(
     make: impl Fn(std::ops::Range<usize>) -> RecordBatch + Sync + Send + 'a,
 ) -> impl Iterator<Item = RecordBatch> + Send + 'a {
     let count = rows.div_ceil(CHUNK).max(1);
-    let ahead = (STEP_ROWS / CHUNK).max(rayon::current_num_threads());
+    let ahead = rayon::current_num_threads().max(8);
     let mut next = 0;
     let mut ready = Vec::new().into_iter();
     std::iter::from_fn(move || {
@@ -533,15 +533,23 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
     (b, drawn)
 }
 
-/// Rows encoded per parallel step: about eight record batches (`CHUNK`), so what waits to be encoded
-/// stays small.
-const STEP_ROWS: usize = 8 * CHUNK;
+/// Rows per row group: DuckDB's own size (122 880) rounded up to a power of two. Row groups are
+/// encoded side by side, so a table's slowest column is split among threads; readers split their
+/// work by row group too. (arrow-rs's default, 1 Mi rows, left the largest table's slowest column on
+/// one thread: the `edges` table's names at 10 M entries.)
+const GROUP_ROWS: usize = 128 << 10;
+
+/// Row groups encoded at a time: enough (group, column) tasks for every thread twice over, no more,
+/// so the batches waiting to be encoded stay a few row groups' worth.
+fn groups_per_window(columns: usize) -> usize {
+    (2 * rayon::current_num_threads()).div_ceil(columns.max(1))
+}
 
 /// Writes `batches` (at least one; all of one schema, flat) as the table `name` in `dir`; returns the
 /// file's bytes. The file is the one `ArrowWriter` writes (the same row groups, pages and metadata:
-/// each column is given the same batches in the same order), but each column is encoded on a thread
-/// of its own: arrow-rs encodes a table's columns one after another, and encoding was most of the
-/// export.
+/// each column of each row group is given the same batches in the same order), but every column of
+/// a window of row groups is encoded on a thread of its own: arrow-rs encodes a table's columns one
+/// after another, and encoding was most of the export.
 fn write_table(
     dir: &Path,
     name: &str,
@@ -565,76 +573,65 @@ fn write_table(
         causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
     let mut w = SerializedFileWriter::new(file, layout.root_schema_ptr(), props.clone())
         .map_err(|e| err(&e))?;
-    let new_group = || get_column_writers(&layout, &props, &schema);
-    let mut columns = new_group().map_err(|e| err(&e))?;
-    // Column c is field c's writer: every table is flat (a nested field has several).
-    assert_eq!(
-        columns.len(),
-        schema.fields().len(),
-        "{name}: a flat schema"
-    );
-    let mut in_group = 0;
-    let mut step: Vec<RecordBatch> = Vec::new();
-    let mut step_rows = 0;
-    // Gives the step's batches to every column, each on a thread of its own.
-    let encode = |columns: &mut Vec<ArrowColumnWriter>, step: &mut Vec<RecordBatch>| {
-        let fields = schema.fields();
-        let r = columns.par_iter_mut().enumerate().try_for_each(|(c, cw)| {
-            step.iter().try_for_each(|b| {
-                compute_leaves(&fields[c], b.column(c))?
-                    .iter()
-                    .try_for_each(|leaf| cw.write(leaf))
-            })
-        });
-        step.clear();
-        r
-    };
+    let fields = schema.fields();
+    // The batches of the next row group, cut as `ArrowWriter` cuts them: a batch that would cross
+    // the group's end is split there, and an empty batch is skipped (a table without rows has no
+    // row group).
     let mut pending = Some(first);
-    while let Some(mut b) = pending.take().or_else(|| batches.next()) {
-        // A batch that would cross the row group's end is split there, as `ArrowWriter` splits it.
-        if in_group + b.num_rows() > group_rows {
-            let fits = group_rows - in_group;
-            pending = Some(b.slice(fits, b.num_rows() - fits));
-            b = b.slice(0, fits);
+    let mut next_group = || {
+        let (mut group, mut rows) = (Vec::new(), 0);
+        while rows < group_rows {
+            let Some(mut b) = pending.take().or_else(|| batches.next()) else {
+                break;
+            };
+            if rows + b.num_rows() > group_rows {
+                let fits = group_rows - rows;
+                pending = Some(b.slice(fits, b.num_rows() - fits));
+                b = b.slice(0, fits);
+            }
+            rows += b.num_rows();
+            if b.num_rows() > 0 {
+                group.push(b);
+            }
         }
-        // `ArrowWriter` skips an empty batch: a table without rows has no row group.
-        if b.num_rows() == 0 {
-            continue;
+        (!group.is_empty()).then_some(group)
+    };
+    // One row group's column chunks: column c is field c's writer (every table is flat: a nested
+    // field has several), given every batch of the group, then closed.
+    let encode = |group: &Vec<RecordBatch>| {
+        let columns = get_column_writers(&layout, &props, &schema)?;
+        assert_eq!(columns.len(), fields.len(), "{name}: a flat schema");
+        (columns.into_par_iter().enumerate())
+            .map(|(c, mut cw)| {
+                for b in group {
+                    for leaf in compute_leaves(&fields[c], b.column(c))? {
+                        cw.write(&leaf)?;
+                    }
+                }
+                cw.close()
+            })
+            .collect::<parquet::errors::Result<Vec<_>>>()
+    };
+    let window = groups_per_window(fields.len());
+    loop {
+        let groups: Vec<Vec<RecordBatch>> =
+            std::iter::from_fn(&mut next_group).take(window).collect();
+        if groups.is_empty() {
+            break;
         }
-        in_group += b.num_rows();
-        step_rows += b.num_rows();
-        step.push(b);
-        if step_rows >= STEP_ROWS || in_group == group_rows {
-            encode(&mut columns, &mut step).map_err(|e| err(&e))?;
-            step_rows = 0;
+        let encoded: Vec<_> = groups.par_iter().map(encode).collect();
+        drop(groups);
+        for chunks in encoded {
+            let mut group = w.next_row_group().map_err(|e| err(&e))?;
+            for chunk in chunks.map_err(|e| err(&e))? {
+                chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
+            }
+            group.close().map_err(|e| err(&e))?;
         }
-        if in_group == group_rows {
-            let full = std::mem::replace(&mut columns, new_group().map_err(|e| err(&e))?);
-            close_group(&mut w, full).map_err(|e| err(&e))?;
-            in_group = 0;
-        }
-    }
-    encode(&mut columns, &mut step).map_err(|e| err(&e))?;
-    if in_group > 0 {
-        close_group(&mut w, columns).map_err(|e| err(&e))?;
     }
     let file = w.into_inner().map_err(|e| err(&e))?;
     file.sync_all().map_err(|e| err(&io_problem(&e)))?;
     Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
-}
-
-/// Closes a row group's columns (their last pages, on every thread) and writes them, in order.
-fn close_group(
-    w: &mut SerializedFileWriter<std::fs::File>,
-    columns: Vec<ArrowColumnWriter>,
-) -> parquet::errors::Result<()> {
-    let chunks: Vec<_> = columns.into_par_iter().map(|c| c.close()).collect();
-    let mut group = w.next_row_group()?;
-    for chunk in chunks {
-        chunk?.append_to_row_group(&mut group)?;
-    }
-    group.close()?;
-    Ok(())
 }
 
 /// Columns whose values are nearly all distinct (times, sequence numbers, sizes). A dictionary
@@ -666,11 +663,12 @@ const DISTINCT: [&str; 23] = [
     "to_end_ns",
 ];
 
-/// How every table is written: Snappy pages; dictionaries for names and other repeating values,
-/// not for the `DISTINCT` columns.
+/// How every table is written: row groups of `GROUP_ROWS`, Snappy pages; dictionaries for names and
+/// other repeating values, not for the `DISTINCT` columns.
 fn properties() -> WriterProperties {
     let b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
+        .set_max_row_group_size(GROUP_ROWS)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")));
     DISTINCT
         .iter()
