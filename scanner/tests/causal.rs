@@ -508,6 +508,100 @@ fn legacy_work_follows_every_blocking_streams_latest_item_and_a_device_sync_wait
     assert_eq!(waited, want);
 }
 
+/// A later legacy item follows only the blocking streams given work since the legacy stream's last
+/// item: older items are ordered before it through that item. With a stream per launch and the
+/// legacy stream between them, the legacy edges grow as the launches, not as launches × streams
+/// (which, with streams only synchronized, also made the walk quadratic).
+#[test]
+fn a_legacy_item_follows_only_the_streams_given_work_since_the_last_one() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "a1", 1_100, 1_200);
+    p.launch(B, 1_100, "b1", 1_200, 1_300);
+    p.launch(0, 1_200, "l1", 1_300, 1_400);
+    p.launch(B, 1_300, "b2", 1_400, 1_500);
+    p.launch(0, 1_400, "l2", 1_500, 1_600);
+    p.launch(0, 1_500, "l3", 1_600, 1_700);
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let work = |name: &str| {
+        let j = t.processes[0].device.iter().position(|d| d.name == name);
+        Node::work(j.expect("the kernel's interval"))
+    };
+    let legacy_preds = |name: &str| -> Vec<Node> {
+        (g.preds(work(name)))
+            .filter(|e| e.kind == EdgeKind::LegacyStream)
+            .map(|e| e.from)
+            .collect()
+    };
+    assert_eq!(legacy_preds("l1"), [work("a1"), work("b1")]);
+    assert_eq!(legacy_preds("l2"), [work("b2")], "a1 is ordered through l1");
+    assert!(legacy_preds("l3").is_empty(), "nothing new since l2");
+
+    // 500 rounds: a launch on a stream of its own, a sync on another stream never launched on,
+    // then a legacy launch.
+    let mut p = P::new();
+    let n = 500u64;
+    for r in 0..n {
+        let b = 10_000 + r * 1_000;
+        p.launch(0x10_0000 + r, b, "own", b + 100, b + 200);
+        p.sync(0x20_0000 + r, b + 200, b + 300);
+        p.launch(0, b + 300, "legacy", b + 400, b + 500);
+    }
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let legacy = (g.edges.iter())
+        .filter(|e| e.kind == EdgeKind::LegacyStream)
+        .count() as u64;
+    // Each legacy launch follows the one stream launched since the last; each stream's launch
+    // follows the legacy item before it (the first has none).
+    assert_eq!(legacy, n + (n - 1));
+}
+
+/// A device-wide wait waits for every stream's last item issued since its thread's last device-wide
+/// wait (older ones are ordered before it through that wait); another thread's first one waits for
+/// them all. With a stream per step and a device sync per step, the waits' edges grow as the steps.
+#[test]
+fn a_device_wide_wait_waits_for_what_was_issued_since_its_threads_last_one() {
+    let mut p = P::new();
+    p.launch(A, 1_000, "a1", 1_100, 1_200);
+    p.launch(B, 1_100, "b1", 1_200, 1_300);
+    let s1 = p.call("cudaDeviceSynchronize", "sync", 1_300, 1_400, Some(0), None);
+    p.launch(B, 1_400, "b2", 1_500, 1_600);
+    let s2 = p.call("cudaDeviceSynchronize", "sync", 1_500, 1_700, Some(0), None);
+    let s3 = p.call("cudaDeviceSynchronize", "sync", 1_550, 1_700, Some(0), None);
+    p.p.calls.last_mut().unwrap().tid = TID + 1;
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let work = |name: &str| {
+        let j = t.processes[0].device.iter().position(|d| d.name == name);
+        Node::work(j.expect("the kernel's interval"))
+    };
+    let waited = |seq: u64| -> Vec<Node> {
+        let i = g.call_of_seq(seq).expect("the sync");
+        (g.preds(Node::call(i)))
+            .filter(|e| e.kind == EdgeKind::HostWait)
+            .map(|e| e.from)
+            .collect()
+    };
+    assert_eq!(waited(s1), [work("a1"), work("b1")]);
+    assert_eq!(waited(s2), [work("b2")], "a1 is ordered through s1");
+    assert_eq!(waited(s3), [work("a1"), work("b2")], "another thread's first");
+
+    let mut p = P::new();
+    let n = 500u64;
+    for r in 0..n {
+        let b = 10_000 + r * 1_000;
+        p.launch(0x10_0000 + r, b, "own", b + 100, b + 200);
+        p.call("cudaDeviceSynchronize", "sync", b + 200, b + 300, Some(0), None);
+    }
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let waits = (g.edges.iter())
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .count() as u64;
+    assert_eq!(waits, n);
+}
+
 /// A stream destroyed and created again at the same handle is a new stream: its first work item
 /// follows nothing of the old one (and the legacy stream's order is untouched).
 #[test]

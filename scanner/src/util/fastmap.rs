@@ -34,12 +34,33 @@ impl<K: std::hash::Hash + Eq + Copy, V: Default> Rows<K, V> {
     /// pass (a call cost as much as the check); the map lookup behind it is not.
     #[inline(always)]
     pub fn row(&mut self, key: K) -> &mut V {
+        let i = self.index_of(key);
+        &mut self.rows[i].1
+    }
+
+    /// The index of `key`'s row (made empty the first time): rows keep their index for good.
+    #[inline(always)]
+    pub fn index_of(&mut self, key: K) -> usize {
+        let slot = recent_slot(&key);
+        match self.recent[slot] {
+            r if r > 0 && self.rows[r - 1].0 == key => r - 1,
+            _ => self.miss(key, slot),
+        }
+    }
+
+    /// The row of `key` if it has one (none is created: a key only looked up never becomes a row).
+    #[inline(always)]
+    pub fn get(&mut self, key: K) -> Option<&V> {
         let slot = recent_slot(&key);
         let i = match self.recent[slot] {
             r if r > 0 && self.rows[r - 1].0 == key => r - 1,
-            _ => self.miss(key, slot),
+            _ => {
+                let i = *self.index.get(&key)?;
+                self.recent[slot] = i + 1;
+                i
+            }
         };
-        &mut self.rows[i].1
+        Some(&self.rows[i].1)
     }
 
     /// The row index of `key` from the map (created empty the first time), made the slot's recent row.
@@ -111,9 +132,13 @@ impl std::hash::Hasher for SlotHasher {
 }
 
 impl<K, V> Rows<K, V> {
-    /// The rows in the order they were created.
-    pub fn iter(&self) -> impl Iterator<Item = &(K, V)> + '_ {
-        self.rows.iter()
+    /// Row `i` (`index_of`'s).
+    pub fn at(&self, i: usize) -> &(K, V) {
+        &self.rows[i]
+    }
+
+    pub fn at_mut(&mut self, i: usize) -> &mut V {
+        &mut self.rows[i].1
     }
 }
 
@@ -199,6 +224,21 @@ mod tests {
         let mut ids: Vec<u32> = t.ids().collect();
         ids.sort();
         assert_eq!(ids, [1, 65, 129]);
+    }
+
+    /// `get` finds rows made by `row` (through the recent table and behind it) and makes none.
+    #[test]
+    fn rows_get_finds_without_creating() {
+        let mut r: Rows<u64, u64> = Rows::default();
+        for k in 0..100u64 {
+            *r.row(k * 0x1000) = k + 1;
+        }
+        for k in 0..200u64 {
+            let want = (k < 100).then_some(k + 1);
+            assert_eq!(r.get(k * 0x1000).copied(), want, "key {k}");
+            assert_eq!(r.get(k * 0x1000).copied(), want, "key {k}, again");
+        }
+        assert_eq!(r.into_iter().count(), 100);
     }
 
     #[test]

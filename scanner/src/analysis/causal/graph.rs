@@ -181,23 +181,92 @@ type StreamGen = ((u64, u32), u64);
 
 /// Each stream's (in its generation) last work item (call index): looked up two or three times per
 /// launch, so behind `Rows`' table of recent rows, which answers without hashing the 24-byte key.
-#[derive(Default)]
-struct LastItems(Rows<StreamGen, Option<usize>>);
+/// The streams are also listed in the order of their last items (a list through the rows), so the
+/// items issued after a given call are found without visiting every stream ever seen.
+struct LastItems {
+    rows: Rows<StreamGen, Last>,
+    /// The row with the latest last item (`NIL`: none yet).
+    newest: u32,
+}
+
+/// A stream's last item and its neighbours in last-item order (row indices; `NIL` at the ends).
+#[derive(Clone, Copy)]
+struct Last {
+    item: Option<usize>,
+    older: u32,
+    newer: u32,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl Default for Last {
+    fn default() -> Self {
+        Last {
+            item: None,
+            older: NIL,
+            newer: NIL,
+        }
+    }
+}
+
+impl Default for LastItems {
+    fn default() -> Self {
+        LastItems {
+            rows: Rows::default(),
+            newest: NIL,
+        }
+    }
+}
 
 impl LastItems {
+    /// A stream only synced or waited on gets no row.
     #[inline]
     fn get(&mut self, s: StreamGen) -> Option<usize> {
-        *self.0.row(s)
+        self.rows.get(s).and_then(|l| l.item)
     }
 
+    /// `i` is the walk's latest item: `s`'s row moves to the newest end of the list.
     #[inline]
     fn set(&mut self, s: StreamGen, i: usize) {
-        *self.0.row(s) = Some(i);
+        let r = self.rows.index_of(s) as u32;
+        let Last { item, older, newer } = *self.rows.at_mut(r as usize);
+        if item.is_some() && newer == NIL {
+            self.rows.at_mut(r as usize).item = Some(i);
+            return;
+        }
+        if item.is_some() {
+            // Unlink (it is not the newest, so it has a newer neighbour).
+            self.rows.at_mut(newer as usize).older = older;
+            if older != NIL {
+                self.rows.at_mut(older as usize).newer = newer;
+            }
+        }
+        if self.newest != NIL {
+            self.rows.at_mut(self.newest as usize).newer = r;
+        }
+        *self.rows.at_mut(r as usize) = Last {
+            item: Some(i),
+            older: self.newest,
+            newer: NIL,
+        };
+        self.newest = r;
     }
 
-    /// Every stream with an item, and its last one, in no order.
-    fn all(&self) -> impl Iterator<Item = (StreamGen, usize)> + '_ {
-        self.0.iter().filter_map(|&(s, it)| Some((s, it?)))
+    /// Every stream's last item issued after call `after` (all of them for `None`), in issue order.
+    fn since(&self, after: Option<usize>) -> Vec<usize> {
+        let mut v = Vec::new();
+        let mut r = self.newest;
+        while r != NIL {
+            let l = &self.rows.at(r as usize).1;
+            let it = l.item.expect("listed rows have an item");
+            if after.is_some_and(|a| it <= a) {
+                break;
+            }
+            v.push(it);
+            r = l.older;
+        }
+        v.reverse();
+        v
     }
 }
 
@@ -673,6 +742,13 @@ impl<'t> Builder<'t> {
         let mut waits_for: HashMap<StreamGen, Vec<(Node, EdgeKind, Evidence)>> = HashMap::default();
         let mut capturing: HashMap<(u64, u32), ()> = HashMap::default();
         let legacy: (u64, u32) = (0, 0);
+        // Blocking streams given work since the legacy stream's last item, each once: the next
+        // legacy item follows their last items. Older items are ordered before it through the
+        // legacy stream's previous item, so an edge per stream ever seen on every legacy launch
+        // (edges growing as launches × streams) would add nothing.
+        let mut since_legacy: Vec<StreamGen> = Vec::new();
+        // Each thread's (by `threads`' number) last device-wide wait.
+        let mut device_waits: Vec<Option<usize>> = Vec::new();
         let mut tos: Vec<Node> = Vec::new();
         for (i, c) in p.calls.iter().enumerate() {
             if c.depth != 0 {
@@ -776,15 +852,9 @@ impl<'t> Builder<'t> {
                     // stream is blocking is not in the capture.
                     let inferred = Evidence::Inferred { confidence: 0.5 };
                     if key == legacy {
-                        // In issue order: map order is not an order.
-                        let mut others: Vec<usize> = last_item
-                            .all()
-                            .filter(|(s, _)| {
-                                s.0 != legacy
-                                    && s.0 .0 != PER_THREAD_STREAM
-                                    && !non_blocking.contains_key(s)
-                            })
-                            .map(|(_, it)| it)
+                        // In issue order.
+                        let mut others: Vec<usize> = (since_legacy.drain(..))
+                            .filter_map(|s| last_item.get(s))
                             .collect();
                         others.sort_unstable();
                         for it in others {
@@ -795,7 +865,14 @@ impl<'t> Builder<'t> {
                         }
                     } else if key.0 != PER_THREAD_STREAM && !non_blocking.contains_key(&s) {
                         let l = sg(&stream_gen, legacy);
-                        if let Some(it) = last_item.get(l) {
+                        let last_legacy = last_item.get(l);
+                        // Listed already when its last item is newer than the legacy stream's.
+                        let listed =
+                            prev_s.is_some() && last_legacy.is_none_or(|l| prev_s > Some(l));
+                        if !listed {
+                            since_legacy.push(s);
+                        }
+                        if let Some(it) = last_legacy {
                             if prev_s.is_none_or(|prev| prev < it) {
                                 let from = self.exit(it);
                                 for &to in &tos {
@@ -860,9 +937,7 @@ impl<'t> Builder<'t> {
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
-                    let mut items: Vec<usize> = last_item.all().map(|(_, it)| it).collect();
-                    items.sort_unstable();
-                    events.record(e, items, EdgeKind::ContextEvent);
+                    events.record(e, last_item.since(None), EdgeKind::ContextEvent);
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
                     let s = sg(&stream_gen, key);
@@ -903,9 +978,14 @@ impl<'t> Builder<'t> {
                         && !per_thread_name(c.api)
                         && !c.api.contains("Stream");
                     let items: Vec<usize> = if device_wide {
-                        let mut v: Vec<usize> = last_item.all().map(|(_, it)| it).collect();
-                        v.sort_unstable();
-                        v
+                        // Items issued before this thread's last device-wide wait are ordered
+                        // before this one through it (and its program order): with a stream made
+                        // per step, waiting again for every stream ever seen grew the edges as
+                        // steps × streams.
+                        if device_waits.len() <= t {
+                            device_waits.resize(t + 1, None);
+                        }
+                        last_item.since(device_waits[t].replace(i))
                     } else {
                         let s = sg(&stream_gen, key);
                         match unordered.get_mut(&s) {
