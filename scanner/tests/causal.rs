@@ -585,14 +585,25 @@ fn a_device_wide_wait_waits_for_what_was_issued_since_its_threads_last_one() {
     };
     assert_eq!(waited(s1), [work("a1"), work("b1")]);
     assert_eq!(waited(s2), [work("b2")], "a1 is ordered through s1");
-    assert_eq!(waited(s3), [work("a1"), work("b2")], "another thread's first");
+    assert_eq!(
+        waited(s3),
+        [work("a1"), work("b2")],
+        "another thread's first"
+    );
 
     let mut p = P::new();
     let n = 500u64;
     for r in 0..n {
         let b = 10_000 + r * 1_000;
         p.launch(0x10_0000 + r, b, "own", b + 100, b + 200);
-        p.call("cudaDeviceSynchronize", "sync", b + 200, b + 300, Some(0), None);
+        p.call(
+            "cudaDeviceSynchronize",
+            "sync",
+            b + 200,
+            b + 300,
+            Some(0),
+            None,
+        );
     }
     let t = p.timeline();
     let g = graph(&t.processes[0]);

@@ -853,7 +853,10 @@ impl<'t> Builder<'t> {
                     let inferred = Evidence::Inferred { confidence: 0.5 };
                     if key == legacy {
                         // In issue order.
+                        // (A create seen after the stream's work, its destroy lost, can mark
+                        // it non-blocking once listed.)
                         let mut others: Vec<usize> = (since_legacy.drain(..))
+                            .filter(|s| !non_blocking.contains_key(s))
                             .filter_map(|s| last_item.get(s))
                             .collect();
                         others.sort_unstable();
