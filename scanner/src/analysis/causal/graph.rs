@@ -22,11 +22,14 @@
 //!   signal event) its work; a host wait on events after their records;
 //! * **event wait**: an event record of E on stream X captures X's last work item; a stream wait of S
 //!   on E makes S's next work item depend on it; a context event record captures every stream's;
-//! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's,
-//!   an event sync for what the event's latest record captured;
+//! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's
+//!   last item issued since the same thread's previous device sync (older ones are ordered before it
+//!   through that sync), an event sync for what the event's latest record captured;
 //! * **legacy stream** (`inferred`, confidence 0.5): work on the legacy default stream and work on
 //!   other blocking streams, each after the other's latest item — CUDA orders them when the other
-//!   stream is blocking; a stream whose creation the capture has with the non-blocking flag is
+//!   stream is blocking; a legacy item follows only the streams given work since the legacy stream's
+//!   previous item (older items are ordered through it), so the edges grow with the work, not with
+//!   work × streams; a stream whose creation the capture has with the non-blocking flag is
 //!   exempt, one created before the capture began may be either (hence inferred).
 //!
 //! * **handoff** (`observed`): a work token handed from one thread and accepted on another
