@@ -551,6 +551,7 @@ pub(crate) fn analyze(
     let mut ends = device.ends();
     // The work each sync covered, in one buffer reused from sync to sync.
     let mut covered = Vec::new();
+    let mut touched: Vec<StreamGen> = Vec::new();
     let mut staged = Staged::default();
 
     for i in 0..entries.len() {
@@ -650,6 +651,7 @@ pub(crate) fn analyze(
             Class::Sync | Class::EventSync => {
                 let name = name_of(e.api);
                 covered.clear();
+                touched.clear();
                 // The stream covered directly; None: all of them (a device sync).
                 let mut direct = None;
                 if class == Class::EventSync {
@@ -658,6 +660,8 @@ pub(crate) fn analyze(
                         direct = (rec.stream != EVERY_STREAM).then_some(rec.stream);
                         drain(&mut pending, &rec.stream, rec.seq, &mut covered);
                         drain_frontier(&mut pending, rec.deps.as_deref(), &mut covered);
+                        touched.push(rec.stream);
+                        touched.extend(rec.deps.iter().flat_map(|d| d.keys()));
                     }
                 } else if e.a0 == 0
                     && e.flags & entry_flags::PER_THREAD == 0
@@ -668,6 +672,7 @@ pub(crate) fn analyze(
                     }
                     // Every bound was taken before this sync began: none names pending work now.
                     frontiers.clear();
+                    touched.extend(pending.keys());
                 } else {
                     let sg = stream_of(&stream_gen, &e);
                     direct = Some(sg);
@@ -675,14 +680,17 @@ pub(crate) fn analyze(
                     // The sync waited for the stream's waits too; its frontier has no work left.
                     let deps = frontiers.remove(&sg);
                     drain_frontier(&mut pending, deps.as_deref(), &mut covered);
+                    touched.push(sg);
+                    touched.extend(deps.iter().flat_map(|d| d.keys()));
                 }
                 covered.sort_unstable_by_key(|it| it.seq);
-                pending.retain(|_, q| {
-                    if q.is_empty() {
-                        spare.push(std::mem::take(q));
+                // Queues this wait emptied are given back; only those it drained are looked at
+                // (every pending stream per stream sync grew as syncs × streams never synced).
+                for sg in &touched {
+                    if pending.get(sg).is_some_and(VecDeque::is_empty) {
+                        spare.extend(pending.remove(sg));
                     }
-                    !q.is_empty()
-                });
+                }
                 record_wait(
                     h, &e, name, &covered, direct, entries, device, look, &mut out,
                 );

@@ -1020,21 +1020,27 @@ impl<'t> Builder<'t> {
     /// accepting thread's first call after the accept.
     fn handoffs(&mut self, t: &Tokens) {
         let p = self.p;
-        let outermost = |tid: u32| {
-            p.calls
-                .iter()
-                .enumerate()
-                .filter(move |(_, c)| c.tid == tid && c.depth == 0)
-        };
+        if t.handoffs.is_empty() {
+            return;
+        }
+        // Each thread's outermost calls (indices, in sequence order, as the calls are), listed once:
+        // searched per handoff, where walking every call per handoff grew as handoffs × calls.
+        let mut outermost: HashMap<u32, Vec<usize>> = HashMap::default();
+        for (i, c) in p.calls.iter().enumerate().filter(|(_, c)| c.depth == 0) {
+            outermost.entry(c.tid).or_default().push(i);
+        }
+        let none = Vec::new();
+        let of = |tid: u32| outermost.get(&tid).unwrap_or(&none);
         for h in &t.handoffs {
             let Some(a) = h.accepted else { continue };
-            let from = outermost(h.from_tid)
-                .filter(|(_, c)| c.seq < h.seq)
-                .map(|(i, _)| i)
-                .next_back();
-            let to = outermost(a.tid)
-                .find(|(_, c)| c.seq > a.seq)
-                .map(|(i, _)| i);
+            let f = of(h.from_tid);
+            let from = (f.partition_point(|&i| p.calls[i].seq < h.seq))
+                .checked_sub(1)
+                .map(|k| f[k]);
+            let t = of(a.tid);
+            let to = t
+                .get(t.partition_point(|&i| p.calls[i].seq <= a.seq))
+                .copied();
             if let (Some(f), Some(to)) = (from, to) {
                 self.edge(
                     Node::call(f),
