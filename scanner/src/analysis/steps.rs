@@ -61,6 +61,7 @@ use crate::facts::model::{DeviceSpan, ProcessTimeline, Range};
 use crate::util::fastmap::HashMap;
 use crate::util::intervals::{clip, intersection, measure, overlap_ratio, union};
 use crate::util::rank::nearest_rank;
+use crate::util::reach::Reach;
 use causeway_ring::Class;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -462,32 +463,25 @@ fn clipped_in(v: &[(u64, u64)], lo: u64, hi: u64) -> (u64, u64) {
     (measure(&union(parts)), n)
 }
 
-/// Device spans sorted by begin, with the running maximum of their ends for window queries.
+/// Device spans sorted by begin, indexed by their ends for window queries (`util::reach`).
 pub struct SpanIndex<'a> {
     spans: &'a [DeviceSpan],
-    max_end: Vec<u64>,
+    reach: Reach,
 }
 
 impl<'a> SpanIndex<'a> {
     /// `spans` must be sorted by begin (the model sorts them).
     pub fn new(spans: &'a [DeviceSpan]) -> SpanIndex<'a> {
-        let mut m = 0u64;
-        let max_end = spans
-            .iter()
-            .map(|s| {
-                m = m.max(s.end_ns);
-                m
-            })
-            .collect();
-        SpanIndex { spans, max_end }
+        let reach = Reach::new(spans.iter().map(|s| s.end_ns).collect());
+        SpanIndex { spans, reach }
     }
 
-    /// Spans with begin < hi and end > lo (a zero-length span inside the window counts too).
+    /// Spans with begin < hi and end > lo (a zero-length span inside the window counts too), in
+    /// begin order.
     pub fn overlapping(&self, lo: u64, hi: u64) -> impl Iterator<Item = &'a DeviceSpan> + '_ {
-        let from = self.max_end.partition_point(|&e| e < lo);
         let to = self.spans.partition_point(|s| s.begin_ns < hi);
-        self.spans[from..to.max(from)]
-            .iter()
+        (self.reach.reaching(lo, to))
+            .map(|i| &self.spans[i])
             .filter(move |s| s.end_ns > lo || (s.end_ns == lo && s.begin_ns == lo && lo < hi))
     }
 }

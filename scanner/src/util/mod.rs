@@ -1,6 +1,6 @@
 //! Helpers that know nothing of captures: fast hash maps keyed by small integers, vectors that grow
 //! in huge pages without copying, percentiles, the progress bar long scans show, and dropping a large
-//! model off the caller's path; indices grouped by key.
+//! model off the caller's path; indices grouped by key; which intervals reach a window.
 
 pub(crate) mod bigvec;
 pub mod drop;
@@ -14,3 +14,4 @@ pub mod intervals;
 pub mod output;
 pub mod progress;
 pub mod rank;
+pub mod reach;

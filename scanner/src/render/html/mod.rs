@@ -501,23 +501,14 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
         // MAX_ITEMS of its items).
         let mut order: Vec<usize> = steps.slowest.into_iter().collect();
         order.extend((0..steps.steps.len()).filter(|&i| Some(i) != steps.slowest));
-        // Items are sorted by begin; the running maximum of their ends finds the first that may reach
-        // into a window.
-        let mut m = 0u64;
-        let max_end: Vec<u64> = raw
-            .iter()
-            .map(|r| {
-                m = m.max(r.3);
-                m
-            })
-            .collect();
+        // Items are sorted by begin; `Reach` finds those that reach into a window.
+        let reach = crate::util::reach::Reach::new(raw.iter().map(|r| r.3).collect());
         let mut first = true;
         for i in order {
             let b = steps.steps[i].begin_ns;
             let e = steps.steps[i].end_ns.max(b + 1);
-            let from = max_end.partition_point(|&x| x < b);
-            let to = raw.partition_point(|r| r.2 < e).max(from);
-            let inside: Vec<usize> = (from..to).filter(|&j| raw[j].3 >= b).collect();
+            let to = raw.partition_point(|r| r.2 < e);
+            let inside: Vec<usize> = reach.reaching(b, to).collect();
             let new = inside.iter().filter(|&&j| !keep[j]).count();
             if first || kept + new <= MAX_ITEMS {
                 for &j in &inside {

@@ -1,0 +1,98 @@
+//! Which of a list of intervals sorted by begin reach a given time: the window queries of steps and
+//! of the HTML page. A running maximum of the ends sent every query back to the list's start once one
+//! long interval (a persistent kernel, a call that never returned) began early, so each step scanned
+//! everything before it; here a tree of the largest end over blocks of the list leads a query to the
+//! blocks that hold an answer.
+
+/// Intervals per block: a query reads a block's ends in one pass.
+const BLOCK: usize = 16;
+
+pub struct Reach {
+    ends: Vec<u64>,
+    /// Block `b`'s largest end at `leaves + b`; each inner node the larger of its two children's
+    /// (node 1 the root); `leaves` a power of two.
+    max: Vec<u64>,
+    leaves: usize,
+}
+
+impl Reach {
+    /// `ends[i]` is interval `i`'s end; the intervals are sorted by begin.
+    pub fn new(ends: Vec<u64>) -> Reach {
+        let blocks = ends.len().div_ceil(BLOCK).max(1);
+        let leaves = blocks.next_power_of_two();
+        let mut max = vec![0u64; 2 * leaves];
+        for (b, chunk) in ends.chunks(BLOCK).enumerate() {
+            max[leaves + b] = chunk.iter().copied().max().unwrap_or(0);
+        }
+        for n in (1..leaves).rev() {
+            max[n] = max[2 * n].max(max[2 * n + 1]);
+        }
+        Reach { ends, max, leaves }
+    }
+
+    /// The intervals before index `to` whose end is at least `lo`, in index order.
+    pub fn reaching(&self, lo: u64, to: usize) -> impl Iterator<Item = usize> + '_ {
+        let to = to.min(self.ends.len());
+        // Nodes still to visit, the next on top: (node, its first block, its blocks).
+        let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(64);
+        if to > 0 {
+            stack.push((1, 0, self.leaves));
+        }
+        let mut block: std::ops::Range<usize> = 0..0;
+        std::iter::from_fn(move || loop {
+            if let Some(i) = block.next() {
+                if self.ends[i] >= lo {
+                    return Some(i);
+                }
+                continue;
+            }
+            let (n, first, width) = stack.pop()?;
+            if self.max[n] < lo || first * BLOCK >= to {
+                continue;
+            }
+            if width == 1 {
+                block = first * BLOCK..((first + 1) * BLOCK).min(to);
+            } else {
+                let half = width / 2;
+                stack.push((2 * n + 1, first + half, half));
+                stack.push((2 * n, first, half));
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every query answers as the scan of every interval does, with long intervals early, late
+    /// and none, across block and tree boundaries.
+    #[test]
+    fn reaching_is_every_interval_before_to_that_ends_at_or_after_lo() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for n in [0usize, 1, 15, 16, 17, 100, 1000] {
+            for long in [None, Some(0), Some(n / 2)] {
+                let ends: Vec<u64> = (0..n as u64)
+                    .map(|i| match long {
+                        Some(l) if l as u64 == i => u64::MAX / 2,
+                        _ => i * 10 + next() % 40,
+                    })
+                    .collect();
+                let r = Reach::new(ends.clone());
+                for _ in 0..50 {
+                    let lo = next() % (n as u64 * 10 + 50);
+                    let to = (next() % (n as u64 + 2)) as usize;
+                    let want: Vec<usize> = (0..to.min(n)).filter(|&i| ends[i] >= lo).collect();
+                    let got: Vec<usize> = r.reaching(lo, to).collect();
+                    assert_eq!(got, want, "n {n}, long {long:?}, lo {lo}, to {to}");
+                }
+            }
+        }
+    }
+}
