@@ -706,6 +706,68 @@ fn unordered_streams_follow_barriers_and_event_links() {
     assert_eq!(got, want);
 }
 
+/// An event recorded on an unordered stream captures its backlog as it was then: work appended
+/// after the record, before the wait, is not waited for (records share the backlog, by length).
+#[test]
+fn an_unordered_streams_record_captures_its_backlog_at_the_record() {
+    let mut p = P::new();
+    p.call("zeCommandListCreate", "stream", 10, 20, None, Some(A));
+    p.p.calls.last_mut().unwrap().flags = causeway_ring::layout::stream_flags::UNORDERED as u32;
+    p.launch(A, 100, "k1", 200, 900);
+    p.launch(A, 150, "k2", 250, 800);
+    p.call(
+        "zeCommandListAppendSignalEvent",
+        "event_record",
+        200,
+        210,
+        Some(A),
+        Some(0xe1),
+    );
+    p.launch(A, 300, "k3", 950, 1_500);
+    p.call(
+        "zeCommandListAppendSignalEvent",
+        "event_record",
+        400,
+        410,
+        Some(A),
+        Some(0xe2),
+    );
+    p.call(
+        "zeEventHostSynchronize",
+        "event_sync",
+        500,
+        1_000,
+        None,
+        Some(0xe1),
+    );
+    p.call(
+        "zeEventHostSynchronize",
+        "event_sync",
+        1_100,
+        1_600,
+        None,
+        Some(0xe2),
+    );
+    let t = p.timeline();
+    let mut got: Vec<(String, String)> = named_edges(&t)
+        .into_iter()
+        .filter(|e| e.2 == EdgeKind::HostWait)
+        .map(|e| (e.0, e.1))
+        .collect();
+    got.sort();
+    let want: Vec<(String, String)> = [
+        ("k1", "zeEventHostSynchronize"),
+        ("k1", "zeEventHostSynchronize"),
+        ("k2", "zeEventHostSynchronize"),
+        ("k2", "zeEventHostSynchronize"),
+        ("k3", "zeEventHostSynchronize"),
+    ]
+    .iter()
+    .map(|&(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(got, want, "e1: k1, k2; e2: k1, k2, k3");
+}
+
 /// Found by review: a wait on several events waits for all of them; the event a UR wait enqueue
 /// signals covers what it waited for; a barrier with a wait list waits for those events only; a
 /// sync of an unordered stream completes it (later syncs do not wait for earlier work again); a

@@ -57,6 +57,8 @@ use rayon::prelude::*;
 /// legacy default stream.
 const STREAM_NON_BLOCKING: u32 = 1;
 use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A node: a host call (index into `ProcessTimeline::calls`), a device interval (into
 /// `ProcessTimeline::device`), or a record the capture does not have (into `Graph::absent`).
@@ -273,20 +275,39 @@ impl LastItems {
     }
 }
 
-/// An unordered stream's items since its last barrier, and that barrier (call indices).
+/// An unordered stream's items since its last barrier, and that barrier (call indices). The items
+/// are shared with the event records that captured them (`Items::Backlog`): a new barrier or sync
+/// starts a new list rather than emptying this one.
 #[derive(Default)]
 struct Unordered {
-    since: Vec<usize>,
+    since: Rc<RefCell<Vec<usize>>>,
     barrier: Option<usize>,
 }
 
 impl Unordered {
     /// What a wait for the whole stream waits for: everything since the last barrier, else it.
-    fn outstanding(&self) -> Vec<usize> {
-        if self.since.is_empty() {
-            self.barrier.into_iter().collect()
-        } else {
-            self.since.clone()
+    fn outstanding(&self) -> Items {
+        match self.since.borrow().len() {
+            0 => Items::Own(self.barrier.into_iter().collect()),
+            n => Items::Backlog(Rc::clone(&self.since), n),
+        }
+    }
+}
+
+/// The work items an event record captured (call indices, ascending): its own list, or the first
+/// `n` items of an unordered stream's backlog. A signal on an out-of-order queue captures the whole
+/// backlog: a copy per signal grew as signals × backlog.
+#[derive(Clone)]
+enum Items {
+    Own(Vec<usize>),
+    Backlog(Rc<RefCell<Vec<usize>>>, usize),
+}
+
+impl Items {
+    fn with<R>(&self, f: impl FnOnce(&[usize]) -> R) -> R {
+        match self {
+            Items::Own(v) => f(v),
+            Items::Backlog(b, n) => f(&b.borrow()[..*n]),
         }
     }
 }
@@ -320,7 +341,7 @@ impl Events {
         self.born.insert(k, seq);
     }
 
-    fn record(&mut self, e: u64, items: Vec<usize>, kind: EdgeKind) {
+    fn record(&mut self, e: u64, items: Items, kind: EdgeKind) {
         let k = self.key(e);
         self.records.insert(k, Record { items, kind });
     }
@@ -344,7 +365,7 @@ fn waited<'a>(c: &Call, links: &'a [EventLink]) -> impl Iterator<Item = u64> + '
 
 /// What an event record captured: the work items (call indices) its wait depends on.
 struct Record {
-    items: Vec<usize>,
+    items: Items,
     kind: EdgeKind,
 }
 
@@ -805,7 +826,7 @@ impl<'t> Builder<'t> {
                             u.barrier = Some(i);
                             Vec::new()
                         } else if is_barrier(c) {
-                            let v = std::mem::take(&mut u.since);
+                            let v = std::mem::take(&mut u.since).borrow().clone();
                             let v = if v.is_empty() {
                                 u.barrier.into_iter().collect()
                             } else {
@@ -814,7 +835,7 @@ impl<'t> Builder<'t> {
                             u.barrier = Some(i);
                             v
                         } else {
-                            u.since.push(i);
+                            u.since.borrow_mut().push(i);
                             u.barrier.into_iter().collect()
                         };
                         // (Stream order is along a track: the cross-track walk keeps none, so it
@@ -890,7 +911,7 @@ impl<'t> Builder<'t> {
                     last_item.set(s, i);
                     // ... and the events its work completes.
                     for l in p.links_of(c.seq).iter().filter(|l| l.signals) {
-                        events.record(l.event, vec![i], EdgeKind::EventWait);
+                        events.record(l.event, Items::Own(vec![i]), EdgeKind::EventWait);
                     }
                 }
                 // A Unified Runtime queue's release ends it as a destroy does (as for events: a
@@ -937,13 +958,14 @@ impl<'t> Builder<'t> {
                     let s = sg(&stream_gen, key);
                     let items = match unordered.get(&s) {
                         Some(u) => u.outstanding(),
-                        None => last_item.get(s).into_iter().collect(),
+                        None => Items::Own(last_item.get(s).into_iter().collect()),
                     };
                     events.record(e, items, EdgeKind::EventWait);
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
-                    events.record(e, last_item.since(None), EdgeKind::ContextEvent);
+                    let items = Items::Own(last_item.since(None));
+                    events.record(e, items, EdgeKind::ContextEvent);
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
                     let s = sg(&stream_gen, key);
@@ -951,22 +973,31 @@ impl<'t> Builder<'t> {
                     // What the event a Level Zero / UR wait signals (urEnqueueEventsWait's output)
                     // completes with: the queue's earlier work and what it waited for.
                     let signals = links.iter().any(|l| l.signals);
-                    let mut covered: Vec<usize> = match (signals, unordered.get(&s)) {
-                        (false, _) => Vec::new(),
+                    let own: Items = match (signals, unordered.get(&s)) {
+                        (false, _) => Items::Own(Vec::new()),
                         (true, Some(u)) => u.outstanding(),
-                        (true, None) => last_item.get(s).into_iter().collect(),
+                        (true, None) => Items::Own(last_item.get(s).into_iter().collect()),
                     };
+                    let mut waited_for: Vec<usize> = Vec::new();
                     for e in waited(c, links) {
                         if signals {
                             if let Some(r) = events.record_of(e) {
-                                covered.extend_from_slice(&r.items);
+                                r.items.with(|v| waited_for.extend_from_slice(v));
                             }
                         }
                         let deps = self.waits_on(&events, e, c.seq, "stream wait");
                         waits_for.entry(s).or_default().extend(deps);
                     }
-                    covered.sort_unstable();
-                    covered.dedup();
+                    // The queue's own items are ascending and distinct already.
+                    let covered = if waited_for.is_empty() {
+                        own
+                    } else {
+                        let mut v = own.with(<[usize]>::to_vec);
+                        v.extend(waited_for);
+                        v.sort_unstable();
+                        v.dedup();
+                        Items::Own(v)
+                    };
                     for l in links.iter().filter(|l| l.signals) {
                         events.record(l.event, covered.clone(), EdgeKind::EventWait);
                     }
@@ -999,7 +1030,7 @@ impl<'t> Builder<'t> {
                             // does not wait for it, nor does a later sync (the edge list stays
                             // linear in the calls).
                             Some(u) => {
-                                let v = u.outstanding();
+                                let v = u.outstanding().with(<[usize]>::to_vec);
                                 *u = Unordered::default();
                                 v
                             }
@@ -1079,11 +1110,11 @@ impl<'t> Builder<'t> {
         what: &str,
     ) -> Vec<(Node, EdgeKind, Evidence)> {
         match events.record_of(e) {
-            Some(r) => r
-                .items
-                .iter()
-                .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
-                .collect(),
+            Some(r) => r.items.with(|items| {
+                (items.iter())
+                    .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
+                    .collect()
+            }),
             None if self.could_lose(events.born_of(e), seq) => {
                 let l = self.p.loss;
                 let a = self.absent(format!(
