@@ -8,6 +8,7 @@ Modes (each op of synth_capture = outer runtime launch i, its driver launch i+1,
   frontier    groups of 4 launches: launch on X_k; cudaEventRecord(E_k, X_k);
               cudaStreamWaitEvent(S, E_k); cudaEventRecord(F_k, S); synth's syncs moved to 0x6000
   frontier_s  same, synth's syncs (on S = 0x5000, every 64 ops) kept
+  frontier_d  as frontier, each F_k destroyed after its record (cudaEventDestroy)
   ctxevent    groups of 4: launch own stream; cuCtxRecordEvent(E); launch own stream;
               cudaEventSynchronize(E)
   handoff     every 16 ops: op 16k (tid 100) -> token handoff (token k, to 101);
@@ -54,6 +55,29 @@ if mode == "pending":
             r.set(i + 1, api=LAUNCH_DRV)
         else:
             to_call(i, SYNC, a0=0x5000)
+elif mode == "frontier_d":
+    # frontier's records, each event destroyed once recorded: a program that makes an event per
+    # step and destroys it keeps its records to the live events.
+    r.add_api(5, "cudaEventRecord", "event_record")
+    r.add_api(6, "cudaStreamWaitEvent", "stream_wait")
+    r.add_api(11, "cudaEventDestroy", "event")
+    S = 0x5000
+    for n, i in enumerate(L):
+        k, m = divmod(n, 5)
+        X, E, F = 0x100000 + k, 0x200000 + k, 0x300000 + k
+        if m == 0:
+            to_call(i, LAUNCH_RT, a0=X, a1=r.get(i)["a1"], a2=1)
+            r.set(i + 1, api=LAUNCH_DRV)
+        elif m == 1:
+            to_call(i, 5, a0=X, a1=E)
+        elif m == 2:
+            to_call(i, 6, a0=S, a1=E)
+        elif m == 3:
+            to_call(i, 5, a0=S, a1=F)
+        else:
+            to_call(i, 11, a1=F)
+    for i in syncs():
+        r.set(i, a0=0x6000)
 elif mode in ("frontier", "frontier_s"):
     r.add_api(5, "cudaEventRecord", "event_record")
     r.add_api(6, "cudaStreamWaitEvent", "stream_wait")

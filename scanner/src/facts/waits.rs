@@ -612,7 +612,11 @@ pub(crate) fn analyze(
                 *g += 1;
             }
             Class::Event if name_of(e.api).contains("Destroy") => {
-                *event_gen.entry(e.a1).or_default() += 1;
+                // The ended lifetime's record (and the frontier copy it holds) is never looked up
+                // again: dropped, so memory follows the live events.
+                let g = event_gen.entry(e.a1).or_default();
+                records.remove(&(e.a1, *g));
+                *g += 1;
             }
             Class::EventRecord if !captures.capturing(&e) => {
                 let sg = stream_of(&stream_gen, &e);
