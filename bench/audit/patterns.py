@@ -55,15 +55,15 @@ if mode == "pending":
             r.set(i + 1, api=LAUNCH_DRV)
         else:
             to_call(i, SYNC, a0=0x5000)
-elif mode == "frontier_d":
-    # frontier's records, each event destroyed once recorded: a program that makes an event per
-    # step and destroys it keeps its records to the live events.
+elif mode in ("frontier", "frontier_s", "frontier_d"):
     r.add_api(5, "cudaEventRecord", "event_record")
     r.add_api(6, "cudaStreamWaitEvent", "stream_wait")
     r.add_api(11, "cudaEventDestroy", "event")
     S = 0x5000
+    # frontier_d: a fifth call destroys F_k once recorded (a program making an event per step).
+    group = 5 if mode == "frontier_d" else 4
     for n, i in enumerate(L):
-        k, m = divmod(n, 5)
+        k, m = divmod(n, group)
         X, E, F = 0x100000 + k, 0x200000 + k, 0x300000 + k
         if m == 0:
             to_call(i, LAUNCH_RT, a0=X, a1=r.get(i)["a1"], a2=1)
@@ -76,25 +76,7 @@ elif mode == "frontier_d":
             to_call(i, 5, a0=S, a1=F)
         else:
             to_call(i, 11, a1=F)
-    for i in syncs():
-        r.set(i, a0=0x6000)
-elif mode in ("frontier", "frontier_s"):
-    r.add_api(5, "cudaEventRecord", "event_record")
-    r.add_api(6, "cudaStreamWaitEvent", "stream_wait")
-    S = 0x5000
-    for n, i in enumerate(L):
-        k, m = divmod(n, 4)
-        X, E, F = 0x100000 + k, 0x200000 + k, 0x300000 + k
-        if m == 0:
-            to_call(i, LAUNCH_RT, a0=X, a1=r.get(i)["a1"], a2=1)
-            r.set(i + 1, api=LAUNCH_DRV)
-        elif m == 1:
-            to_call(i, 5, a0=X, a1=E)
-        elif m == 2:
-            to_call(i, 6, a0=S, a1=E)
-        else:
-            to_call(i, 5, a0=S, a1=F)
-    if mode == "frontier":
+    if mode != "frontier_s":
         for i in syncs():
             r.set(i, a0=0x6000)
 elif mode == "ctxevent":
