@@ -9,7 +9,7 @@ S=${SYNTH:-target/release/examples/synth_capture}
 D=${DIR:-/tmp/causeway-audit}
 for n in ${SIZES:-30000 60000 100000 300000 1000000}; do
   [ -e "$D/base-$n" ] || "$S" "$D/base-$n" "$n" 4 > /dev/null
-  for m in pending frontier frontier_s frontier_d ctxevent handoff handoffq longspan openfirst unordered unordered_r nest names; do
+  for m in pending streams_launch streams_sync frontier frontier_s frontier_d ctxevent handoff handoffq longspan openfirst unordered unordered_r nest names; do
     python3 bench/audit/patterns.py "$m" "$D/base-$n/bench-4242-0-0.cwring" "$D/$m-$n/bench-4242-0-0.cwring" > /dev/null
   done
 done

@@ -9,6 +9,9 @@ Modes (each op of synth_capture = outer runtime launch i, its driver launch i+1,
               cudaStreamWaitEvent(S, E_k); cudaEventRecord(F_k, S); synth's syncs moved to 0x6000
   frontier_s  same, synth's syncs (on S = 0x5000, every 64 ops) kept
   frontier_d  as frontier, each F_k destroyed after its record (cudaEventDestroy)
+  streams_launch  every other outer launch on the legacy stream, the others each on a stream of
+              its own                                        -> graph.rs legacy-stream edges
+  streams_sync    the same, the others each a cudaStreamSynchronize on a stream never launched on
   ctxevent    groups of 4: launch own stream; cuCtxRecordEvent(E); launch own stream;
               cudaEventSynchronize(E)
   handoff     every 16 ops: op 16k (tid 100) -> token handoff (token k, to 101);
@@ -55,6 +58,17 @@ if mode == "pending":
             r.set(i + 1, api=LAUNCH_DRV)
         else:
             to_call(i, SYNC, a0=0x5000)
+elif mode in ("streams_launch", "streams_sync"):
+    # Every other outer launch to the legacy stream; the ones between each on a stream of its own,
+    # as a launch (streams_launch) or a cudaStreamSynchronize never launched on (streams_sync). Only
+    # the outer call changes (the driver child keeps its stream).
+    for n, i in enumerate(L, 1):
+        if n % 2 == 0:
+            r.set(i, a0=0)
+        elif mode == "streams_sync":
+            r.set(i, api=SYNC, a0=0x100000 + n)
+        else:
+            r.set(i, a0=0x100000 + n)
 elif mode in ("frontier", "frontier_s", "frontier_d"):
     r.add_api(5, "cudaEventRecord", "event_record")
     r.add_api(6, "cudaStreamWaitEvent", "stream_wait")
