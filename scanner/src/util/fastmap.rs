@@ -42,25 +42,32 @@ impl<K: std::hash::Hash + Eq + Copy, V: Default> Rows<K, V> {
     #[inline(always)]
     pub fn index_of(&mut self, key: K) -> usize {
         let slot = recent_slot(&key);
-        match self.recent[slot] {
-            r if r > 0 && self.rows[r - 1].0 == key => r - 1,
-            _ => self.miss(key, slot),
-        }
+        self.recent_row(&key, slot)
+            .unwrap_or_else(|| self.miss(key, slot))
     }
 
     /// The row of `key` if it has one (none is created: a key only looked up never becomes a row).
     #[inline(always)]
     pub fn get(&mut self, key: K) -> Option<&V> {
         let slot = recent_slot(&key);
-        let i = match self.recent[slot] {
-            r if r > 0 && self.rows[r - 1].0 == key => r - 1,
-            _ => {
+        let i = match self.recent_row(&key, slot) {
+            Some(i) => i,
+            None => {
                 let i = *self.index.get(&key)?;
                 self.recent[slot] = i + 1;
                 i
             }
         };
         Some(&self.rows[i].1)
+    }
+
+    /// `key`'s row index when it is the slot's recent row.
+    #[inline(always)]
+    fn recent_row(&self, key: &K, slot: usize) -> Option<usize> {
+        match self.recent[slot] {
+            r if r > 0 && self.rows[r - 1].0 == *key => Some(r - 1),
+            _ => None,
+        }
     }
 
     /// The row index of `key` from the map (created empty the first time), made the slot's recent row.

@@ -331,10 +331,10 @@ impl Events {
         (e, self.generation.get(&e).copied().unwrap_or(0))
     }
 
-    /// The handle's lifetime ends (destroyed, or a UR event's release).
-    /// The lifetime of `e` ends: its record and creation can never be looked up again (the next
-    /// lifetime has keys of its own), so they are dropped — a program that creates and destroys an
-    /// event per step keeps the walk's memory to its live events.
+    /// The handle's lifetime ends (destroyed, or a UR event's release). Its record and creation can
+    /// never be looked up again (the next lifetime has keys of its own), so they are dropped: a
+    /// program that creates and destroys an event per step keeps the walk's memory to its live
+    /// events.
     fn end(&mut self, e: u64) {
         let k = self.key(e);
         self.records.remove(&k);
