@@ -55,6 +55,8 @@ impl Views {
         let capture = crate::Capture::open(path)?;
         let rings = capture.rings()?;
         let t = Timeline::build(&rings);
+        // The views read the model (and the rings' parsed headers), not the mapped entries.
+        capture.release_pages();
         let (v, range) = Views::of_rings(&path.display().to_string(), &rings, &t, o);
         crate::util::drop::drop_later(t);
         range.map_err(|e| crate::CaptureError::new(path, e))?;

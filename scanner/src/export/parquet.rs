@@ -784,6 +784,9 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
+    // As `super::export`: the rings' pages are given back once the model and tokens hold them.
+    tokens.read_all();
+    cap.release_pages();
 
     let tmp = sibling(output, "tmp");
     causeway_ring::private::create_dir(&tmp).map_err(|e| {

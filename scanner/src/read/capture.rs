@@ -102,6 +102,18 @@ impl RingFile {
         }
     }
 
+    /// Gives back the pages of the file this process has mapped (they stay in the page cache; a
+    /// later read maps them again). For a command whose model holds what it still needs: the mapped
+    /// ring is the largest part of its memory otherwise.
+    pub fn release_pages(&self) {
+        if let Bytes::Mapped(m, _) = &self.bytes {
+            // SAFETY: the mapping is private and read-only, so this process never wrote to it: its
+            // pages read back from the file as they were; nothing borrows it across this call in
+            // a way that could observe a difference.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// Whether the file shrank while it was being read (a page of it was gone: see `guard`).
     pub fn changed(&self) -> bool {
         matches!(&self.bytes, Bytes::Mapped(_, w) if w.faulted())
@@ -184,6 +196,11 @@ impl Capture {
             path: path.to_path_buf(),
             files,
         })
+    }
+
+    /// `RingFile::release_pages` for every file.
+    pub fn release_pages(&self) {
+        self.files.iter().for_each(RingFile::release_pages);
     }
 
     /// The first ring file that shrank while it was being read, if any (`RingFile::changed`).

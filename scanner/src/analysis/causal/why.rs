@@ -198,7 +198,11 @@ pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::
     let capture = crate::Capture::open(path)?;
     let rings = capture.rings()?;
     let t = Timeline::build(&rings);
-    let w = why_with(&t, &TokenSource::of(&rings), target);
+    let tokens = TokenSource::of(&rings);
+    // The model and the tokens hold all the graph reads: the rings' pages are given back.
+    tokens.read_all();
+    capture.release_pages();
+    let w = why_with(&t, &tokens, target);
     crate::util::drop::drop_later(t);
     w.map_err(|e| crate::CaptureError::new(path, e))
 }
@@ -231,6 +235,13 @@ impl<'r> TokenSource<'r> {
             rings: &[],
             read: Vec::new(),
         }
+    }
+
+    /// Decodes every process's tokens now (before the rings' pages are given back).
+    pub fn read_all(&self) {
+        (0..self.rings.len()).for_each(|k| {
+            self.get(k);
+        });
     }
 
     /// The tokens of the timeline's `k`-th process (decoded on first use); `None` without rings.
