@@ -58,6 +58,7 @@ use causeway_ring::clock::Converter;
 use causeway_ring::layout::{entry_flags, DeviceKind};
 use causeway_ring::{Class, Entry, Header};
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -187,11 +188,77 @@ struct Item {
 /// A stream in one generation.
 type StreamGen = (StreamKey, u64);
 
-/// What a point in one stream's order depends on through stream waits: other streams (each in its
-/// generation) → the sequence number below which their work must have finished (exclusive). Only
-/// bounds that still name pending work are kept (see `owes`), so its size is bounded by the streams
-/// with uncovered work, whatever the capture's length.
-type Frontier = HashMap<StreamGen, u64>;
+/// A bound of a frontier: another stream (in its generation) and the sequence number below which
+/// its work must have finished (exclusive).
+type Bound = (StreamGen, u64);
+
+/// What a point in one stream's order depends on through stream waits: its bounds, appended as
+/// waits merge them in. A stream may be named more than once (the largest bound holds: draining up
+/// to a smaller one takes nothing more), and a bound that names no pending work any more is inert
+/// (see `owes`); such bounds are dropped once the log has doubled since it was last pruned, so its
+/// length stays within twice the streams with uncovered work (plus `PRUNE_SLACK`), whatever the
+/// capture's length, at amortised constant cost per bound.
+///
+/// An event record keeps a `Snapshot` of its stream's frontier (the log and its length then):
+/// appends after it are past its end and pruning starts a new log, so a record costs a pointer,
+/// not a copy. (A copy per record, and pruning at every wait, were quadratic in time and memory
+/// where a stream keeps waiting on new streams that are never synchronized and records an event
+/// after each wait: out of memory at 300 k entries.)
+#[derive(Default)]
+struct Frontier {
+    log: Rc<RefCell<Vec<Bound>>>,
+    /// The log's length after it was last pruned.
+    kept: usize,
+}
+
+/// Bounds a log may hold beyond twice its pruned length before it is pruned again.
+const PRUNE_SLACK: usize = 32;
+
+impl Frontier {
+    fn snapshot(&self) -> Option<Snapshot> {
+        let n = self.log.borrow().len();
+        (n > 0).then(|| Snapshot(Rc::clone(&self.log), n))
+    }
+
+    /// Appends `bounds`, then prunes if the log has doubled.
+    fn extend(&mut self, bounds: &mut Vec<Bound>, pending: &HashMap<StreamGen, VecDeque<Item>>) {
+        let n = {
+            let mut log = self.log.borrow_mut();
+            log.append(bounds);
+            log.len()
+        };
+        if n > 2 * self.kept + PRUNE_SLACK {
+            // The live bounds, one per stream (its largest), in stream order; the old log stays as
+            // the snapshots taken of it read it.
+            let mut live: Vec<Bound> = (self.log.borrow().iter())
+                .filter(|(sg, b)| owes(pending, sg, *b))
+                .copied()
+                .collect();
+            live.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            live.dedup_by_key(|(sg, _)| *sg);
+            self.kept = live.len();
+            self.log = Rc::new(RefCell::new(live));
+        }
+    }
+}
+
+/// A frontier as an event record captured it: the first `.1` bounds of a log.
+#[derive(Clone)]
+struct Snapshot(Rc<RefCell<Vec<Bound>>>, usize);
+
+impl Snapshot {
+    fn of(bounds: Vec<Bound>) -> Option<Snapshot> {
+        let n = bounds.len();
+        (n > 0).then(|| Snapshot(Rc::new(RefCell::new(bounds)), n))
+    }
+
+    /// Calls `f` with each bound (the log is borrowed meanwhile: `f` must not append to it).
+    fn each(&self, mut f: impl FnMut(&StreamGen, u64)) {
+        for (sg, b) in &self.0.borrow()[..self.1] {
+            f(sg, *b);
+        }
+    }
+}
 
 /// The latest completed record of one event (in one generation).
 /// The stream a context event record is "on": none, no work is ever pending on it (its record's
@@ -203,8 +270,8 @@ struct Record {
     stream: StreamGen,
     /// The record call's sequence number: it captured the stream's work issued before it.
     seq: u64,
-    /// The recorded stream's frontier at the record, shared with the stream until it changes.
-    deps: Option<Rc<Frontier>>,
+    /// The recorded stream's frontier at the record.
+    deps: Option<Snapshot>,
 }
 
 /// The device intervals of the issuing calls, by the call's entry index: a flat table sorted by
@@ -344,14 +411,18 @@ fn drain(
     }
 }
 
-/// Takes the work a frontier names.
+/// Takes the work a frontier names, and lists the streams it names in `touched`.
 fn drain_frontier(
     pending: &mut HashMap<StreamGen, VecDeque<Item>>,
-    deps: Option<&Frontier>,
+    deps: Option<&Snapshot>,
     out: &mut Vec<Item>,
+    touched: &mut Vec<StreamGen>,
 ) {
-    for (sg, &bound) in deps.into_iter().flatten() {
-        drain(pending, sg, bound, out);
+    if let Some(d) = deps {
+        d.each(|sg, bound| {
+            drain(pending, sg, bound, out);
+            touched.push(*sg);
+        });
     }
 }
 
@@ -365,26 +436,29 @@ fn owes(pending: &HashMap<StreamGen, VecDeque<Item>>, sg: &StreamGen, bound: u64
 }
 
 /// Merges what `rec` captured (its stream's work before it and that stream's frontier then) into the
-/// frontier of stream `into`, dropping bounds that name no pending work. Bounds on `into` itself are
-/// left out: its own earlier work precedes any later operation of it anyway.
+/// frontier of stream `into`, leaving out bounds that name no pending work. Bounds on `into` itself
+/// are left out too: its own earlier work precedes any later operation of it anyway. `scratch` is a
+/// buffer kept between calls.
 fn merge_wait(
-    frontiers: &mut HashMap<StreamGen, Rc<Frontier>>,
+    frontiers: &mut HashMap<StreamGen, Frontier>,
     pending: &HashMap<StreamGen, VecDeque<Item>>,
     into: StreamGen,
     rec: &Record,
+    scratch: &mut Vec<Bound>,
 ) {
-    let captured = std::iter::once((&rec.stream, &rec.seq))
-        .chain(rec.deps.as_deref().into_iter().flatten())
-        .filter(|&(sg, &b)| *sg != into && owes(pending, sg, b));
-    let mut captured = captured.peekable();
-    if captured.peek().is_none() {
-        return;
+    scratch.clear();
+    let mut take = |sg: &StreamGen, b: u64| {
+        if *sg != into && owes(pending, sg, b) {
+            scratch.push((*sg, b));
+        }
+    };
+    take(&rec.stream, rec.seq);
+    // Read before `into`'s log is appended to: the record may hold a snapshot of that very log.
+    if let Some(d) = &rec.deps {
+        d.each(&mut take);
     }
-    let f = Rc::make_mut(frontiers.entry(into).or_default());
-    f.retain(|sg, b| owes(pending, sg, *b));
-    for (sg, &b) in captured {
-        let e = f.entry(*sg).or_insert(b);
-        *e = (*e).max(b);
+    if !scratch.is_empty() {
+        frontiers.entry(into).or_default().extend(scratch, pending);
     }
 }
 
@@ -544,7 +618,8 @@ pub(crate) fn analyze(
     // afresh each time was a twentieth of this pass.
     let mut spare: Vec<VecDeque<Item>> = Vec::new();
     // Streams with a non-empty frontier (cross-stream dependencies from stream waits).
-    let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::default();
+    let mut frontiers: HashMap<StreamGen, Frontier> = HashMap::default();
+    let mut bounds = Vec::new();
     // (event, generation) → its latest completed record.
     let mut records: HashMap<(u64, u64), Record> = HashMap::default();
     let mut out = WaitsPartial::default();
@@ -624,14 +699,14 @@ pub(crate) fn analyze(
                 let rec = Record {
                     stream: sg,
                     seq: e.seq,
-                    deps: frontiers.get(&sg).cloned(),
+                    deps: frontiers.get(&sg).and_then(Frontier::snapshot),
                 };
                 records.insert((e.a1, eg), rec);
             }
             // Recorded over every stream: the work pending anywhere before it, as a frontier.
             Class::CtxEventRecord => {
                 let eg = event_gen.get(&e.a1).copied().unwrap_or(0);
-                let all: Frontier = pending
+                let all: Vec<Bound> = pending
                     .iter()
                     .filter(|(_, q)| q.front().is_some_and(|it| it.seq < e.seq))
                     .map(|(sg, _)| (*sg, e.seq))
@@ -639,7 +714,7 @@ pub(crate) fn analyze(
                 let rec = Record {
                     stream: EVERY_STREAM,
                     seq: e.seq,
-                    deps: Some(Rc::new(all)),
+                    deps: Snapshot::of(all),
                 };
                 records.insert((e.a1, eg), rec);
             }
@@ -649,7 +724,7 @@ pub(crate) fn analyze(
                 // An event never recorded (in this generation): the wait is a no-op.
                 if let Some(rec) = records.get(&(e.a1, eg)) {
                     let sg = stream_of(&stream_gen, &e);
-                    merge_wait(&mut frontiers, &pending, sg, rec);
+                    merge_wait(&mut frontiers, &pending, sg, rec, &mut bounds);
                 }
             }
             Class::Sync | Class::EventSync => {
@@ -663,9 +738,8 @@ pub(crate) fn analyze(
                     if let Some(rec) = records.get(&(e.a1, eg)) {
                         direct = (rec.stream != EVERY_STREAM).then_some(rec.stream);
                         drain(&mut pending, &rec.stream, rec.seq, &mut covered);
-                        drain_frontier(&mut pending, rec.deps.as_deref(), &mut covered);
+                        drain_frontier(&mut pending, rec.deps.as_ref(), &mut covered, &mut touched);
                         touched.push(rec.stream);
-                        touched.extend(rec.deps.iter().flat_map(|d| d.keys()));
                     }
                 } else if e.a0 == 0
                     && e.flags & entry_flags::PER_THREAD == 0
@@ -682,10 +756,9 @@ pub(crate) fn analyze(
                     direct = Some(sg);
                     drain(&mut pending, &sg, e.seq, &mut covered);
                     // The sync waited for the stream's waits too; its frontier has no work left.
-                    let deps = frontiers.remove(&sg);
-                    drain_frontier(&mut pending, deps.as_deref(), &mut covered);
+                    let deps = frontiers.remove(&sg).and_then(|f| f.snapshot());
+                    drain_frontier(&mut pending, deps.as_ref(), &mut covered, &mut touched);
                     touched.push(sg);
-                    touched.extend(deps.iter().flat_map(|d| d.keys()));
                 }
                 covered.sort_unstable_by_key(|it| it.seq);
                 // Queues this wait emptied are given back; only those it drained are looked at
@@ -1443,8 +1516,8 @@ mod tests {
 
     #[test]
     fn frontiers_stay_bounded_by_the_streams_with_uncovered_work() {
-        // A thousand short-lived streams, each waited on by B and then synced: B's frontier keeps only
-        // the bounds that still name pending work.
+        // A thousand short-lived streams, each waited on by B and then synced: B's frontier keeps
+        // only the bounds that still name pending work, give or take the slack before a pruning.
         let item = |seq, stream| Item {
             idx: 0,
             seq,
@@ -1453,7 +1526,8 @@ mod tests {
         };
         let b: StreamGen = ((B, 0), 0);
         let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
-        let mut frontiers: HashMap<StreamGen, Rc<Frontier>> = HashMap::default();
+        let mut frontiers: HashMap<StreamGen, Frontier> = HashMap::default();
+        let mut scratch = Vec::new();
         let mut snapshots = Vec::new();
         for g in 0..1000u64 {
             let t: StreamGen = ((A, 0), g);
@@ -1463,10 +1537,10 @@ mod tests {
                 seq: 3 * g + 1,
                 deps: None,
             };
-            merge_wait(&mut frontiers, &pending, b, &rec);
-            // A record on B keeps a snapshot: the next change copies the (small) frontier.
-            snapshots.push(frontiers.get(&b).cloned());
-            assert!(frontiers[&b].len() <= 2, "{}", frontiers[&b].len());
+            merge_wait(&mut frontiers, &pending, b, &rec, &mut scratch);
+            snapshots.push(frontiers[&b].snapshot());
+            let n = frontiers[&b].log.borrow().len();
+            assert!(n <= 2 + PRUNE_SLACK + 1, "{n}");
             let mut out = Vec::new();
             drain(&mut pending, &t, 3 * g + 2, &mut out);
             assert_eq!(out.len(), 1);
@@ -1478,10 +1552,58 @@ mod tests {
             seq: 1,
             deps: snapshots[10].clone(),
         };
-        let before = frontiers[&b].clone();
-        merge_wait(&mut frontiers, &pending, ((C, 0), 0), &rec);
+        let before = Rc::clone(&frontiers[&b].log);
+        let len = before.borrow().len();
+        merge_wait(&mut frontiers, &pending, ((C, 0), 0), &rec, &mut scratch);
         assert!(!frontiers.contains_key(&((C, 0), 0)));
-        assert!(Rc::ptr_eq(&before, &frontiers[&b]));
+        assert!(Rc::ptr_eq(&before, &frontiers[&b].log));
+        assert_eq!(frontiers[&b].log.borrow().len(), len);
+    }
+
+    #[test]
+    fn records_keep_their_frontier_in_linear_memory() {
+        // B waits on a record of a new stream each round (whose work is never synced), then records
+        // an event of its own that is never destroyed: each record captures a frontier naming every
+        // stream so far. Kept as copies that was n²/2 bounds; as snapshots of shared logs the
+        // distinct logs hold a few bounds per round, and each snapshot still reads its own frontier.
+        let item = |seq, stream| Item {
+            idx: 0,
+            seq,
+            stream,
+            end: None,
+        };
+        let b: StreamGen = ((B, 0), 0);
+        let n = 2000u64;
+        let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
+        let mut frontiers: HashMap<StreamGen, Frontier> = HashMap::default();
+        let mut scratch = Vec::new();
+        let mut records = Vec::new();
+        for g in 0..n {
+            let t: StreamGen = ((A, 0), g);
+            pending.entry(t).or_default().push_back(item(10 * g, t));
+            let rec = Record {
+                stream: t,
+                seq: 10 * g + 1,
+                deps: None,
+            };
+            merge_wait(&mut frontiers, &pending, b, &rec, &mut scratch);
+            records.push(frontiers[&b].snapshot().unwrap());
+        }
+        let held: usize = (records.iter())
+            .map(|s| (Rc::as_ptr(&s.0), s.0.borrow().capacity()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .values()
+            .sum();
+        assert!(held <= 8 * n as usize, "{held} bounds held for {n} records");
+        // The k-th record names exactly streams 0..=k, each with its own bound.
+        for (k, s) in records.iter().enumerate().step_by(97) {
+            let mut named = Vec::new();
+            s.each(|sg, bound| named.push((sg.1, bound)));
+            named.sort_unstable();
+            named.dedup();
+            let want: Vec<(u64, u64)> = (0..=k as u64).map(|g| (g, 10 * g + 1)).collect();
+            assert_eq!(named, want, "record {k}");
+        }
     }
 
     #[test]
