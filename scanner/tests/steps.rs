@@ -667,3 +667,199 @@ fn a_call_is_found_near_a_hint_as_a_binary_search_finds_it() {
         }
     }
 }
+
+/// A small deterministic generator for the randomised checks below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = (self.0.wrapping_mul(6364136223846793005)).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// The device figures of a window as the definitions say, from every span: clip the overlapping
+/// ones, merge, measure.
+fn device_by_definition(spans: &[DeviceSpan], lo: u64, hi: u64) -> (u64, u64, u64, u64, u64, u64) {
+    let over: Vec<&DeviceSpan> = (spans.iter())
+        .filter(|s| {
+            s.begin_ns < hi && (s.end_ns > lo || (s.end_ns == lo && s.begin_ns == lo && lo < hi))
+        })
+        .collect();
+    let clipped = |k: Option<DeviceKind>| {
+        let v = (over.iter())
+            .filter(|s| k.is_none_or(|k| s.kind == k))
+            .map(|s| (s.begin_ns.max(lo), s.end_ns.min(hi)))
+            .collect();
+        union(v)
+    };
+    let (all, copy, kern) = (
+        clipped(None),
+        clipped(Some(DeviceKind::Memcpy)),
+        clipped(Some(DeviceKind::Kernel)),
+    );
+    let bound = over.iter().map(|s| s.bound_ns).max().unwrap_or(0);
+    (
+        over.len() as u64,
+        measure(&all),
+        measure(&copy),
+        measure(&kern),
+        intersection(&copy, &kern),
+        bound,
+    )
+}
+
+#[test]
+fn device_windows_match_the_definition_on_random_spans() {
+    let mut g = Lcg(3);
+    for round in 0..60 {
+        let n = [0, 1, 5, 40, 300][round % 5];
+        // Round 7, 17, …: one span ends before it begins (a damaged capture).
+        let inverted = round % 10 == 7;
+        let mut spans: Vec<DeviceSpan> = (0..n)
+            .map(|k| {
+                let kind = ["kernel", "memcpy", "memset", "graph"][g.next(4) as usize];
+                let b = g.next(2000);
+                let len = if g.next(6) == 0 { 0 } else { g.next(300) };
+                let mut s = span(kind, g.next(3), b, b + len);
+                if inverted && k == n / 2 {
+                    s.end_ns = s.begin_ns.saturating_sub(50);
+                }
+                s.bound_ns = g.next(100);
+                s
+            })
+            .collect();
+        spans.sort_by_key(|s| (s.begin_ns, s.end_ns));
+        let idx = steps::SpanIndex::new(&spans);
+        for _ in 0..80 {
+            let lo = T0 + g.next(2400);
+            let hi = lo + [0, 1, g.next(50), g.next(2500)][g.next(4) as usize];
+            let d = steps::device_window(&idx, lo, hi);
+            let got = (
+                d.spans,
+                d.busy_ns,
+                d.copy_ns,
+                d.compute_ns,
+                d.overlap_ns,
+                d.bound_ns,
+            );
+            assert_eq!(
+                got,
+                device_by_definition(&spans, lo, hi),
+                "round {round} window {lo}..{hi}"
+            );
+            assert_eq!(d.idle_ns, (hi - lo).saturating_sub(d.busy_ns));
+        }
+    }
+}
+
+/// Sub-range depths (1 + how many other sub-ranges of the step enclose it) and launch figures as
+/// the definitions say, against the view, on random ranges — properly nested or not — and on calls
+/// of one thread that do or do not overlap (a damaged capture).
+#[test]
+fn step_regions_and_calls_match_the_definition_on_random_ranges() {
+    let mut g = Lcg(5);
+    for round in 0..40 {
+        let mut p = timeline();
+        let nested = round % 2 == 0;
+        // Properly nested: a chain of "s" ranges, each inside the last, with "a"/"b" ranges among
+        // them; otherwise any intervals.
+        let mut at = 0u64;
+        let mut until = 5000u64;
+        for k in 0..30u64 {
+            let (b, e) = if nested {
+                // Shared begins and ends too (a range ending with the one around it).
+                at += g.next(3) * g.next(40);
+                until -= g.next(3) * g.next(40);
+                (at, until.max(at))
+            } else {
+                let b = g.next(4000);
+                (b, b + g.next(1500))
+            };
+            let name = if k % 3 == 0 {
+                "s"
+            } else if k % 3 == 1 {
+                "a"
+            } else {
+                "b"
+            };
+            p.ranges.push(range(1, name, b, e, 0));
+        }
+        let overlapping_calls = round % 4 == 1;
+        let mut t = 0;
+        for _ in 0..50 {
+            let b = if overlapping_calls {
+                g.next(5000)
+            } else {
+                t + g.next(60)
+            };
+            let e = b + g.next(80);
+            t = e;
+            p.calls.push(call(1, "cudaLaunchKernel", "launch", b, e, 0));
+        }
+        let p = sorted(p);
+        let o = StepOptions {
+            range: Some("s".into()),
+            domain: None,
+        };
+        let s = process_steps(&p, &o);
+        let mut launches: Vec<(u64, u64)> = p
+            .calls
+            .iter()
+            .map(|c| (c.begin_ns, c.end_ns.unwrap()))
+            .collect();
+        launches.sort_unstable();
+        let mut seen: std::collections::HashMap<(u64, u64), usize> = Default::default();
+        for st in &s.steps {
+            let (lo, hi) = (st.begin_ns, st.end_ns);
+            // The step's range: of the "s" ranges with these times, the one as many steps along.
+            let nth = seen.entry((lo, hi)).or_default();
+            let me = (p.ranges.iter().enumerate())
+                .filter(|(_, r)| r.name == "s" && r.begin_ns == lo && r.end_ns == Some(hi))
+                .nth(*nth)
+                .unwrap()
+                .0;
+            *nth += 1;
+            let mut inside: Vec<(u64, u64, usize)> = (p.ranges.iter().enumerate())
+                .filter(|&(i, r)| {
+                    let e = r.end_ns.unwrap();
+                    i != me
+                        && r.begin_ns >= lo
+                        && e <= hi
+                        && ((r.begin_ns, e) != (lo, hi) || i > me)
+                })
+                .map(|(i, r)| (r.begin_ns, r.end_ns.unwrap(), i))
+                .collect();
+            inside.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+            let mut stack: Vec<(u64, u64)> = Vec::new();
+            let mut want: std::collections::BTreeMap<&str, (u32, u64)> = Default::default();
+            for &(b, e, i) in &inside {
+                while stack.last().is_some_and(|t| t.1 <= b && t.1 < e) {
+                    stack.pop();
+                }
+                let depth = 1 + stack.iter().filter(|t| t.0 <= b && t.1 >= e).count() as u32;
+                stack.push((b, e));
+                let w = want.entry(p.ranges[i].name).or_insert((depth, 0));
+                w.0 = w.0.min(depth);
+                w.1 += 1;
+            }
+            let got: std::collections::BTreeMap<&str, (u32, u64)> = st
+                .regions
+                .iter()
+                .map(|r| (r.name.as_str(), (r.depth, r.count)))
+                .collect();
+            assert_eq!(got, want, "round {round} step {lo}..{hi}");
+            // Launch time: the union of the clipped launches, and how many overlap.
+            let parts: Vec<(u64, u64)> = (launches.iter())
+                .filter(|&&(b, e)| b < hi && e > lo)
+                .map(|&(b, e)| (b.max(lo), e.min(hi)))
+                .collect();
+            if !overlapping_calls {
+                assert_eq!(
+                    (st.launch_ns, st.launch_calls),
+                    (measure(&union(parts.clone())), parts.len() as u64)
+                );
+            }
+        }
+    }
+}

@@ -59,9 +59,10 @@
 
 use crate::facts::model::{DeviceSpan, ProcessTimeline, Range};
 use crate::util::fastmap::HashMap;
-use crate::util::intervals::{clip, intersection, measure, overlap_ratio, union};
+use crate::util::intervals::{clip, intersect, measure, overlap_ratio, union, Measured};
 use crate::util::rank::nearest_rank;
-use crate::util::reach::Reach;
+use crate::util::reach::{RangeMax, Reach};
+use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -445,8 +446,30 @@ pub fn select(
 
 /// Depth-0 calls of one thread in classes of interest, sorted by begin; ends are `u64::MAX` while open.
 struct ThreadCalls {
-    launch: Vec<(u64, u64)>,
-    sync: Vec<(u64, u64)>,
+    launch: Calls,
+    sync: Calls,
+}
+
+/// One thread's calls of one kind: measured in O(log n) per window when they are disjoint, as
+/// depth-0 calls of one thread are; kept as they are otherwise (a damaged capture), for the scan.
+enum Calls {
+    Measured(Measured),
+    Scanned(Vec<(u64, u64)>),
+}
+
+impl Calls {
+    /// `v` sorted by begin.
+    fn new(v: Vec<(u64, u64)>) -> Calls {
+        Measured::new(v).map_or_else(Calls::Scanned, Calls::Measured)
+    }
+
+    /// The length of the union of the calls' parts in [lo, hi), and how many calls overlap it.
+    fn clipped_in(&self, lo: u64, hi: u64) -> (u64, u64) {
+        match self {
+            Calls::Measured(m) => m.within(lo, hi),
+            Calls::Scanned(v) => clipped_in(v, lo, hi),
+        }
+    }
 }
 
 /// Intervals of `v` (sorted by begin, disjoint) overlapping [lo, hi), clipped: (union length, count).
@@ -463,17 +486,34 @@ fn clipped_in(v: &[(u64, u64)], lo: u64, hi: u64) -> (u64, u64) {
     (measure(&union(parts)), n)
 }
 
-/// Device spans sorted by begin, indexed by their ends for window queries (`util::reach`).
+/// Device spans sorted by begin, indexed by their ends for window queries (`util::reach`), and
+/// (made on first use) the unions a step's device figures measure.
 pub struct SpanIndex<'a> {
     spans: &'a [DeviceSpan],
     reach: Reach,
+    unions: std::sync::OnceLock<Unions>,
+}
+
+/// The union of all device spans, of the copies, of the kernels, and the copies' and kernels'
+/// intersection; the spans' bounds by index; whether every span ends at or after its begin.
+struct Unions {
+    all: Measured,
+    copy: Measured,
+    kernel: Measured,
+    overlap: Measured,
+    bounds: RangeMax,
+    ordered: bool,
 }
 
 impl<'a> SpanIndex<'a> {
     /// `spans` must be sorted by begin (the model sorts them).
     pub fn new(spans: &'a [DeviceSpan]) -> SpanIndex<'a> {
         let reach = Reach::new(spans.iter().map(|s| s.end_ns).collect());
-        SpanIndex { spans, reach }
+        SpanIndex {
+            spans,
+            reach,
+            unions: std::sync::OnceLock::new(),
+        }
     }
 
     /// Spans with begin < hi and end > lo (a zero-length span inside the window counts too), in
@@ -484,28 +524,70 @@ impl<'a> SpanIndex<'a> {
             .map(|i| &self.spans[i])
             .filter(move |s| s.end_ns > lo || (s.end_ns == lo && s.begin_ns == lo && lo < hi))
     }
+
+    fn unions(&self) -> &Unions {
+        self.unions.get_or_init(|| {
+            let of = |kind: Option<DeviceKind>| {
+                (self.spans.iter())
+                    .filter(|s| kind.is_none_or(|k| s.kind == k))
+                    .map(|s| (s.begin_ns, s.end_ns))
+                    .collect::<Vec<_>>()
+            };
+            let copy = union(of(Some(DeviceKind::Memcpy)));
+            let kernel = union(of(Some(DeviceKind::Kernel)));
+            // Merged already: `of_union` below only checks them.
+            let overlap = intersect(&copy, &kernel);
+            Unions {
+                all: Measured::of_union(of(None)),
+                copy: Measured::of_union(copy),
+                kernel: Measured::of_union(kernel),
+                overlap: Measured::of_union(overlap),
+                bounds: RangeMax::new(self.spans.iter().map(|s| s.bound_ns).collect()),
+                ordered: self.spans.iter().all(|s| s.begin_ns <= s.end_ns),
+            }
+        })
+    }
+
+    /// How many spans `overlapping` lists, and their largest bound. Every span that begins inside
+    /// the window overlaps it (it ends at or after it begins; one of no length at `lo` counts by
+    /// `overlapping`'s rule), so only the spans begun before `lo` are visited, and of those only
+    /// the ones that reach it (`Reach`). Spans that end before they begin (a damaged capture) are
+    /// all visited.
+    fn count_and_bound(&self, lo: u64, hi: u64) -> (u64, u64) {
+        let u = self.unions();
+        if !u.ordered || hi < lo {
+            let mut n = 0;
+            let mut bound = 0;
+            for s in self.overlapping(lo, hi) {
+                n += 1;
+                bound = bound.max(s.bound_ns);
+            }
+            return (n, bound);
+        }
+        let from = self.spans.partition_point(|s| s.begin_ns < lo);
+        let to = self.spans.partition_point(|s| s.begin_ns < hi);
+        let mut n = (to - from) as u64;
+        let mut bound = u.bounds.max(from, to);
+        for i in self.reach.reaching(lo, from) {
+            let s = &self.spans[i];
+            if s.end_ns > lo {
+                n += 1;
+                bound = bound.max(s.bound_ns);
+            }
+        }
+        (n, bound)
+    }
 }
 
-/// The device figures of one window.
+/// The device figures of one window. Clipping every span to the window and merging commutes with
+/// merging them all once and measuring the merged lists' part in the window, which is what is done
+/// (`Measured`), so a window costs O(log n) plus the spans still running at its start.
 pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
-    let (mut all, mut copy, mut kern) = (Vec::new(), Vec::new(), Vec::new());
-    let mut spans = 0u64;
-    let mut bound = 0u64;
-    for s in idx.overlapping(lo, hi) {
-        spans += 1;
-        bound = bound.max(s.bound_ns);
-        let c = clip(s.begin_ns, s.end_ns, lo, hi);
-        all.push(c);
-        match s.kind {
-            causeway_ring::layout::DeviceKind::Memcpy => copy.push(c),
-            causeway_ring::layout::DeviceKind::Kernel => kern.push(c),
-            _ => {}
-        }
-    }
-    let (all, copy, kern) = (union(all), union(copy), union(kern));
-    let busy = measure(&all);
-    let (c, k) = (measure(&copy), measure(&kern));
-    let ov = intersection(&copy, &kern);
+    let (spans, bound) = idx.count_and_bound(lo, hi);
+    let u = idx.unions();
+    let busy = u.all.within(lo, hi).0;
+    let (c, k) = (u.copy.within(lo, hi).0, u.kernel.within(lo, hi).0);
+    let ov = u.overlap.within(lo, hi).0;
     StepDevice {
         spans,
         busy_ns: busy,
@@ -541,14 +623,27 @@ fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, 
         .collect();
     // Enclosing ranges first: by begin, then longest, then index.
     inside.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    // The open sub-ranges, and per entry whether the ends up to it never grow (properly nested
+    // ranges): then the enclosing ones (all begun at or before `b`) are a prefix found by binary
+    // search; otherwise counted one by one. (Counting them all for every sub-range was cubic in a
+    // chain of nested ranges of the step's own name.)
     let mut stack: Vec<(u64, u64)> = Vec::new();
+    let mut nested: Vec<bool> = Vec::new();
     let mut by_key: HashMap<Key, RegionAcc> = HashMap::default();
     for &(b, e, i) in &inside {
         while stack.last().is_some_and(|t| t.1 <= b && t.1 < e) {
             stack.pop();
+            nested.pop();
         }
-        let depth = 1 + stack.iter().filter(|t| t.0 <= b && t.1 >= e).count() as u32;
+        let enclosing = if nested.last().is_none_or(|&n| n) {
+            stack.partition_point(|t| t.1 >= e)
+        } else {
+            stack.iter().filter(|t| t.0 <= b && t.1 >= e).count()
+        };
+        let depth = 1 + enclosing as u32;
+        let still = nested.last().is_none_or(|&n| n) && stack.last().is_none_or(|t| t.1 >= e);
         stack.push((b, e));
+        nested.push(still);
         let r = &p.ranges[i];
         let acc = by_key
             .entry((r.name, r.domain))
@@ -640,23 +735,24 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     out.selection = Some(sel);
 
     // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin.
-    let mut threads: HashMap<u32, ThreadCalls> = HashMap::default();
+    let mut by_thread: HashMap<u32, [Vec<(u64, u64)>; 2]> = HashMap::default();
     for c in p.calls.iter().filter(|c| c.depth == 0) {
         let iv = (c.begin_ns, c.end_ns.unwrap_or(u64::MAX).max(c.begin_ns));
-        let t = threads.entry(c.tid).or_insert(ThreadCalls {
-            launch: Vec::new(),
-            sync: Vec::new(),
-        });
+        let t = by_thread.entry(c.tid).or_default();
         match c.class {
-            Some(k) if k.issues_work() => t.launch.push(iv),
-            Some(k) if SYNC_CLASSES.contains(&k) => t.sync.push(iv),
+            Some(k) if k.issues_work() => t[0].push(iv),
+            Some(k) if SYNC_CLASSES.contains(&k) => t[1].push(iv),
             _ => {}
         }
     }
-    for t in threads.values_mut() {
-        t.launch.sort_unstable();
-        t.sync.sort_unstable();
-    }
+    let threads: HashMap<u32, ThreadCalls> = (by_thread.into_iter())
+        .map(|(tid, [mut launch, mut sync])| {
+            launch.sort_unstable();
+            sync.sort_unstable();
+            let (launch, sync) = (Calls::new(launch), Calls::new(sync));
+            (tid, ThreadCalls { launch, sync })
+        })
+        .collect();
     let mut thread_ranges: HashMap<u32, Vec<usize>> = HashMap::default();
     for (i, r) in p.ranges.iter().enumerate() {
         if closed(r).is_some() {
@@ -668,16 +764,16 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     }
     let idx = SpanIndex::new(&p.device);
     let none = ThreadCalls {
-        launch: Vec::new(),
-        sync: Vec::new(),
+        launch: Calls::new(Vec::new()),
+        sync: Calls::new(Vec::new()),
     };
     // Each step on its own: on every thread, in step order.
     let steps = chosen.par_iter().enumerate().map(|(index, &ri)| {
         let r = &p.ranges[ri];
         let (lo, hi) = (r.begin_ns, closed(r).unwrap_or(r.begin_ns));
         let t = threads.get(&r.tid).unwrap_or(&none);
-        let (launch_ns, launch_calls) = clipped_in(&t.launch, lo, hi);
-        let (sync_ns, sync_calls) = clipped_in(&t.sync, lo, hi);
+        let (launch_ns, launch_calls) = t.launch.clipped_in(lo, hi);
+        let (sync_ns, sync_calls) = t.sync.clipped_in(lo, hi);
         let (regions, outside) = regions(
             p,
             thread_ranges.get(&r.tid).map_or(&[][..], Vec::as_slice),

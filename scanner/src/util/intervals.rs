@@ -38,6 +38,73 @@ pub fn intersection(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
     total
 }
 
+/// a ∩ b for two merged (sorted, disjoint) interval lists, as a merged list.
+pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if hi > lo {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Intervals sorted by begin, each ending at or before the next begins, with the running total of
+/// their lengths: how much of them lies in a window, and how many meet it, in O(log n). For windows
+/// that hold much of a capture (a step as long as the run, nested steps of one name each holding
+/// those inside it), where clipping and merging each window's intervals was quadratic in all.
+pub struct Measured {
+    iv: Vec<(u64, u64)>,
+    /// `before[k]`: the total length of the first `k` intervals (disjoint, so it cannot overflow).
+    before: Vec<u64>,
+}
+
+impl Measured {
+    /// `iv` as it is, when it is sorted and disjoint (`b ≤ e`, each end at or before the next
+    /// begin); `iv` back otherwise.
+    pub fn new(iv: Vec<(u64, u64)>) -> Result<Measured, Vec<(u64, u64)>> {
+        let ordered = iv.iter().all(|&(b, e)| b <= e) && iv.windows(2).all(|w| w[0].1 <= w[1].0);
+        if !ordered {
+            return Err(iv);
+        }
+        let mut before = Vec::with_capacity(iv.len() + 1);
+        before.push(0);
+        let mut total = 0u64;
+        for &(b, e) in &iv {
+            total += e - b;
+            before.push(total);
+        }
+        Ok(Measured { iv, before })
+    }
+
+    /// `union(v)`, measured.
+    pub fn of_union(v: Vec<(u64, u64)>) -> Measured {
+        Measured::new(union(v)).expect("a union is sorted and disjoint")
+    }
+
+    /// The length of the intervals' part in [lo, hi), and how many of them meet it (begin < hi and
+    /// end > lo): what clipping them to the window and merging the parts gives.
+    pub fn within(&self, lo: u64, hi: u64) -> (u64, u64) {
+        let from = self.iv.partition_point(|&(_, e)| e <= lo);
+        let to = self.iv.partition_point(|&(b, _)| b < hi);
+        if to <= from {
+            return (0, 0);
+        }
+        let mut total = self.before[to] - self.before[from];
+        let (first, _) = self.iv[from];
+        let (_, last) = self.iv[to - 1];
+        total -= lo.saturating_sub(first) + last.saturating_sub(hi);
+        (total, (to - from) as u64)
+    }
+}
+
 pub fn clip(b: u64, e: u64, lo: u64, hi: u64) -> (u64, u64) {
     (b.max(lo), e.min(hi))
 }

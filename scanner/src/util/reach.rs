@@ -61,6 +61,54 @@ impl Reach {
     }
 }
 
+/// The largest of a list of values over a range of indices, in O(log n): the same tree over blocks,
+/// for the largest conversion bound of the device spans that begin inside a step.
+pub struct RangeMax {
+    values: Vec<u64>,
+    max: Vec<u64>,
+    leaves: usize,
+}
+
+impl RangeMax {
+    pub fn new(values: Vec<u64>) -> RangeMax {
+        let Reach { ends, max, leaves } = Reach::new(values);
+        RangeMax {
+            values: ends,
+            max,
+            leaves,
+        }
+    }
+
+    /// The largest value at indices `from..to` (0 when the range is empty).
+    pub fn max(&self, from: usize, to: usize) -> u64 {
+        let to = to.min(self.values.len());
+        if from >= to {
+            return 0;
+        }
+        let (first, last) = (from / BLOCK, (to - 1) / BLOCK);
+        let scan = |r: std::ops::Range<usize>| self.values[r].iter().copied().max().unwrap_or(0);
+        if first == last {
+            return scan(from..to);
+        }
+        let mut m = scan(from..(first + 1) * BLOCK).max(scan(last * BLOCK..to));
+        // The whole blocks between, bottom-up over the tree's leaves [l, r).
+        let (mut l, mut r) = (self.leaves + first + 1, self.leaves + last);
+        while l < r {
+            if l % 2 == 1 {
+                m = m.max(self.max[l]);
+                l += 1;
+            }
+            if r % 2 == 1 {
+                r -= 1;
+                m = m.max(self.max[r]);
+            }
+            l /= 2;
+            r /= 2;
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +139,31 @@ mod tests {
                     let want: Vec<usize> = (0..to.min(n)).filter(|&i| ends[i] >= lo).collect();
                     let got: Vec<usize> = r.reaching(lo, to).collect();
                     assert_eq!(got, want, "n {n}, long {long:?}, lo {lo}, to {to}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn range_max_is_the_scan_of_the_range() {
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for n in [0usize, 1, 15, 16, 17, 33, 100, 1000] {
+            let values: Vec<u64> = (0..n).map(|_| next() % 1000).collect();
+            let m = RangeMax::new(values.clone());
+            for from in (0..=n).step_by(7) {
+                for to in (from..=n + 3).step_by(5) {
+                    let want = values[from.min(n)..to.min(n)]
+                        .iter()
+                        .copied()
+                        .max()
+                        .unwrap_or(0);
+                    assert_eq!(m.max(from, to), want, "n {n} from {from} to {to}");
                 }
             }
         }
