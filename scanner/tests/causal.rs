@@ -613,6 +613,97 @@ fn a_device_wide_wait_waits_for_what_was_issued_since_its_threads_last_one() {
     assert_eq!(waits, n);
 }
 
+/// A context event records every stream's last item, and a host wait on it waits for them; a later
+/// host wait of the same thread on another context event waits only for the streams given work since
+/// (older items precede it through the first wait), another thread's first for them all; a stream's
+/// waits likewise, by stream. Work issued after a record is not waited for. With a stream per launch
+/// and a record and wait every step, the waits' edges grow as the steps (they grew as steps ×
+/// streams, out of memory at 300 k entries).
+#[test]
+fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new() {
+    const C: u64 = 0xc000;
+    const D: u64 = 0xd000;
+    const E2: u64 = 0xe200;
+    let mut p = P::new();
+    let ctx_record = |p: &mut P, e: u64, b: u64| {
+        p.call(
+            "cuCtxRecordEvent",
+            "ctx_event_record",
+            b,
+            b + 50,
+            None,
+            Some(e),
+        )
+    };
+    let host_wait = |p: &mut P, e: u64, b: u64| {
+        p.call("cuEventSynchronize", "event_sync", b, b + 50, None, Some(e))
+    };
+    p.launch(A, 1_000, "a1", 1_100, 1_200);
+    p.launch(B, 1_100, "b1", 1_200, 1_300);
+    ctx_record(&mut p, E, 1_200);
+    p.launch(B, 1_300, "b2", 1_400, 1_500);
+    let w1 = host_wait(&mut p, E, 1_400);
+    p.wait(D, E, 1_450);
+    p.launch(D, 1_500, "d1", 1_600, 1_700);
+    p.launch(C, 1_600, "c1", 1_700, 1_800);
+    ctx_record(&mut p, E2, 1_700);
+    let w2 = host_wait(&mut p, E2, 1_800);
+    let w3 = host_wait(&mut p, E2, 1_850);
+    p.p.calls.last_mut().unwrap().tid = TID + 1;
+    p.wait(D, E2, 1_900);
+    p.launch(D, 2_000, "d2", 2_100, 2_200);
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let work = |name: &str| {
+        let j = t.processes[0].device.iter().position(|d| d.name == name);
+        Node::work(j.expect("the kernel's interval"))
+    };
+    let preds = |n: Node, kind: EdgeKind| -> Vec<Node> {
+        (g.preds(n))
+            .filter(|e| e.kind == kind)
+            .map(|e| e.from)
+            .collect()
+    };
+    let waited = |seq: u64| preds(Node::call(g.call_of_seq(seq).unwrap()), EdgeKind::HostWait);
+    assert_eq!(
+        waited(w1),
+        [work("a1"), work("b1")],
+        "b2 came after the record"
+    );
+    assert_eq!(
+        waited(w2),
+        [work("b2"), work("d1"), work("c1")],
+        "a1 is ordered through w1"
+    );
+    assert_eq!(
+        waited(w3),
+        [work("a1"), work("b2"), work("d1"), work("c1")],
+        "another thread's first"
+    );
+    let context = |name: &str| preds(work(name), EdgeKind::ContextEvent);
+    assert_eq!(context("d1"), [work("a1"), work("b1")]);
+    assert_eq!(
+        context("d2"),
+        [work("b2"), work("d1"), work("c1")],
+        "a1 and b1 precede d1 through D's first wait"
+    );
+
+    let mut p = P::new();
+    let n = 500u64;
+    for r in 0..n {
+        let b = 10_000 + r * 1_000;
+        p.launch(0x10_0000 + r, b, "own", b + 100, b + 200);
+        ctx_record(&mut p, E, b + 200);
+        host_wait(&mut p, E, b + 300);
+    }
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let waits = (g.edges.iter())
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .count() as u64;
+    assert_eq!(waits, n);
+}
+
 /// A stream destroyed and created again at the same handle is a new stream: its first work item
 /// follows nothing of the old one (and the legacy stream's order is untouched).
 #[test]

@@ -21,10 +21,14 @@
 //!   its wait list, and the record of the event it signals (an enqueue's output event, an append's
 //!   signal event) its work; a host wait on events after their records;
 //! * **event wait**: an event record of E on stream X captures X's last work item; a stream wait of S
-//!   on E makes S's next work item depend on it; a context event record captures every stream's;
+//!   on E makes S's next work item depend on it; a context event record captures every stream's
+//!   (a stream's wait on one depends on those issued since the context event of its previous such
+//!   wait: older ones precede its work through that wait);
 //! * **host wait**: a stream sync waits for its stream's last item, a device sync for every stream's
-//!   last item issued since the same thread's previous device sync (older ones are ordered before it
-//!   through that sync), an event sync for what the event's latest record captured;
+//!   last item issued since the same thread's previous wait for all work — a device sync, or an event
+//!   sync on a context event, as of its record — (older ones are ordered before it through that
+//!   wait), an event sync for what the event's latest record captured (of a context event's, as a
+//!   device sync does);
 //! * **legacy stream** (`inferred`, confidence 0.5): work on the legacy default stream and work on
 //!   other blocking streams, each after the other's latest item — CUDA orders them when the other
 //!   stream is blocking; a legacy item follows only the streams given work since the legacy stream's
@@ -192,6 +196,9 @@ struct LastItems {
     rows: Rows<StreamGen, Last>,
     /// The row with the latest last item (`NIL`: none yet).
     newest: u32,
+    /// Every item with its row, in walk order: kept only in a process that records context events
+    /// (`as_of`).
+    log: Option<Vec<(usize, u32)>>,
 }
 
 /// A stream's last item and its neighbours in last-item order (row indices; `NIL` at the ends).
@@ -219,6 +226,7 @@ impl Default for LastItems {
         LastItems {
             rows: Rows::default(),
             newest: NIL,
+            log: None,
         }
     }
 }
@@ -234,6 +242,9 @@ impl LastItems {
     #[inline]
     fn set(&mut self, s: StreamGen, i: usize) {
         let r = self.rows.index_of(s) as u32;
+        if let Some(log) = &mut self.log {
+            log.push((i, r));
+        }
         let Last { item, older, newer } = *self.rows.at_mut(r as usize);
         if item.is_some() && newer == NIL {
             self.rows.at_mut(r as usize).item = Some(i);
@@ -255,6 +266,24 @@ impl LastItems {
             newer: NIL,
         };
         self.newest = r;
+    }
+
+    /// Every stream's last item as of call `at`, of those issued after call `after` (all for
+    /// `None`), in issue order: what a context event recorded at `at` captured, less what a waiter
+    /// already waited for. From the log (empty without one), visiting the items in (`after`, `at`].
+    fn as_of(&self, at: usize, after: Option<usize>) -> Vec<usize> {
+        let Some(log) = &self.log else {
+            return Vec::new();
+        };
+        let end = log.partition_point(|&(it, _)| it <= at);
+        let mut seen: HashMap<u32, ()> = HashMap::default();
+        let mut v: Vec<usize> = (log[..end].iter().rev())
+            .take_while(|&&(it, _)| after.is_none_or(|a| it > a))
+            .filter(|&&(_, r)| seen.insert(r, ()).is_none())
+            .map(|&(it, _)| it)
+            .collect();
+        v.reverse();
+        v
     }
 
     /// Every stream's last item issued after call `after` (all of them for `None`), in issue order.
@@ -301,14 +330,29 @@ impl Unordered {
 enum Items {
     Own(Vec<usize>),
     Backlog(Rc<RefCell<Vec<usize>>>, usize),
+    /// A context event recorded at this call: every stream's last item then (`LastItems::as_of`),
+    /// found when waited for. A copy per record was a list of every stream ever seen, and with a
+    /// stream per launch the records and their waits grew as records × streams.
+    Context(usize),
 }
 
 impl Items {
-    fn with<R>(&self, f: impl FnOnce(&[usize]) -> R) -> R {
+    /// `f` of the items; for a context event's, those issued after call `after` (what the waiter
+    /// has not waited for already: older ones are ordered before it through that wait).
+    fn with<R>(&self, last: &LastItems, after: Option<usize>, f: impl FnOnce(&[usize]) -> R) -> R {
         match self {
             Items::Own(v) => f(v),
             Items::Backlog(b, n) => f(&b.borrow()[..*n]),
+            Items::Context(at) => f(&last.as_of(*at, after)),
         }
+    }
+}
+
+/// The call that recorded event `e`'s latest record, when it is a context event's.
+fn context_at(events: &Events, e: u64) -> Option<usize> {
+    match events.record_of(e).map(|r| &r.items) {
+        Some(Items::Context(at)) => Some(*at),
+        _ => None,
     }
 }
 
@@ -777,8 +821,17 @@ impl<'t> Builder<'t> {
         // legacy stream's previous item, so an edge per stream ever seen on every legacy launch
         // (edges growing as launches × streams) would add nothing.
         let mut since_legacy: Vec<StreamGen> = Vec::new();
-        // Each thread's (by `threads`' number) last device-wide wait.
+        // Each thread's (by `threads`' number) last wait for all work issued before a call: a
+        // device-wide wait, or a host wait on a context event (recorded at that call).
         let mut device_waits: Vec<Option<usize>> = Vec::new();
+        // Each stream's latest wait on a context event: the call that recorded it.
+        let mut context_waits: HashMap<StreamGen, usize> = HashMap::default();
+        if p.calls
+            .iter()
+            .any(|c| c.class == Some(Class::CtxEventRecord))
+        {
+            last_item.log = Some(Vec::new());
+        }
         let mut tos: Vec<Node> = Vec::new();
         for (i, c) in p.calls.iter().enumerate() {
             if c.depth != 0 {
@@ -871,7 +924,8 @@ impl<'t> Builder<'t> {
                     }
                     // Level Zero and Unified Runtime: the events this call's work waits for.
                     for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
-                        for (from, kind, ev) in self.waits_on(&events, l.event, c.seq, "wait list")
+                        for (from, kind, ev) in
+                            self.waits_on(&events, &last_item, None, l.event, c.seq, "wait list")
                         {
                             for &to in &tos {
                                 self.edge(from, to, kind, ev);
@@ -970,8 +1024,7 @@ impl<'t> Builder<'t> {
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
-                    let items = Items::Own(last_item.since(None));
-                    events.record(e, items, EdgeKind::ContextEvent);
+                    events.record(e, Items::Context(i), EdgeKind::ContextEvent);
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
                     let s = sg(&stream_gen, key);
@@ -988,17 +1041,27 @@ impl<'t> Builder<'t> {
                     for e in waited(c, links) {
                         if signals {
                             if let Some(r) = events.record_of(e) {
-                                r.items.with(|v| waited_for.extend_from_slice(v));
+                                r.items
+                                    .with(&last_item, None, |v| waited_for.extend_from_slice(v));
                             }
                         }
-                        let deps = self.waits_on(&events, e, c.seq, "stream wait");
+                        // A context event's streams: those given work since the last one this
+                        // stream waited for (the older ones precede its work through that wait).
+                        let at = context_at(&events, e);
+                        let after = at.and(context_waits.get(&s).copied());
+                        let deps =
+                            self.waits_on(&events, &last_item, after, e, c.seq, "stream wait");
                         waits_for.entry(s).or_default().extend(deps);
+                        if let Some(at) = at {
+                            let w = context_waits.entry(s).or_insert(at);
+                            *w = (*w).max(at);
+                        }
                     }
                     // The queue's own items are ascending and distinct already.
                     let covered = if waited_for.is_empty() {
                         own
                     } else {
-                        let mut v = own.with(<[usize]>::to_vec);
+                        let mut v = own.with(&last_item, None, <[usize]>::to_vec);
                         v.extend(waited_for);
                         v.sort_unstable();
                         v.dedup();
@@ -1010,9 +1073,20 @@ impl<'t> Builder<'t> {
                 }
                 // A host wait on an event, or on a list of them (urEventWait): each one's record.
                 Class::EventSync => {
+                    if device_waits.len() <= t {
+                        device_waits.resize(t + 1, None);
+                    }
                     for e in waited(c, p.links_of(c.seq)) {
-                        for (from, _, ev) in self.waits_on(&events, e, c.seq, "host wait") {
+                        // A context event's streams: those given work since this thread last
+                        // waited for all work (a device-wide wait, a context event), as below.
+                        let at = context_at(&events, e);
+                        let after = at.and(device_waits[t]);
+                        let deps = self.waits_on(&events, &last_item, after, e, c.seq, "host wait");
+                        for (from, _, ev) in deps {
                             self.edge(from, Node::call(i), EdgeKind::HostWait, ev);
+                        }
+                        if let Some(at) = at {
+                            device_waits[t] = Some(device_waits[t].map_or(at, |w| w.max(at)));
                         }
                     }
                 }
@@ -1036,7 +1110,7 @@ impl<'t> Builder<'t> {
                             // does not wait for it, nor does a later sync (the edge list stays
                             // linear in the calls).
                             Some(u) => {
-                                let v = u.outstanding().with(<[usize]>::to_vec);
+                                let v = u.outstanding().with(&last_item, None, <[usize]>::to_vec);
                                 *u = Unordered::default();
                                 v
                             }
@@ -1108,15 +1182,20 @@ impl<'t> Builder<'t> {
     /// of the event's current lifetime; a record the ring may have lost (`could_lose`), as an absent
     /// node; nothing for an event never recorded in its lifetime when no record of it can have been
     /// lost.
+    /// What a wait on event `e` (by call `seq`) depends on: its record's items (a context event's
+    /// issued after call `after`, see `Items::with`), or an absent record where the capture may
+    /// have lost it.
     fn waits_on(
         &mut self,
         events: &Events,
+        last: &LastItems,
+        after: Option<usize>,
         e: u64,
         seq: u64,
         what: &str,
     ) -> Vec<(Node, EdgeKind, Evidence)> {
         match events.record_of(e) {
-            Some(r) => r.items.with(|items| {
+            Some(r) => r.items.with(last, after, |items| {
                 (items.iter())
                     .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
                     .collect()
