@@ -688,6 +688,32 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
         "a1 and b1 precede d1 through D's first wait"
     );
 
+    // Many items on few streams: each stream's latest before the record, found by stream.
+    let mut p = P::new();
+    for k in 0..20u64 {
+        let name = format!("{}{k}", if k % 2 == 0 { "a" } else { "b" });
+        p.launch(
+            if k % 2 == 0 { A } else { B },
+            1_000 + k * 100,
+            &name,
+            1_100,
+            1_200,
+        );
+    }
+    ctx_record(&mut p, E, 3_000);
+    p.launch(A, 3_100, "a20", 3_200, 3_300);
+    let w = host_wait(&mut p, E, 3_200);
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    let names: Vec<&str> = (g.preds(Node::call(g.call_of_seq(w).unwrap())))
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .map(|e| match e.from {
+            Node::Work(j) => t.processes[0].device[j as usize].name,
+            _ => "?",
+        })
+        .collect();
+    assert_eq!(names, ["a18", "b19"]);
+
     let mut p = P::new();
     let n = 500u64;
     for r in 0..n {

@@ -196,9 +196,15 @@ struct LastItems {
     rows: Rows<StreamGen, Last>,
     /// The row with the latest last item (`NIL`: none yet).
     newest: u32,
-    /// Every item with its row, in walk order: kept only in a process that records context events
-    /// (`as_of`).
-    log: Option<Vec<(usize, u32)>>,
+    /// Kept only in a process that records context events (`as_of`).
+    history: Option<History>,
+}
+
+/// Every work item in walk order with its stream's row, and each row's items in order.
+#[derive(Default)]
+struct History {
+    log: Vec<(usize, u32)>,
+    by_row: Vec<Vec<usize>>,
 }
 
 /// A stream's last item and its neighbours in last-item order (row indices; `NIL` at the ends).
@@ -226,7 +232,7 @@ impl Default for LastItems {
         LastItems {
             rows: Rows::default(),
             newest: NIL,
-            log: None,
+            history: None,
         }
     }
 }
@@ -242,8 +248,12 @@ impl LastItems {
     #[inline]
     fn set(&mut self, s: StreamGen, i: usize) {
         let r = self.rows.index_of(s) as u32;
-        if let Some(log) = &mut self.log {
-            log.push((i, r));
+        if let Some(h) = &mut self.history {
+            h.log.push((i, r));
+            if h.by_row.len() <= r as usize {
+                h.by_row.resize_with(r as usize + 1, Vec::new);
+            }
+            h.by_row[r as usize].push(i);
         }
         let Last { item, older, newer } = *self.rows.at_mut(r as usize);
         if item.is_some() && newer == NIL {
@@ -270,19 +280,30 @@ impl LastItems {
 
     /// Every stream's last item as of call `at`, of those issued after call `after` (all for
     /// `None`), in issue order: what a context event recorded at `at` captured, less what a waiter
-    /// already waited for. From the log (empty without one), visiting the items in (`after`, `at`].
+    /// already waited for. Costs the fewer of the items in (`after`, `at`] (each stream's latest
+    /// of them) and the streams (each one's latest item up to `at`, by binary search).
     fn as_of(&self, at: usize, after: Option<usize>) -> Vec<usize> {
-        let Some(log) = &self.log else {
+        let Some(h) = &self.history else {
             return Vec::new();
         };
-        let end = log.partition_point(|&(it, _)| it <= at);
-        let mut seen: HashMap<u32, ()> = HashMap::default();
-        let mut v: Vec<usize> = (log[..end].iter().rev())
-            .take_while(|&&(it, _)| after.is_none_or(|a| it > a))
-            .filter(|&&(_, r)| seen.insert(r, ()).is_none())
-            .map(|&(it, _)| it)
-            .collect();
-        v.reverse();
+        let end = h.log.partition_point(|&(it, _)| it <= at);
+        let start = after.map_or(0, |a| h.log.partition_point(|&(it, _)| it <= a));
+        let mut v: Vec<usize> = if end - start <= h.by_row.len() {
+            let mut seen: HashMap<u32, ()> = HashMap::default();
+            (h.log[start..end].iter().rev())
+                .filter(|&&(_, r)| seen.insert(r, ()).is_none())
+                .map(|&(it, _)| it)
+                .collect()
+        } else {
+            (h.by_row.iter())
+                .filter_map(|items| {
+                    let k = items.partition_point(|&it| it <= at);
+                    k.checked_sub(1).map(|k| items[k])
+                })
+                .filter(|&it| after.is_none_or(|a| it > a))
+                .collect()
+        };
+        v.sort_unstable();
         v
     }
 
@@ -830,7 +851,7 @@ impl<'t> Builder<'t> {
             .iter()
             .any(|c| c.class == Some(Class::CtxEventRecord))
         {
-            last_item.log = Some(Vec::new());
+            last_item.history = Some(History::default());
         }
         let mut tos: Vec<Node> = Vec::new();
         for (i, c) in p.calls.iter().enumerate() {
