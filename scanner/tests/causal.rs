@@ -557,6 +557,15 @@ fn a_legacy_item_follows_only_the_streams_given_work_since_the_last_one() {
     assert_eq!(legacy, n + (n - 1));
 }
 
+/// How many host-wait edges the process's graph has.
+fn host_waits(p: P) -> u64 {
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    (g.edges.iter())
+        .filter(|e| e.kind == EdgeKind::HostWait)
+        .count() as u64
+}
+
 /// A device-wide wait waits for every stream's last item issued since its thread's last device-wide
 /// wait (older ones are ordered before it through that wait); another thread's first one waits for
 /// them all. With a stream per step and a device sync per step, the waits' edges grow as the steps.
@@ -605,12 +614,7 @@ fn a_device_wide_wait_waits_for_what_was_issued_since_its_threads_last_one() {
             None,
         );
     }
-    let t = p.timeline();
-    let g = graph(&t.processes[0]);
-    let waits = (g.edges.iter())
-        .filter(|e| e.kind == EdgeKind::HostWait)
-        .count() as u64;
-    assert_eq!(waits, n);
+    assert_eq!(host_waits(p), n);
 }
 
 /// A context event records every stream's last item, and a host wait on it waits for them; a later
@@ -722,12 +726,7 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
         ctx_record(&mut p, E, b + 200);
         host_wait(&mut p, E, b + 300);
     }
-    let t = p.timeline();
-    let g = graph(&t.processes[0]);
-    let waits = (g.edges.iter())
-        .filter(|e| e.kind == EdgeKind::HostWait)
-        .count() as u64;
-    assert_eq!(waits, n);
+    assert_eq!(host_waits(p), n);
 }
 
 /// A stream destroyed and created again at the same handle is a new stream: its first work item

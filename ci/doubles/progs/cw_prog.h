@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Print an error on stderr and exit non-zero. */
 #define CW_DIE(...)                                                            \
@@ -59,6 +60,14 @@ static inline long cw_arg(int argc, char **argv, int i, long dflt)
     if (*argv[i] == '\0' || *end != '\0' || v < 0)
         CW_DIE("bad argument '%s' (want a non-negative integer)", argv[i]);
     return v;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds, for the programs that time their own calls. */
+static inline double cw_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 #endif /* CW_PROG_H */

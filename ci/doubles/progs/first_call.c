@@ -8,33 +8,25 @@
  */
 #include "cw_prog.h"
 #include "cw_cuda.h"
-#include <time.h>
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
     long n = cw_arg(argc, argv, 1, 100000);
-    double ta = now_ns();
+    double ta = cw_now_ns();
     if (cuInit(0) != CUDA_SUCCESS)
         CW_DIE("cuInit failed");
-    double tb = now_ns();
+    double tb = cw_now_ns();
     CUstream s;
     if (cuStreamCreate(&s, 0) != CUDA_SUCCESS)
         CW_DIE("cuStreamCreate failed");
-    double t0 = now_ns();
+    double t0 = cw_now_ns();
     (void)cuStreamQuery(s);
-    double t1 = now_ns();
+    double t1 = cw_now_ns();
     (void)cuStreamQuery(s);
-    double t2 = now_ns();
+    double t2 = cw_now_ns();
     for (long i = 0; i < n; i++)
         (void)cuStreamQuery(s);
-    double t3 = now_ns();
+    double t3 = cw_now_ns();
     printf("init_ns=%.0f\ncreate_ns=%.0f\n", tb - ta, t0 - tb);
     printf("first_ns=%.0f\nsecond_ns=%.0f\nsteady_ns=%.2f\n", t1 - t0, t2 - t1, (t3 - t2) / n);
     return 0;

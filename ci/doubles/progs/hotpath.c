@@ -8,14 +8,6 @@
  */
 #include "cw_prog.h"
 #include "cw_cuda.h"
-#include <time.h>
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -30,11 +22,11 @@ int main(int argc, char **argv)
     for (long i = 0; i < n / 10; i++)
         (void)cuStreamQuery(s);
     for (long r = 0; r < reps; r++) {
-        double t0 = now_ns();
+        double t0 = cw_now_ns();
         for (long i = 0; i < n; i++)
             if (cuStreamQuery(s) != CUDA_SUCCESS)
                 CW_DIE("cuStreamQuery failed");
-        double t1 = now_ns();
+        double t1 = cw_now_ns();
         printf("ns_per_call=%.2f\n", (t1 - t0) / n);
     }
     return 0;

@@ -1514,30 +1514,42 @@ mod tests {
         assert!(wrapped > 0, "no queue wrapped around its buffer");
     }
 
+    /// The frontier tests' round: stream `((A, 0), g)` gets one item `seq` and records an event
+    /// after it, and stream `((B, 0), 0)` waits on that record. Returns the new stream.
+    fn wait_on_new_stream(
+        pending: &mut HashMap<StreamGen, VecDeque<Item>>,
+        frontiers: &mut HashMap<StreamGen, Frontier>,
+        scratch: &mut Vec<Bound>,
+        g: u64,
+        seq: u64,
+    ) -> StreamGen {
+        let t: StreamGen = ((A, 0), g);
+        pending.entry(t).or_default().push_back(Item {
+            idx: 0,
+            seq,
+            stream: t,
+            end: None,
+        });
+        let rec = Record {
+            stream: t,
+            seq: seq + 1,
+            deps: None,
+        };
+        merge_wait(frontiers, pending, ((B, 0), 0), &rec, scratch);
+        t
+    }
+
     #[test]
     fn frontiers_stay_bounded_by_the_streams_with_uncovered_work() {
         // A thousand short-lived streams, each waited on by B and then synced: B's frontier keeps
         // only the bounds that still name pending work, give or take the slack before a pruning.
-        let item = |seq, stream| Item {
-            idx: 0,
-            seq,
-            stream,
-            end: None,
-        };
         let b: StreamGen = ((B, 0), 0);
         let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
         let mut frontiers: HashMap<StreamGen, Frontier> = HashMap::default();
         let mut scratch = Vec::new();
         let mut snapshots = Vec::new();
         for g in 0..1000u64 {
-            let t: StreamGen = ((A, 0), g);
-            pending.entry(t).or_default().push_back(item(3 * g, t));
-            let rec = Record {
-                stream: t,
-                seq: 3 * g + 1,
-                deps: None,
-            };
-            merge_wait(&mut frontiers, &pending, b, &rec, &mut scratch);
+            let t = wait_on_new_stream(&mut pending, &mut frontiers, &mut scratch, g, 3 * g);
             snapshots.push(frontiers[&b].snapshot());
             let n = frontiers[&b].log.borrow().len();
             assert!(n <= 2 + PRUNE_SLACK + 1, "{n}");
@@ -1566,12 +1578,6 @@ mod tests {
         // an event of its own that is never destroyed: each record captures a frontier naming every
         // stream so far. Kept as copies that was n²/2 bounds; as snapshots of shared logs the
         // distinct logs hold a few bounds per round, and each snapshot still reads its own frontier.
-        let item = |seq, stream| Item {
-            idx: 0,
-            seq,
-            stream,
-            end: None,
-        };
         let b: StreamGen = ((B, 0), 0);
         let n = 2000u64;
         let mut pending: HashMap<StreamGen, VecDeque<Item>> = HashMap::default();
@@ -1579,14 +1585,7 @@ mod tests {
         let mut scratch = Vec::new();
         let mut records = Vec::new();
         for g in 0..n {
-            let t: StreamGen = ((A, 0), g);
-            pending.entry(t).or_default().push_back(item(10 * g, t));
-            let rec = Record {
-                stream: t,
-                seq: 10 * g + 1,
-                deps: None,
-            };
-            merge_wait(&mut frontiers, &pending, b, &rec, &mut scratch);
+            wait_on_new_stream(&mut pending, &mut frontiers, &mut scratch, g, 10 * g);
             records.push(frontiers[&b].snapshot().unwrap());
         }
         let held: usize = (records.iter())

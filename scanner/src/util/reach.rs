@@ -115,15 +115,19 @@ mod tests {
 
     /// Every query answers as the scan of every interval does, with long intervals early, late
     /// and none, across block and tree boundaries.
-    #[test]
-    fn reaching_is_every_interval_before_to_that_ends_at_or_after_lo() {
-        let mut seed = 7u64;
-        let mut next = move || {
+    /// A deterministic stream of numbers (a linear congruential generator's high bits).
+    fn numbers(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             seed >> 33
-        };
+        }
+    }
+
+    #[test]
+    fn reaching_is_every_interval_before_to_that_ends_at_or_after_lo() {
+        let mut next = numbers(7);
         for n in [0usize, 1, 15, 16, 17, 100, 1000] {
             for long in [None, Some(0), Some(n / 2)] {
                 let ends: Vec<u64> = (0..n as u64)
@@ -146,13 +150,7 @@ mod tests {
 
     #[test]
     fn range_max_is_the_scan_of_the_range() {
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = numbers(11);
         for n in [0usize, 1, 15, 16, 17, 33, 100, 1000] {
             let values: Vec<u64> = (0..n).map(|_| next() % 1000).collect();
             let m = RangeMax::new(values.clone());
