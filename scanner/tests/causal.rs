@@ -557,6 +557,12 @@ fn a_legacy_item_follows_only_the_streams_given_work_since_the_last_one() {
     assert_eq!(legacy, n + (n - 1));
 }
 
+/// How many edges of `kind` end at the call with sequence number `seq`.
+fn preds_of(g: &Graph, seq: u64, kind: EdgeKind) -> usize {
+    let i = g.call_of_seq(seq).expect("the call");
+    g.preds(Node::call(i)).filter(|e| e.kind == kind).count()
+}
+
 /// How many host-wait edges the process's graph has.
 fn host_waits(p: P) -> u64 {
     let t = p.timeline();
@@ -690,6 +696,21 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
         context("d2"),
         [work("b2"), work("d1"), work("c1")],
         "a1 and b1 precede d1 through D's first wait"
+    );
+
+    // A wait on a context event recorded before the thread's last device-wide wait: nothing new.
+    let mut p = P::new();
+    p.launch(A, 1_000, "a1", 1_100, 1_200);
+    ctx_record(&mut p, E, 1_200);
+    p.launch(B, 1_300, "b1", 1_400, 1_500);
+    p.call("cudaDeviceSynchronize", "sync", 1_500, 1_600, Some(0), None);
+    let w = host_wait(&mut p, E, 1_700);
+    let t = p.timeline();
+    let g = graph(&t.processes[0]);
+    assert_eq!(
+        preds_of(&g, w, EdgeKind::HostWait),
+        0,
+        "a1 precedes it through the device sync"
     );
 
     // Many items on few streams: each stream's latest before the record, found by stream.

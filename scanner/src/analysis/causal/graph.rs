@@ -288,6 +288,10 @@ impl LastItems {
         };
         let end = h.log.partition_point(|&(it, _)| it <= at);
         let start = after.map_or(0, |a| h.log.partition_point(|&(it, _)| it <= a));
+        if start >= end {
+            // Nothing issued after `after` up to `at` (the waiter waited for all of it since).
+            return Vec::new();
+        }
         let mut v: Vec<usize> = if end - start <= h.by_row.len() {
             let mut seen: HashMap<u32, ()> = HashMap::default();
             (h.log[start..end].iter().rev())
