@@ -851,10 +851,8 @@ impl<'t> Builder<'t> {
         let mut device_waits: Vec<Option<usize>> = Vec::new();
         // Each stream's latest wait on a context event: the call that recorded it.
         let mut context_waits: HashMap<StreamGen, usize> = HashMap::default();
-        if p.calls
-            .iter()
-            .any(|c| c.class == Some(Class::CtxEventRecord))
-        {
+        // (On every thread: the calls are most of a large capture's memory, and this reads them all.)
+        if (p.calls.par_iter()).any(|c| c.class == Some(Class::CtxEventRecord)) {
             last_item.history = Some(History::default());
         }
         let mut tos: Vec<Node> = Vec::new();
