@@ -864,3 +864,52 @@ fn step_regions_and_calls_match_the_definition_on_random_ranges() {
         }
     }
 }
+
+/// Steps holding many calls (past 4 096, measured by running totals) and few, nested: launch
+/// and sync time and counts as the definitions say (the union of the clipped calls).
+#[test]
+fn long_steps_measure_their_calls_as_the_definition_says() {
+    let mut g = Lcg(9);
+    let mut p = timeline();
+    let mut t = 0;
+    for k in 0..20_000u64 {
+        let b = t + g.next(6);
+        let e = b + 1 + g.next(10);
+        t = e;
+        let class = if k % 3 == 0 { "sync" } else { "launch" };
+        p.calls.push(call(1, "cudaCall", class, b, e, 0));
+    }
+    for k in 0..35u64 {
+        let (b, e) = (k * 1_500 + g.next(7), 120_000 - k * 1_500 - g.next(7));
+        p.ranges.push(range(1, "s", b, e, k as u32));
+    }
+    let p = sorted(p);
+    let o = StepOptions {
+        range: Some("s".into()),
+        domain: None,
+    };
+    let s = process_steps(&p, &o);
+    assert_eq!(s.steps.len(), 35);
+    let by_class = |class: &str, lo: u64, hi: u64| {
+        let parts: Vec<(u64, u64)> = (p.calls.iter())
+            .filter(|c| c.class.map(|k| k.name()) == Some(class))
+            .map(|c| (c.begin_ns, c.end_ns.unwrap()))
+            .filter(|&(b, e)| b < hi && e > lo)
+            .map(|(b, e)| (b.max(lo), e.min(hi)))
+            .collect();
+        (measure(&union(parts.clone())), parts.len() as u64)
+    };
+    for st in &s.steps {
+        let (lo, hi) = (st.begin_ns, st.end_ns);
+        assert_eq!(
+            (st.launch_ns, st.launch_calls),
+            by_class("launch", lo, hi),
+            "{lo}..{hi}"
+        );
+        assert_eq!(
+            (st.sync_ns, st.sync_calls),
+            by_class("sync", lo, hi),
+            "{lo}..{hi}"
+        );
+    }
+}

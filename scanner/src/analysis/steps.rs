@@ -452,25 +452,34 @@ struct ThreadCalls {
     sync: Calls,
 }
 
-/// One thread's calls of one kind: measured in O(log n) per window when they are disjoint, as
-/// depth-0 calls of one thread are; kept as they are otherwise (a damaged capture), for the scan.
-enum Calls {
-    Measured(Measured),
-    Scanned(Vec<(u64, u64)>),
+/// One thread's calls of one kind, sorted by begin. A window with few of them is measured from them
+/// (`clipped_in`); one with many (more than `DIRECT`) by running totals (`Measured`, made the first
+/// time one is asked for) when the calls are disjoint, as depth-0 calls of one thread are (a damaged
+/// capture's are scanned as before).
+struct Calls {
+    v: Vec<(u64, u64)>,
+    measured: std::sync::OnceLock<Option<Measured>>,
 }
 
 impl Calls {
-    /// `v` sorted by begin.
     fn new(v: Vec<(u64, u64)>) -> Calls {
-        Measured::new(v).map_or_else(Calls::Scanned, Calls::Measured)
+        Calls {
+            v,
+            measured: std::sync::OnceLock::new(),
+        }
     }
 
     /// The length of the union of the calls' parts in [lo, hi), and how many calls overlap it.
     fn clipped_in(&self, lo: u64, hi: u64) -> (u64, u64) {
-        match self {
-            Calls::Measured(m) => m.within(lo, hi),
-            Calls::Scanned(v) => clipped_in(v, lo, hi),
+        let from = self.v.partition_point(|&(_, e)| e <= lo);
+        let to = self.v.partition_point(|&(b, _)| b < hi);
+        if to.saturating_sub(from) > DIRECT {
+            let m = (self.measured).get_or_init(|| Measured::new(self.v.clone()).ok());
+            if let Some(m) = m {
+                return m.within(lo, hi);
+            }
         }
+        clipped_in(&self.v, lo, hi)
     }
 }
 
@@ -581,10 +590,11 @@ impl<'a> SpanIndex<'a> {
     }
 }
 
-/// Windows with at most this many spans begun inside them are measured from their own spans;
-/// larger ones from the merged lists (`Unions`, made the first time one is asked for). Making those
-/// is a pass over every span of the process: more than the short steps of most captures cost in
-/// all (`why` at 10 M entries on the H200 machine: 0.69 -> 1.01 s when every window used them).
+/// Windows with at most this many spans (calls) begun inside them are measured from their own
+/// spans (calls); larger ones from merged lists with running totals (`Unions`, `Calls`), made the
+/// first time one is asked for. Making those is a pass over every span (call) of the process: more
+/// than the short steps of most captures cost in all (`why` at 10 M entries on the H200 machine:
+/// 0.69 -> 1.01 s when every window used them).
 const DIRECT: usize = 1 << 12;
 
 /// The device figures of one window. A window with many spans (a step as long as the run, nested
