@@ -196,7 +196,7 @@ struct LastItems {
     rows: Rows<StreamGen, Last>,
     /// The row with the latest last item (`NIL`: none yet).
     newest: u32,
-    /// Kept only in a process that records context events (`as_of`).
+    /// Kept from a process's first context event record on (`as_of`).
     history: Option<History>,
 }
 
@@ -276,6 +276,30 @@ impl LastItems {
             newer: NIL,
         };
         self.newest = r;
+    }
+
+    /// Starts the history (`as_of`) if it has not begun, with each stream's last item so far:
+    /// what the history of every record from here on needs of the work before it (a stream's last
+    /// item as of a later call is that one or a later one).
+    fn keep_history(&mut self) {
+        if self.history.is_some() {
+            return;
+        }
+        let mut h = History::default();
+        let mut r = self.newest;
+        while r != NIL {
+            let l = &self.rows.at(r as usize).1;
+            h.log.push((l.item.expect("listed rows have an item"), r));
+            r = l.older;
+        }
+        h.log.reverse();
+        for &(it, r) in &h.log {
+            if h.by_row.len() <= r as usize {
+                h.by_row.resize_with(r as usize + 1, Vec::new);
+            }
+            h.by_row[r as usize].push(it);
+        }
+        self.history = Some(h);
     }
 
     /// Every stream's last item as of call `at`, of those issued after call `after` (all for
@@ -851,10 +875,6 @@ impl<'t> Builder<'t> {
         let mut device_waits: Vec<Option<usize>> = Vec::new();
         // Each stream's latest wait on a context event: the call that recorded it.
         let mut context_waits: HashMap<StreamGen, usize> = HashMap::default();
-        // (On every thread: the calls are most of a large capture's memory, and this reads them all.)
-        if (p.calls.par_iter()).any(|c| c.class == Some(Class::CtxEventRecord)) {
-            last_item.history = Some(History::default());
-        }
         let mut tos: Vec<Node> = Vec::new();
         for (i, c) in p.calls.iter().enumerate() {
             if c.depth != 0 {
@@ -1047,6 +1067,7 @@ impl<'t> Builder<'t> {
                 }
                 Class::CtxEventRecord => {
                     let Some(e) = c.handle else { continue };
+                    last_item.keep_history();
                     events.record(e, Items::Context(i), EdgeKind::ContextEvent);
                 }
                 Class::StreamWait if !capturing.contains_key(&key) => {
