@@ -397,14 +397,6 @@ impl Items {
     }
 }
 
-/// The call that recorded event `e`'s latest record, when it is a context event's.
-fn context_at(events: &Events, e: u64) -> Option<usize> {
-    match events.record_of(e).map(|r| &r.items) {
-        Some(Items::Context(at)) => Some(*at),
-        _ => None,
-    }
-}
-
 /// Whether a stream operation orders all work before it and after it on its stream.
 fn is_barrier(c: &Call) -> bool {
     c.class == Some(Class::StreamOp) && c.api.contains("Barrier")
@@ -883,6 +875,7 @@ impl<'t> Builder<'t> {
             let t = threads.get_or_insert_with(c.tid, || last_on_thread.len() as u32) as usize;
             if t == last_on_thread.len() {
                 last_on_thread.push(i);
+                device_waits.push(None);
             } else {
                 let prev = std::mem::replace(&mut last_on_thread[t], i);
                 self.edge(
@@ -967,9 +960,9 @@ impl<'t> Builder<'t> {
                     }
                     // Level Zero and Unified Runtime: the events this call's work waits for.
                     for l in p.links_of(c.seq).iter().filter(|l| !l.signals) {
-                        for (from, kind, ev) in
-                            self.waits_on(&events, &last_item, None, l.event, c.seq, "wait list")
-                        {
+                        let (deps, _) =
+                            self.waits_on(&events, &last_item, None, l.event, c.seq, "wait list");
+                        for (from, kind, ev) in deps {
                             for &to in &tos {
                                 self.edge(from, to, kind, ev);
                             }
@@ -1091,9 +1084,8 @@ impl<'t> Builder<'t> {
                         }
                         // A context event's streams: those given work since the last one this
                         // stream waited for (the older ones precede its work through that wait).
-                        let at = context_at(&events, e);
-                        let after = at.and(context_waits.get(&s).copied());
-                        let deps =
+                        let after = context_waits.get(&s).copied();
+                        let (deps, at) =
                             self.waits_on(&events, &last_item, after, e, c.seq, "stream wait");
                         waits_for.entry(s).or_default().extend(deps);
                         if let Some(at) = at {
@@ -1117,15 +1109,12 @@ impl<'t> Builder<'t> {
                 }
                 // A host wait on an event, or on a list of them (urEventWait): each one's record.
                 Class::EventSync => {
-                    if device_waits.len() <= t {
-                        device_waits.resize(t + 1, None);
-                    }
                     for e in waited(c, p.links_of(c.seq)) {
                         // A context event's streams: those given work since this thread last
                         // waited for all work (a device-wide wait, a context event), as below.
-                        let at = context_at(&events, e);
-                        let after = at.and(device_waits[t]);
-                        let deps = self.waits_on(&events, &last_item, after, e, c.seq, "host wait");
+                        let after = device_waits[t];
+                        let (deps, at) =
+                            self.waits_on(&events, &last_item, after, e, c.seq, "host wait");
                         for (from, _, ev) in deps {
                             self.edge(from, Node::call(i), EdgeKind::HostWait, ev);
                         }
@@ -1143,9 +1132,6 @@ impl<'t> Builder<'t> {
                         // before this one through it (and its program order): with a stream made
                         // per step, waiting again for every stream ever seen grew the edges as
                         // steps × streams.
-                        if device_waits.len() <= t {
-                            device_waits.resize(t + 1, None);
-                        }
                         last_item.since(device_waits[t].replace(i))
                     } else {
                         let s = sg(&stream_gen, key);
@@ -1223,12 +1209,10 @@ impl<'t> Builder<'t> {
     }
 
     /// What a wait on event `e` by the call with sequence number `seq` depends on: the latest record
-    /// of the event's current lifetime; a record the ring may have lost (`could_lose`), as an absent
-    /// node; nothing for an event never recorded in its lifetime when no record of it can have been
-    /// lost.
-    /// What a wait on event `e` (by call `seq`) depends on: its record's items (a context event's
-    /// issued after call `after`, see `Items::with`), or an absent record where the capture may
-    /// have lost it.
+    /// of the event's current lifetime (a context event's items issued after call `after` only, see
+    /// `Items::with`); a record the ring may have lost (`could_lose`), as an absent node; nothing
+    /// for an event never recorded in its lifetime when no record of it can have been lost. With
+    /// them, the call that recorded a context event's record (the waiter's new `after`).
     fn waits_on(
         &mut self,
         events: &Events,
@@ -1237,13 +1221,20 @@ impl<'t> Builder<'t> {
         e: u64,
         seq: u64,
         what: &str,
-    ) -> Vec<(Node, EdgeKind, Evidence)> {
+    ) -> (Vec<(Node, EdgeKind, Evidence)>, Option<usize>) {
         match events.record_of(e) {
-            Some(r) => r.items.with(last, after, |items| {
-                (items.iter())
-                    .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
-                    .collect()
-            }),
+            Some(r) => {
+                let deps = r.items.with(last, after, |items| {
+                    (items.iter())
+                        .map(|&it| (self.exit(it), r.kind, Evidence::Explicit))
+                        .collect()
+                });
+                let at = match r.items {
+                    Items::Context(at) => Some(at),
+                    _ => None,
+                };
+                (deps, at)
+            }
             None if self.could_lose(events.born_of(e), seq) => {
                 let l = self.p.loss;
                 let a = self.absent(format!(
@@ -1251,9 +1242,9 @@ impl<'t> Builder<'t> {
                      dropped {}, overwrote {} and lost {} torn entries)",
                     l.dropped, l.overwritten, l.torn
                 ));
-                vec![(a, EdgeKind::EventWait, Evidence::Missing)]
+                (vec![(a, EdgeKind::EventWait, Evidence::Missing)], None)
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         }
     }
 }
