@@ -102,9 +102,7 @@ pub fn export(
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
-    // The model and the tokens hold all the export reads: the rings' pages are given back.
-    tokens.read_all();
-    cap.release_pages();
+    tokens.read_all_and_release(&cap);
     let label = capture.display().to_string();
     let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
     let written = write_output(output, force, "export", |w| {

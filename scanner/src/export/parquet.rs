@@ -784,9 +784,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
-    // As `super::export`: the rings' pages are given back once the model and tokens hold them.
-    tokens.read_all();
-    cap.release_pages();
+    tokens.read_all_and_release(&cap);
 
     let tmp = sibling(output, "tmp");
     causeway_ring::private::create_dir(&tmp).map_err(|e| {

@@ -199,9 +199,7 @@ pub fn from_path(path: &std::path::Path, target: &Target) -> Result<Why, crate::
     let rings = capture.rings()?;
     let t = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
-    // The model and the tokens hold all the graph reads: the rings' pages are given back.
-    tokens.read_all();
-    capture.release_pages();
+    tokens.read_all_and_release(&capture);
     let w = why_with(&t, &tokens, target);
     crate::util::drop::drop_later(t);
     w.map_err(|e| crate::CaptureError::new(path, e))
@@ -237,11 +235,14 @@ impl<'r> TokenSource<'r> {
         }
     }
 
-    /// Decodes every process's tokens now (before the rings' pages are given back).
-    pub fn read_all(&self) {
+    /// Decodes every process's tokens, then gives `capture`'s mapped pages back
+    /// (`Capture::release_pages`): for a command that, from here on, reads the timeline and these
+    /// tokens only.
+    pub fn read_all_and_release(&self, capture: &crate::Capture) {
         (0..self.rings.len()).for_each(|k| {
             self.get(k);
         });
+        capture.release_pages();
     }
 
     /// The tokens of the timeline's `k`-th process (decoded on first use); `None` without rings.
