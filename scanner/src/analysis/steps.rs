@@ -546,13 +546,14 @@ impl<'a> SpanIndex<'a> {
             };
             let copy = union(of(Some(DeviceKind::Memcpy)));
             let kernel = union(of(Some(DeviceKind::Kernel)));
-            // Merged already: `of_union` below only checks them.
             let overlap = intersect(&copy, &kernel);
+            // Merged already: measured as they are.
+            let merged = |v| Measured::new(v).expect("a union and an intersection are merged");
             Unions {
                 all: Measured::of_union(of(None)),
-                copy: Measured::of_union(copy),
-                kernel: Measured::of_union(kernel),
-                overlap: Measured::of_union(overlap),
+                overlap: merged(overlap),
+                copy: merged(copy),
+                kernel: merged(kernel),
                 bounds: RangeMax::new(self.spans.iter().map(|s| s.bound_ns).collect()),
                 ordered: self.spans.iter().all(|s| s.begin_ns <= s.end_ns),
             }

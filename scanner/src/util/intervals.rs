@@ -20,40 +20,34 @@ pub fn measure(u: &[(u64, u64)]) -> u64 {
     u.iter().map(|&(b, e)| e - b).sum()
 }
 
+/// The non-empty pieces of a ∩ b for two merged (sorted, disjoint) interval lists, in order.
+fn overlaps<'a>(a: &'a [(u64, u64)], b: &'a [(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + 'a {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        while i < a.len() && j < b.len() {
+            let lo = a[i].0.max(b[j].0);
+            let hi = a[i].1.min(b[j].1);
+            if a[i].1 < b[j].1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+            if hi > lo {
+                return Some((lo, hi));
+            }
+        }
+        None
+    })
+}
+
 /// |a ∩ b| for two merged (sorted, disjoint) interval lists.
 pub fn intersection(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
-    let (mut i, mut j, mut total) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
-        if hi > lo {
-            total += hi - lo;
-        }
-        if a[i].1 < b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    total
+    overlaps(a, b).map(|(lo, hi)| hi - lo).sum()
 }
 
 /// a ∩ b for two merged (sorted, disjoint) interval lists, as a merged list.
 pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
-        if hi > lo {
-            out.push((lo, hi));
-        }
-        if a[i].1 < b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    out
+    overlaps(a, b).collect()
 }
 
 /// Intervals sorted by begin, each ending at or before the next begins, with the running total of
