@@ -20,6 +20,7 @@ use crate::analysis::steps::{process_steps, StepOptions};
 use crate::facts::model::{Call, DeviceSpan, Mark, ProcessTimeline, Range, StreamId, Timeline};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
+use crate::util::output::Writeback;
 use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
     UInt64Array,
@@ -29,7 +30,7 @@ use causeway_ring::Class;
 use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
@@ -553,7 +554,7 @@ fn groups_per_window(columns: usize) -> usize {
 fn write_table(
     dir: &Path,
     name: &str,
-    props: &WriterProperties,
+    props: impl FnOnce(&Schema) -> WriterProperties,
     mut batches: impl Iterator<Item = RecordBatch>,
 ) -> Result<u64, ExportError> {
     let path = dir.join(format!("{name}.parquet"));
@@ -561,7 +562,7 @@ fn write_table(
         |e: &dyn std::fmt::Display| ExportError(format!("{}: cannot write: {e}", path.display()));
     let first = batches.next().expect("every table has a batch");
     let schema = first.schema();
-    let mut props = props.clone();
+    let mut props = props(&schema);
     add_encoded_arrow_schema_to_metadata(&schema, &mut props);
     let layout = ArrowSchemaConverter::new()
         .with_coerce_types(props.coerce_types())
@@ -571,8 +572,13 @@ fn write_table(
     let group_rows = props.max_row_group_size();
     let file =
         causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
-    let mut w = SerializedFileWriter::new(file, layout.root_schema_ptr(), props.clone())
-        .map_err(|e| err(&e))?;
+    // The pages go to writeback as they are written: the sync below waits for the last part only.
+    let mut w = SerializedFileWriter::new(
+        Writeback::new(file),
+        layout.root_schema_ptr(),
+        props.clone(),
+    )
+    .map_err(|e| err(&e))?;
     let fields = schema.fields();
     // The batches of the next row group, cut as `ArrowWriter` cuts them: a batch that would cross
     // the group's end is split there, and an empty batch is skipped (a table without rows has no
@@ -629,7 +635,7 @@ fn write_table(
             group.close().map_err(|e| err(&e))?;
         }
     }
-    let file = w.into_inner().map_err(|e| err(&e))?;
+    let file = w.into_inner().map_err(|e| err(&e))?.into_file();
     file.sync_all().map_err(|e| err(&io_problem(&e)))?;
     Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
 }
@@ -663,17 +669,25 @@ const DISTINCT: [&str; 23] = [
     "to_end_ns",
 ];
 
-/// How every table is written: row groups of `GROUP_ROWS`, Snappy pages; dictionaries for names and
-/// other repeating values, not for the `DISTINCT` columns.
-fn properties() -> WriterProperties {
+/// How a table of this schema is written: row groups of `GROUP_ROWS`, Snappy pages; dictionaries
+/// for names and other repeating values, not for the `DISTINCT` columns; no statistics for text
+/// columns. (A name column's min and max, the least and greatest of thousands of names, prune no
+/// row group, and computing them was two string comparisons per value.)
+fn properties(schema: &Schema) -> WriterProperties {
     let b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(GROUP_ROWS)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")));
-    DISTINCT
-        .iter()
-        .fold(b, |b, c| {
-            b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
+    let b = DISTINCT.iter().fold(b, |b, c| {
+        b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
+    });
+    (schema.fields().iter())
+        .filter(|f| f.data_type() == &DataType::Utf8)
+        .fold(b, |b, f| {
+            b.set_column_statistics_enabled(
+                ColumnPath::from(f.name().as_str()),
+                EnabledStatistics::None,
+            )
         })
         .build()
 }
@@ -686,7 +700,6 @@ pub fn write_dir(
     tokens: &TokenSource,
     dir: &Path,
 ) -> Result<(u64, usize), ExportError> {
-    let props = properties();
     let ps = &t.processes;
     // Each table is a file of its own: the model's tables are written side by side, while the
     // causal graph is built beside them.
@@ -699,7 +712,7 @@ pub fn write_dir(
             4 => per_process(ps, |p| &p.marks, marks_batch),
             _ => Box::new(std::iter::once(steps_batch(ps))),
         };
-        write_table(dir, TABLES[i], &props, batches)
+        write_table(dir, TABLES[i], properties, batches)
     };
     let toks = tokens_of(tokens, ps.len());
     // The causal graph's `edges` (the largest table) is built and written beside the others.
@@ -712,7 +725,7 @@ pub fn write_dir(
             deps.fetch_add(drawn, Relaxed);
             b
         });
-        let bytes = write_table(dir, GRAPH_TABLES[0], &props, batches);
+        let bytes = write_table(dir, GRAPH_TABLES[0], properties, batches);
         bytes.map(|b| (b, deps.into_inner()))
     };
     let (sizes, edges) = rayon::join(
@@ -953,16 +966,17 @@ mod tests {
             .collect()
     }
 
-    /// The export's own properties: names get a dictionary page, the `DISTINCT` columns (here `seq`
-    /// and `ns`) none, and their values read back unchanged.
+    /// The export's own properties: names get a dictionary page and no statistics, the `DISTINCT`
+    /// columns (here `seq` and `ns`) no dictionary but their statistics, and every value reads back
+    /// unchanged.
     #[test]
-    fn distinct_columns_are_written_without_a_dictionary() {
+    fn distinct_columns_are_written_without_a_dictionary_and_text_without_statistics() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
         let dir =
             std::env::temp_dir().join(format!("causeway-parquet-dict-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bs = batches(&[5000, 3000]);
-        write_table(&dir, "t", &properties(), bs.clone().into_iter()).unwrap();
+        write_table(&dir, "t", properties, bs.clone().into_iter()).unwrap();
         let path = dir.join("t.parquet");
         let meta = SerializedFileReader::new(std::fs::File::open(&path).unwrap())
             .unwrap()
@@ -978,6 +992,16 @@ mod tests {
         };
         assert!(dict("name"), "a name column keeps its dictionary");
         assert!(!dict("seq") && !dict("ns"), "distinct columns have none");
+        let stats = |name: &str| {
+            (0..group.num_columns())
+                .map(|i| group.column(i))
+                .find(|c| c.column_path().string() == name)
+                .unwrap()
+                .statistics()
+                .is_some()
+        };
+        assert!(!stats("name"), "a text column has no min and max");
+        assert!(stats("seq") && stats("ns"), "numbers keep theirs");
         let back: Vec<RecordBatch> =
             parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
                 std::fs::File::open(&path).unwrap(),
@@ -1035,7 +1059,7 @@ mod tests {
         let cases: [&[usize]; 3] = [&[700, 0, 900, 2500, 1, 999, 3000], &[0], &[1000, 1000]];
         for sizes in cases {
             let bs = batches(sizes);
-            let ours = write_table(&dir, "t", &props, bs.clone().into_iter()).unwrap();
+            let ours = write_table(&dir, "t", |_| props.clone(), bs.clone().into_iter()).unwrap();
             let got = std::fs::read(dir.join("t.parquet")).unwrap();
             std::fs::remove_file(dir.join("t.parquet")).unwrap();
             let mut want = Vec::new();

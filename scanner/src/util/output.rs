@@ -47,7 +47,10 @@ pub fn write_output<T>(
         })?;
         let mut w = BufWriter::with_capacity(1 << 20, Writeback::new(file));
         let v = body(&mut w)?;
-        let file = w.into_inner().map_err(|e| cannot(e.into_error()))?.file;
+        let file = w
+            .into_inner()
+            .map_err(|e| cannot(e.into_error()))?
+            .into_file();
         file.sync_all().map_err(cannot)?;
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         if !force {
@@ -146,12 +149,17 @@ pub struct Writeback {
 const WRITEBACK_STEP: u64 = 16 << 20;
 
 impl Writeback {
-    fn new(file: std::fs::File) -> Writeback {
+    pub fn new(file: std::fs::File) -> Writeback {
         Writeback {
             file,
             written: 0,
             started: 0,
         }
+    }
+
+    /// The file, to sync before it is renamed into place.
+    pub fn into_file(self) -> std::fs::File {
+        self.file
     }
 }
 
