@@ -209,13 +209,20 @@ fn stdout_of(d: &Path) -> String {
     std::fs::read_to_string(d.join("stdout.txt")).unwrap()
 }
 
+/// Most instrumented runs of a claim overlap: the median of the per-run figures, not the least of
+/// them (one run of the doubles' timed work can be starved on a loaded 2-CPU machine: 0.59 once in
+/// CI, with a median of 1.00); an instrument that serialised the work puts every run near 0.
+fn assert_most_runs_overlap(ov: &Value) {
+    assert!(f(&ov["instrumented"]["median"]) > 0.8, "{ov}");
+}
+
 #[test]
 fn free_events_hold_under_control() {
     let (o, _) = control(&events_args(&["--json"]), "a", &[]);
     let r = json(&o);
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
-    assert!(f(&ov["instrumented"]["min"]) > 0.8, "{ov}");
+    assert_most_runs_overlap(&ov);
     assert_eq!(mark(&r, "stream_concurrency"), "holds");
 }
 
@@ -239,7 +246,7 @@ fn cupti_is_not_affected_by_the_serialising_events() {
     assert_eq!(r["instrumented"]["backend"], "cupti");
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
-    assert!(f(&ov["instrumented"]["min"]) > 0.8, "{ov}");
+    assert_most_runs_overlap(&ov);
 }
 
 #[test]
