@@ -414,17 +414,27 @@ fn tokens_of<'s>(tokens: &'s TokenSource, processes: usize) -> Vec<Option<&'s To
     (0..processes).map(|k| tokens.get(k)).collect()
 }
 
-/// Each process's causal graph, with its work tokens' handoffs.
-fn graphs<'t>(ps: &'t [ProcessTimeline], tokens: &[Option<&Tokens>]) -> Vec<Graph<'t>> {
+/// One process's causal-graph edges and absent nodes (`Graph::edges_with`).
+struct ProcEdges<'t> {
+    p: &'t ProcessTimeline,
+    edges: Vec<Edge>,
+    absent: Vec<String>,
+}
+
+/// Each process's causal-graph edges, with its work tokens' handoffs.
+fn graphs<'t>(ps: &'t [ProcessTimeline], tokens: &[Option<&Tokens>]) -> Vec<ProcEdges<'t>> {
     (ps.iter().zip(tokens))
-        .map(|(p, tk)| Graph::build_with(p, *tk))
+        .map(|(p, tk)| {
+            let (edges, absent) = Graph::edges_with(p, *tk);
+            ProcEdges { p, edges, absent }
+        })
         .collect()
 }
 
-/// One row of `edges`: an edge and the graph it is in.
-type EdgeRow<'g, 't> = (&'g Graph<'t>, &'g Edge);
+/// One row of `edges`: an edge and the process it is in.
+type EdgeRow<'g, 't> = (&'g ProcEdges<'t>, &'g Edge);
 
-fn edge_rows<'g, 't>(graphs: &'g [Graph<'t>]) -> impl Iterator<Item = EdgeRow<'g, 't>> {
+fn edge_rows<'g, 't>(graphs: &'g [ProcEdges<'t>]) -> impl Iterator<Item = EdgeRow<'g, 't>> {
     graphs
         .iter()
         .flat_map(|g| g.edges.iter().map(move |e| (g, e)))
@@ -445,7 +455,7 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
         what: Vec<Option<&'a str>>,
     }
     impl<'a> Ends<'a> {
-        fn add(&mut self, g: &'a Graph, n: Node) {
+        fn add(&mut self, g: &'a ProcEdges, n: Node) {
             let p = g.p;
             let (node, seq, name, begin, end, what) = match n {
                 Node::Call(i) => {

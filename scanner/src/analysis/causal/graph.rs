@@ -484,6 +484,13 @@ impl<'t> Graph<'t> {
         g
     }
 
+    /// Every edge of `build_with`'s graph, in its order, and its absent nodes' descriptions, without
+    /// the index by target a walk of the graph needs: what a table of the edges needs.
+    pub fn edges_with(p: &ProcessTimeline, tokens: Option<&Tokens>) -> (Vec<Edge>, Vec<String>) {
+        let b = Builder::run(p, tokens, true);
+        (b.edges, b.absent)
+    }
+
     /// Only the edges between tracks (`EdgeKind::crosses_tracks`), in the order `build_with` lists
     /// them: what the trace exports draw as dependency flows (an absent node's index is not the full
     /// graph's; they draw none). The walk is the same; program order, stream order and issue edges
