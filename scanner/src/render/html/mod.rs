@@ -657,6 +657,8 @@ pub fn write_file(
     let rings = cap.rings()?;
     let label = capture.display().to_string();
     let (report, timeline) = Report::build_with_timeline(&label, &rings);
+    // The page reads the report and the model, not the mapped entries.
+    cap.release_pages();
     let so = crate::analysis::steps::StepOptions {
         range: o.range.clone(),
         domain: None,
