@@ -305,7 +305,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
     key_us(b, "ts", it.begin);
     key_us(b, "dur", it.end - it.begin);
     let mut call = None;
-    let mut a = match it.what {
+    let mut a = match it.what() {
         What::Call(i) => {
             let c = &pl.p.calls[i];
             key_str(b, "name", c.api);
@@ -351,7 +351,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             a
         }
     };
-    if it.open {
+    if it.open() {
         a.raw("open", "true");
     }
     a.close();
@@ -361,16 +361,16 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             flow(b, "s", pid, tid, it.begin, id);
         }
     }
-    if let What::Span(i) = it.what {
+    if let What::Span(i) = it.what() {
         if let Some(id) = pl.span_flow[i] {
             flow(b, "f", pid, tid, it.begin, id);
         }
     }
     // The causal graph's dependencies: named by edge type, categorised by evidence class.
-    for d in pl.deps_from(it.what) {
+    for d in pl.deps_from(it.what()) {
         dep_flow(b, "s", pid, tid, it.begin, d);
     }
-    for d in pl.deps_into(it.what) {
+    for d in pl.deps_into(it.what()) {
         dep_flow(b, "f", pid, tid, it.begin, d);
     }
 }

@@ -883,7 +883,7 @@ fn call_category(c: &Call) -> &'static str {
 /// The strings an event refers to, by table (0 event names, 1 categories, 2 annotation values).
 fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut(usize, &'a str)) {
     if let Ev::Begin(i) = *ev {
-        let w = lane[i as usize].what;
+        let w = lane[i as usize].what();
         if pl.has_deps(w) {
             for d in pl.deps_into(w) {
                 f(VALUES, d.label);
@@ -891,7 +891,7 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
         }
     }
     match *ev {
-        Ev::Begin(i) => match lane[i as usize].what {
+        Ev::Begin(i) => match lane[i as usize].what() {
             What::Call(i) => {
                 let c = &pl.p.calls[i];
                 f(0, c.api);
@@ -1079,8 +1079,8 @@ fn events(
             Ev::Begin(i) => {
                 let it = t.lane[i as usize];
                 uint(&mut te, 9, Type::SliceBegin as u64);
-                let deps = pl.has_deps(it.what);
-                match it.what {
+                let deps = pl.has_deps(it.what());
+                match it.what() {
                     What::Call(i) => {
                         let c = &pl.p.calls[i];
                         uint(&mut te, 10, iids.get(NAMES, c.api));
@@ -1123,12 +1123,12 @@ fn events(
                         }
                     }
                 }
-                if it.open {
+                if it.open() {
                     annotation(&mut te, A_OPEN, 2, 1);
                 }
                 // The causal graph's dependencies: a flow from the slice depended on, ending here.
                 if deps {
-                    for d in pl.deps_into(it.what) {
+                    for d in pl.deps_into(it.what()) {
                         annotation(&mut te, A_DEPENDS_ON, 17, iids.get(VALUES, d.label));
                     }
                 }
@@ -1136,16 +1136,16 @@ fn events(
                     key(te, 47, 1);
                     te.extend_from_slice(&id.to_le_bytes());
                 };
-                match it.what {
+                match it.what() {
                     What::Call(i) => pl.flows_of(i).for_each(|f| flow(&mut te, f)),
                     What::Span(i) => pl.span_flow[i].into_iter().for_each(|f| flow(&mut te, f)),
                     What::Range(_) => {}
                 }
                 if deps {
-                    for d in pl.deps_from(it.what) {
+                    for d in pl.deps_from(it.what()) {
                         flow(&mut te, d.id);
                     }
-                    for d in pl.deps_into(it.what) {
+                    for d in pl.deps_into(it.what()) {
                         key(&mut te, 48, 1);
                         te.extend_from_slice(&d.id.to_le_bytes());
                     }
