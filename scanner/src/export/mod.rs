@@ -358,9 +358,15 @@ impl<'t> ProcLayout<'t> {
         let ((threads, streams), (dep_edges, flows)) = rayon::join(
             || rayon::join(|| thread_tracks(p, last_ns), || stream_tracks(p)),
             || {
+                // Each device span's issuing call: both need it.
+                let issuers = p.issuers();
                 rayon::join(
-                    || crate::analysis::causal::graph::Graph::cross_track_edges(p, tokens),
-                    || Flows::of(p, *next_flow),
+                    || {
+                        crate::analysis::causal::graph::Graph::cross_track_edges(
+                            p, tokens, &issuers,
+                        )
+                    },
+                    || Flows::of(p, &issuers, *next_flow),
                 )
             },
         );
@@ -525,11 +531,10 @@ struct Flows {
 }
 
 impl Flows {
-    /// `p`'s flows, the first numbered `first`.
-    fn of(p: &ProcessTimeline, first: u64) -> Flows {
-        let issuers = p.issuers();
+    /// `p`'s flows, the first numbered `first`; `issuers` is `p.issuers()`.
+    fn of(p: &ProcessTimeline, issuers: &[u32], first: u64) -> Flows {
         // Whether each span's track and name show its call's stream and kernel: on every thread.
-        let shows: Vec<bool> = (p.device.par_iter().zip(&issuers))
+        let shows: Vec<bool> = (p.device.par_iter().zip(issuers))
             .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
             .collect();
         let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
@@ -547,7 +552,7 @@ impl Flows {
             })
             .collect();
         // Each call's flows, in span order: its tied spans' (all have one).
-        let Groups { start, items } = Groups::by_key(p.calls.len(), &issuers);
+        let Groups { start, items } = Groups::by_key(p.calls.len(), issuers);
         let call_flows = (items.iter())
             .map(|&j| span_flow[j as usize].unwrap_or_default())
             .collect();

@@ -472,7 +472,7 @@ impl<'t> Graph<'t> {
             absent,
             spans_of,
             ..
-        } = Builder::run(p, tokens, true);
+        } = Builder::run(p, tokens, true, &p.issuers());
         let mut g = Graph {
             p,
             edges,
@@ -487,7 +487,7 @@ impl<'t> Graph<'t> {
     /// Every edge of `build_with`'s graph, in its order, and its absent nodes' descriptions, without
     /// the index by target a walk of the graph needs: what a table of the edges needs.
     pub fn edges_with(p: &ProcessTimeline, tokens: Option<&Tokens>) -> (Vec<Edge>, Vec<String>) {
-        let b = Builder::run(p, tokens, true);
+        let b = Builder::run(p, tokens, true, &p.issuers());
         (b.edges, b.absent)
     }
 
@@ -495,8 +495,13 @@ impl<'t> Graph<'t> {
     /// them: what the trace exports draw as dependency flows (an absent node's index is not the full
     /// graph's; they draw none). The walk is the same; program order, stream order and issue edges
     /// (nearly all of a graph) are not kept, nor indexed.
-    pub fn cross_track_edges(p: &ProcessTimeline, tokens: Option<&Tokens>) -> Vec<Edge> {
-        Builder::run(p, tokens, false).edges
+    /// `issuers` is `p.issuers()` (a caller that needs it too computes it once).
+    pub fn cross_track_edges(
+        p: &ProcessTimeline,
+        tokens: Option<&Tokens>,
+        issuers: &[u32],
+    ) -> Vec<Edge> {
+        Builder::run(p, tokens, false, issuers).edges
     }
 
     fn slot(&self, n: Node) -> usize {
@@ -616,7 +621,13 @@ fn key_of(c: &Call) -> (u64, u32) {
 }
 
 impl<'t> Builder<'t> {
-    fn run(p: &'t ProcessTimeline, tokens: Option<&Tokens>, all: bool) -> Builder<'t> {
+    /// `issuer`: `p.issuers()`.
+    fn run(
+        p: &'t ProcessTimeline,
+        tokens: Option<&Tokens>,
+        all: bool,
+        issuer: &[u32],
+    ) -> Builder<'t> {
         let mut b = Builder {
             p,
             all,
@@ -633,7 +644,7 @@ impl<'t> Builder<'t> {
             graph_roots: HashMap::default(),
             topologies: HashMap::default(),
         };
-        b.issue_edges();
+        b.issue_edges(issuer);
         b.walk();
         if let Some(t) = tokens {
             b.handoffs(t);
@@ -659,10 +670,9 @@ impl<'t> Builder<'t> {
 
     /// Call → device work, by the interval's issuing sequence number; work whose call the capture
     /// lost comes from an absent node.
-    fn issue_edges(&mut self) {
+    fn issue_edges(&mut self, issuer: &[u32]) {
         let p = self.p;
-        let issuer = p.issuers();
-        let spans_of = Groups::by_key(p.calls.len(), &issuer);
+        let spans_of = Groups::by_key(p.calls.len(), issuer);
         debug_assert!((0..p.calls.len()).all(|k| {
             spans_of.of(k).windows(2).all(|w| {
                 let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
