@@ -222,7 +222,7 @@ fn free_events_hold_under_control() {
     let r = json(&o);
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
-    assert_most_runs_overlap(&ov);
+    assert_most_runs_overlap(ov);
     assert_eq!(mark(&r, "stream_concurrency"), "holds");
 }
 
@@ -246,7 +246,7 @@ fn cupti_is_not_affected_by_the_serialising_events() {
     assert_eq!(r["instrumented"]["backend"], "cupti");
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "holds", "{ov}");
-    assert_most_runs_overlap(&ov);
+    assert_most_runs_overlap(ov);
 }
 
 #[test]

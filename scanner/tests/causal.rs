@@ -195,7 +195,10 @@ fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
         .filter(|e| e.kind.crosses_tracks())
         .map(key)
         .collect();
-    let cross: Vec<_> = Graph::cross_track_edges(p, None).iter().map(key).collect();
+    let cross: Vec<_> = Graph::cross_track_edges(p, None, &p.issuers())
+        .iter()
+        .map(key)
+        .collect();
     assert_eq!(cross, full);
     g
 }
