@@ -22,9 +22,17 @@ use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::{Capture, CaptureError, Report};
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList, PyString};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// Large tables on huge pages, as in the `causeway` binary (`hugealloc`): the extension's own
+/// allocations only (Python's are its own allocator's). Faulting a 10 M-entry capture's tables in
+/// 4 KiB pages was most of what opening it cost.
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOC: causeway_scanner::util::hugealloc::HugeAlloc =
+    causeway_scanner::util::hugealloc::HugeAlloc;
 
 /// What one ring's header, string area and timeline say about its process, besides the tables.
 struct ProcInfo {
@@ -61,7 +69,8 @@ struct ProcInfo {
 struct NativeCapture {
     capture: Capture,
     procs: Vec<ProcInfo>,
-    tables: Vec<(&'static str, RecordBatch)>,
+    /// Each table as batches of one schema (`parquet::tables`).
+    tables: Vec<(&'static str, Vec<RecordBatch>)>,
 }
 
 fn str_kind(k: StrKind) -> &'static str {
@@ -280,7 +289,8 @@ impl NativeCapture {
     /// (column, type, nullable) of table `name`.
     fn schema(&self, name: &str) -> PyResult<Vec<(String, &'static str, bool)>> {
         let b = self.table(name)?;
-        Ok(b.schema()
+        Ok(b[0]
+            .schema()
             .fields()
             .iter()
             .map(|f| (f.name().clone(), type_name(f.data_type()), f.is_nullable()))
@@ -289,26 +299,45 @@ impl NativeCapture {
 
     /// Rows of table `name`.
     fn num_rows(&self, name: &str) -> PyResult<usize> {
-        Ok(self.table(name)?.num_rows())
+        Ok(self.table(name)?.iter().map(RecordBatch::num_rows).sum())
     }
 
     /// Table `name` as one list per column, in schema order.
     fn columns<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Vec<Bound<'py, PyList>>> {
-        let b = self.table(name)?;
-        b.columns().iter().map(|c| column(py, c.as_ref())).collect()
+        let bs = self.table(name)?;
+        (0..bs[0].num_columns())
+            .map(|c| {
+                let parts: Vec<&dyn Array> = bs.iter().map(|b| b.column(c).as_ref()).collect();
+                let whole = arrow_select::concat::concat(&parts)
+                    .map_err(|e| PyRuntimeError::new_err(format!("{name}: {e}")))?;
+                column(py, whole.as_ref())
+            })
+            .collect()
     }
 
-    /// Table `name` as an Arrow IPC stream (for `pyarrow.ipc.open_stream`), written without the GIL.
+    /// Table `name` as an Arrow IPC stream (for `pyarrow.ipc.open_stream`), written without the GIL:
+    /// for a pyarrow that cannot take `arrow_stream`'s capsule.
     fn ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let b = self.table(name)?;
+        let bs = self.table(name)?;
         let bytes = py
             .detach(|| -> Result<Vec<u8>, arrow_schema::ArrowError> {
-                let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())?;
-                w.write(b)?;
+                let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &bs[0].schema())?;
+                bs.iter().try_for_each(|b| w.write(b))?;
                 w.into_inner()
             })
             .map_err(|e| PyRuntimeError::new_err(format!("{name}: cannot write Arrow IPC: {e}")))?;
         Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Table `name` as an Arrow C stream in a PyCapsule named `arrow_array_stream` (the Arrow
+    /// PyCapsule interface: `pyarrow.RecordBatchReader.from_stream` reads it): the batches are
+    /// handed over as they are, without a copy. A capsule never read releases its stream when freed.
+    fn arrow_stream<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyCapsule>> {
+        let bs = self.table(name)?.clone();
+        let schema = bs[0].schema();
+        let reader = arrow_array::RecordBatchIterator::new(bs.into_iter().map(Ok), schema);
+        let stream = arrow_array::ffi_stream::FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new(py, stream, Some(c"arrow_array_stream".into()))
     }
 
     /// The causal graph's edges (the Parquet export's `edges` table) as an Arrow IPC stream.
@@ -373,7 +402,7 @@ impl NativeCapture {
 }
 
 impl NativeCapture {
-    fn table(&self, name: &str) -> PyResult<&RecordBatch> {
+    fn table(&self, name: &str) -> PyResult<&Vec<RecordBatch>> {
         self.tables
             .iter()
             .find(|t| t.0 == name)

@@ -43,6 +43,23 @@ def test_engines_give_equal_arrow_tables(capture):
         assert n.table(name).to_arrow().equals(p.table(name).to_arrow()), name
 
 
+def test_native_tables_come_through_the_capsule_unchanged(capture):
+    """The native engine hands its batches to pyarrow through the Arrow PyCapsule interface: the same
+    table as its IPC bytes; a capsule never read is freed without harm."""
+    if not causeway.native_available():
+        pytest.skip("the compiled extension is not importable")
+    if not hasattr(pa.RecordBatchReader, "from_stream"):
+        pytest.skip("this pyarrow takes no PyCapsule streams (before 15)")
+    b = causeway.open(capture, engine="native")._b
+    for name in causeway.TABLES:
+        via_ipc = pa.ipc.open_stream(b.ipc(name)).read_all()
+        via_capsule = pa.RecordBatchReader.from_stream(causeway._tables._Stream(b.arrow_stream, name))
+        assert via_capsule.read_all().equals(via_ipc), name
+        capsule = b.arrow_stream(name)
+        assert type(capsule).__name__ == "PyCapsule"
+        del capsule
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_pandas_round_trip(capture, engine):
     cap = causeway.open(capture, engine=engine)

@@ -162,6 +162,11 @@ class Table:
         """A ``pyarrow.Table`` with the export's schema."""
         import pyarrow as pa
 
+        stream = getattr(self._backend, "arrow_stream", None)
+        if stream is not None and hasattr(pa.RecordBatchReader, "from_stream"):
+            # The native engine's batches, handed over through the Arrow PyCapsule interface
+            # (pyarrow >= 15) without a copy.
+            return pa.RecordBatchReader.from_stream(_Stream(stream, self.name)).read_all()
         ipc = getattr(self._backend, "ipc", None)
         if ipc is not None:
             return pa.ipc.open_stream(ipc(self.name)).read_all()
@@ -184,3 +189,15 @@ class Table:
             pa.int64(): pd.Int64Dtype(),
         }
         return self.to_arrow().to_pandas(types_mapper=mapping.get)
+
+
+class _Stream:
+    """A native table as an object of the Arrow PyCapsule interface (``__arrow_c_stream__``)."""
+
+    def __init__(self, stream, name):
+        self._stream = stream
+        self._name = name
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        # The table's own schema is the export's; a requested one is not cast to.
+        return self._stream(self._name)
