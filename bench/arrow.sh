@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # arrow.sh: what the Python module's Arrow tables cost against the report (issue 21's "Arrow for
 # Python" export) — `causeway report --json` and, in a fresh Python process, `causeway.open(CAP,
-# engine="native")` then `to_arrow()` of every table of `causeway.TABLES`, on one synthetic level-3
-# capture of N entries, arms interleaved round by round, RUNS rounds. The Python arm's time is the
-# open and the tables, measured inside the process (interpreter start and the imports of causeway and
-# pyarrow, ~0.3 s, left out, as `bench/pyscan.py` does); its peak RSS is the whole process's.
+# engine="native")` then `to_arrow()` of every table of `causeway.TABLES` (arm `python to_arrow`),
+# then `edges()`, the causal graph's edges (arm `+ edges`: the tables and the edges, as the Parquet
+# export writes them), on one synthetic level-3 capture of N entries, arms interleaved round by round,
+# RUNS rounds. The Python arms' times are measured inside the process (interpreter start and the
+# imports of causeway and pyarrow, ~0.3 s, left out, as `bench/pyscan.py` does); their peak RSS is the
+# whole process's (after the edges).
 # Prints per arm min / median / max seconds, the ratio of medians to the report's, peak RSS (MB).
 #     bash bench/arrow.sh [ENTRIES=1000000] [RUNS=5]
 # Environment: CW, SYNTH (as bench/tools.sh), PY (a PYTHONPATH holding causeway and pyarrow; default:
@@ -34,23 +36,25 @@ t0 = time.perf_counter()
 cap = causeway.open(sys.argv[1], engine="native")
 rows = sum(cap.table(n).to_arrow().num_rows for n in causeway.TABLES)
 t1 = time.perf_counter()
-print(f"{t1 - t0:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} {rows}")
+rows += cap.edges().num_rows
+t2 = time.perf_counter()
+print(f"{t1 - t0:.4f} {t2 - t0:.4f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} {rows}")
 '
-rep_t="" rep_m="" py_t="" py_m=""
+rep_t="" rep_m="" py_t="" pe_t="" py_m=""
 for _ in $(seq "$RUNS"); do
   timed "$dir/time" "$CW" report --json "$dir/cap"
   read -r e m _ < "$dir/time"
   rep_t+="$e " rep_m+="$m "
-  read -r e m _ < <(PYTHONPATH=$PY python3 -c "$child" "$dir/cap")
-  py_t+="$e " py_m+="$m "
+  read -r e ee m _ < <(PYTHONPATH=$PY python3 -c "$child" "$dir/cap")
+  py_t+="$e " pe_t+="$ee " py_m+="$m "
 done
-python3 - "$rep_t" "$rep_m" "$py_t" "$py_m" << 'PY'
+python3 - "$rep_t" "$rep_m" "$py_t" "$pe_t" "$py_m" << 'PY'
 import statistics as st, sys
 f = lambda s: [float(x) for x in s.split()]
-rt, rm, pt, pm = map(f, sys.argv[1:])
+rt, rm, pt, et, pm = map(f, sys.argv[1:])
 base = st.median(rt)
 print("arm                 s: min median    max   /report   RSS MB: min  median     max")
-for name, ts, ms in (("report --json", rt, rm), ("python to_arrow", pt, pm)):
+for name, ts, ms in (("report --json", rt, rm), ("python to_arrow", pt, pm), ("+ edges", et, pm)):
     print(f"{name:16} {min(ts):6.3f} {st.median(ts):6.3f} {max(ts):6.3f}   {st.median(ts) / base:5.1f}x"
           f"   {min(ms) / 1024:7.0f} {st.median(ms) / 1024:7.0f} {max(ms) / 1024:7.0f}")
 PY

@@ -318,42 +318,27 @@ impl NativeCapture {
     /// Table `name` as an Arrow IPC stream (for `pyarrow.ipc.open_stream`), written without the GIL:
     /// for a pyarrow that cannot take `arrow_stream`'s capsule.
     fn ipc<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let bs = self.table(name)?;
-        let bytes = py
-            .detach(|| -> Result<Vec<u8>, arrow_schema::ArrowError> {
-                let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &bs[0].schema())?;
-                bs.iter().try_for_each(|b| w.write(b))?;
-                w.into_inner()
-            })
-            .map_err(|e| PyRuntimeError::new_err(format!("{name}: cannot write Arrow IPC: {e}")))?;
-        Ok(PyBytes::new(py, &bytes))
+        ipc_bytes(py, name, self.table(name)?)
     }
 
     /// Table `name` as an Arrow C stream in a PyCapsule named `arrow_array_stream` (the Arrow
     /// PyCapsule interface: `pyarrow.RecordBatchReader.from_stream` reads it): the batches are
     /// handed over as they are, without a copy. A capsule never read releases its stream when freed.
     fn arrow_stream<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyCapsule>> {
-        let bs = self.table(name)?.clone();
-        let schema = bs[0].schema();
-        let reader = arrow_array::RecordBatchIterator::new(bs.into_iter().map(Ok), schema);
-        let stream = arrow_array::ffi_stream::FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new(py, stream, Some(c"arrow_array_stream".into()))
+        stream_capsule(py, self.table(name)?.clone())
     }
 
-    /// The causal graph's edges (the Parquet export's `edges` table) as an Arrow IPC stream.
+    /// The causal graph's edges as an Arrow IPC stream: for a pyarrow that cannot take
+    /// `edges_stream`'s capsule.
     fn edges_ipc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let result = py.detach(|| -> Result<Vec<u8>, String> {
-            let rings = self.capture.rings().map_err(|e| e.to_string())?;
-            let t = Timeline::build(&rings);
-            let tokens = causeway_scanner::export::TokenSource::of(&rings);
-            let b = parquet::edges(&t, &tokens);
-            let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())
-                .map_err(|e| e.to_string())?;
-            w.write(&b).map_err(|e| e.to_string())?;
-            w.into_inner().map_err(|e| e.to_string())
-        });
-        let bytes = result.map_err(|e| PyRuntimeError::new_err(format!("edges: {e}")))?;
-        Ok(PyBytes::new(py, &bytes))
+        let bs = self.edge_batches(py)?;
+        ipc_bytes(py, "edges", &bs)
+    }
+
+    /// The causal graph's edges as an Arrow C stream in a PyCapsule (as `arrow_stream`).
+    fn edges_stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let bs = self.edge_batches(py)?;
+        stream_capsule(py, bs)
     }
 
     /// `causeway why --json` for one target (`step`: an index or "slowest", with `range`; `kernel`:
@@ -401,7 +386,43 @@ impl NativeCapture {
     }
 }
 
+/// `bs` (at least one batch, all of one schema) as Arrow IPC stream bytes, written without the GIL.
+fn ipc_bytes<'py>(
+    py: Python<'py>,
+    name: &str,
+    bs: &[RecordBatch],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| -> Result<Vec<u8>, arrow_schema::ArrowError> {
+            let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &bs[0].schema())?;
+            bs.iter().try_for_each(|b| w.write(b))?;
+            w.into_inner()
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("{name}: cannot write Arrow IPC: {e}")))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// `bs` (at least one batch, all of one schema) as an Arrow C stream in a PyCapsule named
+/// `arrow_array_stream`, the batches moved in as they are.
+fn stream_capsule(py: Python<'_>, bs: Vec<RecordBatch>) -> PyResult<Bound<'_, PyCapsule>> {
+    let schema = bs[0].schema();
+    let reader = arrow_array::RecordBatchIterator::new(bs.into_iter().map(Ok), schema);
+    let stream = arrow_array::ffi_stream::FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new(py, stream, Some(c"arrow_array_stream".into()))
+}
+
 impl NativeCapture {
+    /// The causal graph's edges (the Parquet export's `edges` table), built without the GIL.
+    fn edge_batches(&self, py: Python<'_>) -> PyResult<Vec<RecordBatch>> {
+        let result = py.detach(|| -> Result<Vec<RecordBatch>, CaptureError> {
+            let rings = self.capture.rings()?;
+            let t = Timeline::build(&rings);
+            let tokens = causeway_scanner::export::TokenSource::of(&rings);
+            Ok(parquet::edges(&t, &tokens))
+        });
+        result.map_err(|e| capture_error(py, &e))
+    }
+
     fn table(&self, name: &str) -> PyResult<&Vec<RecordBatch>> {
         self.tables
             .iter()

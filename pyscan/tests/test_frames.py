@@ -44,8 +44,9 @@ def test_engines_give_equal_arrow_tables(capture):
 
 
 def test_native_tables_come_through_the_capsule_unchanged(capture):
-    """The native engine hands its batches to pyarrow through the Arrow PyCapsule interface: the same
-    table as its IPC bytes; a capsule never read is freed without harm."""
+    """The native engine hands its batches (the tables, the causal graph's edges) to pyarrow through
+    the Arrow PyCapsule interface: the same table as its IPC bytes; a capsule never read is freed
+    without harm."""
     if not causeway.native_available():
         pytest.skip("the compiled extension is not importable")
     if not hasattr(pa.RecordBatchReader, "from_stream"):
@@ -58,6 +59,8 @@ def test_native_tables_come_through_the_capsule_unchanged(capture):
         capsule = b.arrow_stream(name)
         assert type(capsule).__name__ == "PyCapsule"
         del capsule
+    edges = pa.RecordBatchReader.from_stream(causeway._tables._Stream(lambda _: b.edges_stream(), "edges"))
+    assert edges.read_all().equals(pa.ipc.open_stream(b.edges_ipc()).read_all())
 
 
 @pytest.mark.parametrize("engine", ENGINES)

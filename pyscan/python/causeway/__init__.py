@@ -161,9 +161,12 @@ class Capture:
         """The causal graph's typed dependencies (the Parquet export's ``edges`` table: kind,
         evidence, confidence and both ends) as a ``pyarrow.Table``. Computed by the Rust scanner:
         with the pure-Python engine it needs the compiled extension all the same."""
-        import pyarrow.ipc as ipc
+        import pyarrow as pa
 
-        return ipc.open_stream(self._native_backend("edges()").edges_ipc()).read_all()
+        b = self._native_backend("edges()")
+        if hasattr(pa.RecordBatchReader, "from_stream"):
+            return pa.RecordBatchReader.from_stream(_tables._Stream(lambda _: b.edges_stream(), "edges")).read_all()
+        return pa.ipc.open_stream(b.edges_ipc()).read_all()
 
     def why(self, step=None, range=None, kernel=None, call=None):  # noqa: A002 - the CLI's names
         """``causeway why --json`` as a dict: exactly one of ``step`` (an index or ``"slowest"``,

@@ -329,20 +329,26 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, Vec<RecordBatch>)> {
         .collect()
 }
 
-/// The rows `items` picks from every process as batches of `GROUP_ROWS` rows, at least one (empty
-/// when there are none: the table keeps its schema), each made by `batch` on a thread of its own.
-/// Each batch's columns are large blocks of their own (`util::hugealloc`), given back whole when
-/// the table is.
+/// The rows `items` picks from every process as batches of `GROUP_ROWS` rows (`in_groups`).
 fn groups<'t, T: Sync + 't>(
     ps: &'t [ProcessTimeline],
     items: fn(&'t ProcessTimeline) -> &'t [T],
     batch: fn(&[Row<'t, T>]) -> RecordBatch,
 ) -> Vec<RecordBatch> {
-    let f = Flat::new(ps, items);
+    in_groups(&Flat::new(ps, items), batch)
+}
+
+/// The rows of `f` as batches of `GROUP_ROWS` rows, at least one (empty when there are none: the
+/// table keeps its schema), each made by `make` on a thread of its own. Each batch's columns are
+/// large blocks of their own (`util::hugealloc`), given back whole when the table is.
+fn in_groups<'t, O: Sync, T: Sync>(
+    f: &Flat<'t, O, T>,
+    make: impl Fn(&[(&'t O, &'t T)]) -> RecordBatch + Sync,
+) -> Vec<RecordBatch> {
     let n = f.len();
     (0..n.div_ceil(GROUP_ROWS).max(1))
         .into_par_iter()
-        .map(|k| batch(&f.rows(k * GROUP_ROWS..((k + 1) * GROUP_ROWS).min(n))))
+        .map(|k| make(&f.rows(k * GROUP_ROWS..((k + 1) * GROUP_ROWS).min(n))))
         .collect()
 }
 
@@ -418,10 +424,10 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// The causal graph's edges of every process: each edge's type and evidence, and both ends — a call
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
-pub fn edges(t: &Timeline, tokens: &TokenSource) -> RecordBatch {
+/// As batches of `GROUP_ROWS` rows, made side by side (the Python module's `edges()`).
+pub fn edges(t: &Timeline, tokens: &TokenSource) -> Vec<RecordBatch> {
     let graphs = graphs(&t.processes, &tokens_of(tokens, t.processes.len()));
-    let rows: Vec<EdgeRow> = edge_rows(&graphs).collect();
-    edges_batch(&rows).0
+    in_groups(&Flat::new(&graphs, |g| &g.edges), |r| edges_batch(r).0)
 }
 
 /// Each process's work tokens, read from `tokens` (whose cells only one thread may fill).
@@ -448,12 +454,6 @@ fn graphs<'t>(ps: &'t [ProcessTimeline], tokens: &[Option<&Tokens>]) -> Vec<Proc
 
 /// One row of `edges`: an edge and the process it is in.
 type EdgeRow<'g, 't> = (&'g ProcEdges<'t>, &'g Edge);
-
-fn edge_rows<'g, 't>(graphs: &'g [ProcEdges<'t>]) -> impl Iterator<Item = EdgeRow<'g, 't>> {
-    graphs
-        .iter()
-        .flat_map(|g| g.edges.iter().map(move |e| (g, e)))
-}
 
 /// `edges` of these rows, and how many of them the trace exports draw as dependency flows (edges
 /// across tracks between two slices: no absent end).
