@@ -344,24 +344,10 @@ fn the_timeline_is_capped_and_says_how_much_was_left_out() {
     let n = MAX_ITEMS as u64 + 123;
     let t = Timeline {
         processes: vec![ProcessTimeline {
-            graph_topologies: Vec::new(),
-            ring: "h-7-1-0".into(),
-            symbols: Default::default(),
-            pid: 7,
-            ppid: 1,
             exe: "x".into(),
-            host: "h".into(),
             threads: vec![1],
             calls: (0..n).map(call).collect(),
-            ranges: Vec::new(),
-            marks: Vec::new(),
-            device: Vec::new(),
-            unplaced_device: 0,
-            backend: "none".into(),
-            stream_names: Default::default(),
-            loss: Default::default(),
-            torn_seqs: Vec::new(),
-            event_links: Vec::new(),
+            ..ProcessTimeline::empty(7)
         }],
     };
     let r = Report::build("x", &[]);

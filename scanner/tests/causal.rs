@@ -6,7 +6,7 @@
 use causeway_scanner::analysis::causal::graph::{EdgeKind, Evidence, Graph, Node};
 use causeway_scanner::analysis::causal::why::{why, Target, SLACK_NS};
 use causeway_scanner::facts::model::{
-    Call, DeviceSpan, Loss, ProcessTimeline, Range, StreamId, Timeline,
+    Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline,
 };
 use causeway_scanner::read::intern;
 
@@ -24,24 +24,9 @@ impl P {
     fn new() -> P {
         P {
             p: ProcessTimeline {
-                graph_topologies: Vec::new(),
-                ring: "h-42-1-0".into(),
-                symbols: Default::default(),
-                pid: 42,
-                ppid: 1,
-                exe: "/usr/bin/app".into(),
-                host: "h".into(),
                 threads: vec![TID],
-                calls: Vec::new(),
-                ranges: Vec::new(),
-                marks: Vec::new(),
-                device: Vec::new(),
-                unplaced_device: 0,
                 backend: "cupti".into(),
-                stream_names: Default::default(),
-                loss: Loss::default(),
-                torn_seqs: Vec::new(),
-                event_links: Vec::new(),
+                ..ProcessTimeline::empty(42)
             },
         }
     }

@@ -14,24 +14,10 @@ const T0: u64 = 1_000_000; // keep times away from 0
 
 fn timeline() -> ProcessTimeline {
     ProcessTimeline {
-        graph_topologies: Vec::new(),
-        ring: "h-42-1-0".into(),
-        symbols: Default::default(),
-        pid: 42,
-        ppid: 1,
         exe: "/usr/bin/train".into(),
-        host: "h".into(),
         threads: vec![1, 2],
-        calls: Vec::new(),
-        ranges: Vec::new(),
-        marks: Vec::new(),
-        device: Vec::new(),
-        unplaced_device: 0,
         backend: "cupti".into(),
-        stream_names: Default::default(),
-        loss: Default::default(),
-        torn_seqs: Vec::new(),
-        event_links: Vec::new(),
+        ..ProcessTimeline::empty(42)
     }
 }
 

@@ -1047,7 +1047,6 @@ mod tests {
 
     /// A process of `n` calls (every third a launch with its kernel), pid `pid`.
     fn process(pid: u32, n: usize) -> ProcessTimeline {
-        use crate::facts::model::Loss;
         let calls: Vec<Call> = (0..n as u64)
             .map(|i| Call {
                 seq: i,
@@ -1084,24 +1083,11 @@ mod tests {
             })
             .collect();
         ProcessTimeline {
-            graph_topologies: Vec::new(),
-            ring: format!("h-{pid}-1-0"),
-            symbols: Default::default(),
-            pid,
-            ppid: 1,
-            exe: "/usr/bin/app".into(),
-            host: "h".into(),
             threads: vec![100, 101, 102],
             calls,
-            ranges: Vec::new(),
-            marks: Vec::new(),
             device,
-            unplaced_device: 0,
             backend: "cupti".into(),
-            stream_names: Default::default(),
-            loss: Loss::default(),
-            torn_seqs: Vec::new(),
-            event_links: Vec::new(),
+            ..ProcessTimeline::empty(pid)
         }
     }
 

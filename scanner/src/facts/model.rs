@@ -478,6 +478,32 @@ pub struct GraphTopology {
 pub const NO_ISSUER: u32 = crate::util::groups::NONE;
 
 impl ProcessTimeline {
+    /// A process with nothing in it, for timelines built in code (tests, tools): the ring `h-PID-1-0`
+    /// of host `h`, parent 1, executable `/usr/bin/app`, backend `none`, no threads, no loss.
+    /// Fill what a case needs with struct update syntax.
+    pub fn empty(pid: u32) -> ProcessTimeline {
+        ProcessTimeline {
+            ring: format!("h-{pid}-1-0"),
+            symbols: Default::default(),
+            pid,
+            ppid: 1,
+            exe: "/usr/bin/app".into(),
+            host: "h".into(),
+            threads: Vec::new(),
+            calls: Vec::new(),
+            ranges: Vec::new(),
+            marks: Vec::new(),
+            device: Vec::new(),
+            unplaced_device: 0,
+            backend: "none".into(),
+            stream_names: Default::default(),
+            loss: Loss::default(),
+            torn_seqs: Vec::new(),
+            event_links: Vec::new(),
+            graph_topologies: Vec::new(),
+        }
+    }
+
     /// Each device span's issuing call (index into `calls`), `NO_ISSUER` where the capture lacks it:
     /// found in chunks on every thread, each searching near its last find (spans lie near their
     /// issue order). 4 bytes a span; grouped by call (`util::groups::Groups::by_key`), each call's
