@@ -28,7 +28,7 @@ import os as _os
 import warnings as _warnings
 
 from ._errors import CaptureError
-from ._tables import SCHEMAS, TABLES, Table
+from ._tables import SCHEMAS, TABLES, Table, _Stream
 from ._tokens import Token, accept, begin, end, handoff, token, tokens_enabled
 
 try:
@@ -165,7 +165,9 @@ class Capture:
 
         b = self._native_backend("edges()")
         if hasattr(pa.RecordBatchReader, "from_stream"):
-            return pa.RecordBatchReader.from_stream(_tables._Stream(lambda _: b.edges_stream(), "edges")).read_all()
+            # Without a copy, through the Arrow PyCapsule interface (pyarrow >= 15), as the tables.
+            stream = _Stream(lambda _: b.edges_stream(), "edges")
+            return pa.RecordBatchReader.from_stream(stream).read_all()
         return pa.ipc.open_stream(b.edges_ipc()).read_all()
 
     def why(self, step=None, range=None, kernel=None, call=None):  # noqa: A002 - the CLI's names
