@@ -1094,7 +1094,7 @@ mod tests {
     /// The Python module's tables, made side by side, are the batches of every row in order, a
     /// row group's worth each: across processes, groups and an empty process.
     #[test]
-    fn tables_made_in_parts_are_the_tables_made_whole() {
+    fn tables_in_groups_are_every_row_in_order() {
         let t = Timeline {
             processes: vec![
                 process(1, GROUP_ROWS + 3 * CHUNK + 17),

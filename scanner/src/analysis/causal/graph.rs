@@ -207,6 +207,17 @@ struct History {
     by_row: Vec<Vec<usize>>,
 }
 
+impl History {
+    /// Work item `i`, on the stream of row `r`, is the walk's latest.
+    fn push(&mut self, i: usize, r: u32) {
+        self.log.push((i, r));
+        if self.by_row.len() <= r as usize {
+            self.by_row.resize_with(r as usize + 1, Vec::new);
+        }
+        self.by_row[r as usize].push(i);
+    }
+}
+
 /// A stream's last item and its neighbours in last-item order (row indices; `NIL` at the ends).
 #[derive(Clone, Copy)]
 struct Last {
@@ -249,11 +260,7 @@ impl LastItems {
     fn set(&mut self, s: StreamGen, i: usize) {
         let r = self.rows.index_of(s) as u32;
         if let Some(h) = &mut self.history {
-            h.log.push((i, r));
-            if h.by_row.len() <= r as usize {
-                h.by_row.resize_with(r as usize + 1, Vec::new);
-            }
-            h.by_row[r as usize].push(i);
+            h.push(i, r);
         }
         let Last { item, older, newer } = *self.rows.at_mut(r as usize);
         if item.is_some() && newer == NIL {
@@ -285,19 +292,17 @@ impl LastItems {
         if self.history.is_some() {
             return;
         }
-        let mut h = History::default();
+        // The list runs newest to oldest; the history is kept oldest first.
+        let mut newest_first = Vec::new();
         let mut r = self.newest;
         while r != NIL {
             let l = &self.rows.at(r as usize).1;
-            h.log.push((l.item.expect("listed rows have an item"), r));
+            newest_first.push((l.item.expect("listed rows have an item"), r));
             r = l.older;
         }
-        h.log.reverse();
-        for &(it, r) in &h.log {
-            if h.by_row.len() <= r as usize {
-                h.by_row.resize_with(r as usize + 1, Vec::new);
-            }
-            h.by_row[r as usize].push(it);
+        let mut h = History::default();
+        for &(i, r) in newest_first.iter().rev() {
+            h.push(i, r);
         }
         self.history = Some(h);
     }
