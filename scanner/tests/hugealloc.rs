@@ -20,6 +20,7 @@ fn huge_alloc_blocks_keep_their_bytes_alignment_and_mapping() {
     alignments_are_honoured();
     impossible_sizes_fail_and_leave_the_block();
     a_vector_grown_through_the_allocator_holds_its_values();
+    a_block_below_a_huge_page_made_again_reuses_memory();
 }
 
 fn layout(n: usize, align: usize) -> Layout {
@@ -246,4 +247,42 @@ fn a_vector_grown_through_the_allocator_holds_its_values() {
         assert!((0..n).all(|i| *p.add(i) == i as u64 * 7));
         a.dealloc(p.cast(), Layout::array::<u64>(cap).unwrap());
     }
+}
+
+/// Page faults this thread has taken so far.
+fn thread_faults() -> i64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_THREAD counts this thread's faults only.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) }, 0);
+    u.ru_minflt
+}
+
+/// A block of a few hundred KiB made, written whole and freed again and again (an export's buffers,
+/// batch after batch) comes back with its pages: a block mapped on its own each time was faulted in
+/// again page by page, every time.
+fn a_block_below_a_huge_page_made_again_reuses_memory() {
+    let a = HugeAlloc;
+    let (n, times) = (300 << 10, 50);
+    let l = layout(n, 8);
+    // Once, so that glibc's own threshold has seen a block of this size freed.
+    // SAFETY: the block is written within its size and freed with its layout.
+    unsafe { a.dealloc(a.alloc(l), l) };
+    let before = thread_faults();
+    for _ in 0..times {
+        // SAFETY: as above.
+        unsafe {
+            let p = a.alloc(l);
+            assert!(!p.is_null());
+            std::ptr::write_bytes(p, 7, n);
+            a.dealloc(p, l);
+        }
+    }
+    let faults = thread_faults() - before;
+    let one_block = (n / page()) as i64;
+    assert!(
+        faults < 2 * one_block,
+        "{times} blocks of {n} bytes took {faults} page faults: at most two blocks' worth \
+         ({one_block} pages each) when the memory is reused"
+    );
 }

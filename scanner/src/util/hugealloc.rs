@@ -15,10 +15,14 @@ use std::ptr;
 /// A huge page on x86-64 and (with 4 KiB base pages) aarch64.
 pub const HUGE: usize = 2 << 20;
 
-/// Blocks this large or larger are mapped on their own; smaller ones are `System`'s. Well below a huge
-/// page: a vector that grows through a mapping of its own is never copied (glibc copies a block
-/// below its mmap threshold, which rises to 32 MiB as blocks are freed).
-pub const BIG: usize = 256 << 10;
+/// Blocks this large or larger are mapped on their own; smaller ones are `System`'s. One huge page:
+/// the tables that grow to hundreds of megabytes get huge pages and grow without a copy from their
+/// first huge page on, while blocks made and freed over and over (an export's buffers of a few hundred
+/// KiB per batch and column) are reused from glibc's arenas. Mapped on their own (the threshold was
+/// 256 KiB), each was faulted in again page by page and unmapped: 530 k page faults and 2.8 s of
+/// system time in a 10 M-entry Parquet export on the H200 machine, 16 % of its wall time
+/// (docs/results/2026-12-03-allocator-h200.md).
+pub const BIG: usize = HUGE;
 
 /// The base page size (4 KiB on x86-64; 16 or 64 KiB on some aarch64 kernels).
 pub fn page() -> usize {
