@@ -29,7 +29,7 @@ use arrow_schema::{DataType, Field, Schema};
 use causeway_ring::Class;
 use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
@@ -667,7 +667,10 @@ fn write_table(
 
 /// Columns whose values are nearly all distinct (times, sequence numbers, sizes). A dictionary
 /// page for them only fills and is thrown away (the writer falls back to plain encoding once it
-/// passes its size limit), and interning each value into it was a fifth of the export's CPU.
+/// passes its size limit), and interning each value into it was a fifth of the export's CPU. They
+/// are delta-encoded instead (`DELTA_BINARY_PACKED`): in time order, a row's time or sequence number
+/// is a small step from the last one's. Plain and Snappy-compressed they were four fifths of the
+/// files (41 bytes an entry on the synthetic 1 M capture, 9.4 delta-encoded).
 const DISTINCT: [&str; 23] = [
     "seq",
     "begin_ns",
@@ -695,7 +698,7 @@ const DISTINCT: [&str; 23] = [
 ];
 
 /// How a table of this schema is written: row groups of `GROUP_ROWS`, Snappy pages; dictionaries
-/// for names and other repeating values, not for the `DISTINCT` columns; no statistics for text
+/// for names and other repeating values, deltas for the `DISTINCT` columns; no statistics for text
 /// columns. (A name column's min and max, the least and greatest of thousands of names, prune no
 /// row group, and computing them was two string comparisons per value.)
 fn properties(schema: &Schema) -> WriterProperties {
@@ -704,7 +707,9 @@ fn properties(schema: &Schema) -> WriterProperties {
         .set_max_row_group_size(GROUP_ROWS)
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")));
     let b = DISTINCT.iter().fold(b, |b, c| {
-        b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
+        let c = ColumnPath::from(*c);
+        b.set_column_dictionary_enabled(c.clone(), false)
+            .set_column_encoding(c, Encoding::DELTA_BINARY_PACKED)
     });
     (schema.fields().iter())
         .filter(|f| f.data_type() == &DataType::Utf8)
@@ -992,10 +997,10 @@ mod tests {
     }
 
     /// The export's own properties: names get a dictionary page and no statistics, the `DISTINCT`
-    /// columns (here `seq` and `ns`) no dictionary but their statistics, and every value reads back
-    /// unchanged.
+    /// columns (here `seq` and `ns`) no dictionary, delta encoding and their statistics, and every
+    /// value reads back unchanged.
     #[test]
-    fn distinct_columns_are_written_without_a_dictionary_and_text_without_statistics() {
+    fn distinct_columns_are_delta_encoded_and_text_has_no_statistics() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
         let dir =
             std::env::temp_dir().join(format!("causeway-parquet-dict-{}", std::process::id()));
@@ -1017,6 +1022,21 @@ mod tests {
         };
         assert!(dict("name"), "a name column keeps its dictionary");
         assert!(!dict("seq") && !dict("ns"), "distinct columns have none");
+        let encodings = |name: &str| {
+            (0..group.num_columns())
+                .map(|i| group.column(i))
+                .find(|c| c.column_path().string() == name)
+                .unwrap()
+                .encodings()
+                .to_vec()
+        };
+        for c in ["seq", "ns"] {
+            let e = encodings(c);
+            assert!(
+                e.contains(&Encoding::DELTA_BINARY_PACKED) && !e.contains(&Encoding::PLAIN),
+                "{c}: values delta-encoded, none plain: {e:?}"
+            );
+        }
         let stats = |name: &str| {
             (0..group.num_columns())
                 .map(|i| group.column(i))
