@@ -27,7 +27,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use causeway_ring::Class;
-use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
+use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers, ArrowColumnChunk};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -580,7 +580,7 @@ fn write_table(
     dir: &Path,
     name: &str,
     props: impl FnOnce(&Schema) -> WriterProperties,
-    mut batches: impl Iterator<Item = RecordBatch>,
+    mut batches: impl Iterator<Item = RecordBatch> + Send,
 ) -> Result<u64, ExportError> {
     let path = dir.join(format!("{name}.parquet"));
     let err =
@@ -644,14 +644,8 @@ fn write_table(
             .collect::<parquet::errors::Result<Vec<_>>>()
     };
     let window = groups_per_window(fields.len());
-    loop {
-        let groups: Vec<Vec<RecordBatch>> =
-            std::iter::from_fn(&mut next_group).take(window).collect();
-        if groups.is_empty() {
-            break;
-        }
-        let encoded: Vec<_> = groups.par_iter().map(encode).collect();
-        drop(groups);
+    // The encoded row groups of a window, appended to the file in order.
+    let mut append = |encoded: Vec<parquet::errors::Result<Vec<ArrowColumnChunk>>>| {
         for chunks in encoded {
             let mut group = w.next_row_group().map_err(|e| err(&e))?;
             for chunk in chunks.map_err(|e| err(&e))? {
@@ -659,6 +653,24 @@ fn write_table(
             }
             group.close().map_err(|e| err(&e))?;
         }
+        Ok::<_, ExportError>(())
+    };
+    // Each window is cut and encoded on every thread while the one before is appended (one thread).
+    let mut last = Vec::new();
+    loop {
+        let (encoded, appended) = rayon::join(
+            || {
+                let groups: Vec<Vec<RecordBatch>> =
+                    std::iter::from_fn(&mut next_group).take(window).collect();
+                groups.par_iter().map(encode).collect::<Vec<_>>()
+            },
+            || append(std::mem::take(&mut last)),
+        );
+        appended?;
+        if encoded.is_empty() {
+            break;
+        }
+        last = encoded;
     }
     let file = w.into_inner().map_err(|e| err(&e))?.into_file();
     file.sync_all().map_err(|e| err(&io_problem(&e)))?;
