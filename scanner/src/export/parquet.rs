@@ -1025,38 +1025,23 @@ mod tests {
             .metadata()
             .clone();
         let group = meta.row_group(0);
-        let dict = |name: &str| {
-            let c = (0..group.num_columns())
-                .map(|i| group.column(i))
-                .find(|c| c.column_path().string() == name)
-                .unwrap();
-            c.dictionary_page_offset().is_some()
-        };
-        assert!(dict("name"), "a name column keeps its dictionary");
-        assert!(!dict("seq") && !dict("ns"), "distinct columns have none");
-        let encodings = |name: &str| {
+        let column = |name: &str| {
             (0..group.num_columns())
                 .map(|i| group.column(i))
                 .find(|c| c.column_path().string() == name)
                 .unwrap()
-                .encodings()
-                .to_vec()
         };
+        let dict = |name: &str| column(name).dictionary_page_offset().is_some();
+        assert!(dict("name"), "a name column keeps its dictionary");
+        assert!(!dict("seq") && !dict("ns"), "distinct columns have none");
         for c in ["seq", "ns"] {
-            let e = encodings(c);
+            let e = column(c).encodings();
             assert!(
                 e.contains(&Encoding::DELTA_BINARY_PACKED) && !e.contains(&Encoding::PLAIN),
                 "{c}: values delta-encoded, none plain: {e:?}"
             );
         }
-        let stats = |name: &str| {
-            (0..group.num_columns())
-                .map(|i| group.column(i))
-                .find(|c| c.column_path().string() == name)
-                .unwrap()
-                .statistics()
-                .is_some()
-        };
+        let stats = |name: &str| column(name).statistics().is_some();
         assert!(!stats("name"), "a text column has no min and max");
         assert!(stats("seq") && stats("ns"), "numbers keep theirs");
         let back: Vec<RecordBatch> =
