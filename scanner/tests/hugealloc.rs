@@ -251,9 +251,10 @@ fn a_vector_grown_through_the_allocator_holds_its_values() {
 
 /// Page faults this thread has taken so far.
 fn thread_faults() -> i64 {
-    // SAFETY: getrusage only writes the struct it is given.
+    // SAFETY: rusage is plain integers and timevals, for which all zero bytes is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; RUSAGE_THREAD counts this thread's faults only.
+    // SAFETY: getrusage only writes the struct it is given; RUSAGE_THREAD counts this thread's
+    // faults only.
     assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) }, 0);
     u.ru_minflt
 }
