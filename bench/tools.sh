@@ -10,13 +10,13 @@ CW=${CW:-target/release/causeway}
 SYNTH=${SYNTH:-target/release/examples/synth_capture}
 
 # timed FILE CMD...: runs CMD (stdout to /dev/null; stderr shown only if it fails) and writes to FILE
-# one line: wall seconds, peak RSS (KB), user and system seconds. Wall time is bash's EPOCHREALTIME
+# one line: wall seconds, peak RSS (KB), user and system seconds, minor page faults. Wall time is bash's EPOCHREALTIME
 # (microseconds) around the run: /usr/bin/time's %e counts hundredths, a third of a 30 ms report.
 timed() {
   local out=$1 t0 t1
   shift
   t0=$EPOCHREALTIME
-  /usr/bin/time -o "$out.time" -f "%M %U %S" "$@" > /dev/null 2> "$out.err" ||
+  /usr/bin/time -o "$out.time" -f "%M %U %S %R" "$@" > /dev/null 2> "$out.err" ||
     { cat "$out.err" >&2; return 1; }
   t1=$EPOCHREALTIME
   echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$out.time")" > "$out"

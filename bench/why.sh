@@ -32,7 +32,7 @@ for r in $(seq "$RUNS"); do
       why-base) cmd=("$BASE" why --json "$dir/cap" --step slowest) ;;
     esac
     timed "$dir/time" "${cmd[@]}" || exit 1
-    read -r e m u s < "$dir/time"
+    read -r e m u s _ < "$dir/time"
     t[$a]+="$e "
     rss[$a]+="$m "
     usr[$a]+="$u "

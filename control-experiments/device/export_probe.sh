@@ -26,6 +26,10 @@ VARIANTS=${VARIANTS:-big nosync}
 for f in causeway synth_capture $(printf 'causeway-%s ' $VARIANTS); do
   [[ -x $C/$f ]] || { echo "export_probe.sh: $C/$f missing (build it here and carry .carry)" >&2; exit 2; }
 done
+# timed (carried binaries: nothing is built)
+export CW=$C/causeway SYNTH=$C/synth_capture
+# shellcheck source=bench/tools.sh
+source "$REPO/bench/tools.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/export-probe.XXXXXX")
 shm=$(mktemp -d /dev/shm/export-probe.XXXXXX)
 trap 'rm -rf "$dir" "$shm"' EXIT
@@ -33,7 +37,7 @@ trap 'rm -rf "$dir" "$shm"' EXIT
   echo "date: $(date -u +%FT%TZ); entries: $N; runs: $RUNS; variants: $VARIANTS"
   lscpu | grep -E '^(Model name|CPU\(s\))'
   echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled); disk: $(df -h "$dir" | tail -1)"
-  "$C/synth_capture" "$dir/cap" "$N" 4 tsc > /dev/null
+  "$SYNTH" "$dir/cap" "$N" 4 tsc > /dev/null
   if [[ -n ${ARMS:-} ]]; then
     read -r -a arms <<< "$ARMS"
   else
@@ -58,10 +62,9 @@ trap 'rm -rf "$dir" "$shm"' EXIT
         chrome*) cmd=("$bin" export --format chrome --force -o "$dir/out.$a" "$dir/cap") ;;
         dd) cmd=(dd if=/dev/zero of="$dir/out.dd" bs=16M count=$(((chrome_bytes >> 24) + 1)) conv=fsync status=none) ;;
       esac
-      t0=$EPOCHREALTIME
-      /usr/bin/time -o "$dir/time" -f "%U %S %M %R" "${cmd[@]}" > /dev/null 2> "$dir/err" || { cat "$dir/err"; exit 1; }
-      t1=$EPOCHREALTIME
-      res[$a]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$dir/time");"
+      timed "$dir/time" "${cmd[@]}" || exit 1
+      read -r e m u s f < "$dir/time"
+      res[$a]+="$e $u $s $m $f;"
       [[ $a == chrome* && $a != chrome-shm ]] && chrome_bytes=$(stat -c %s "$dir/out.chrome")
       rm -rf "$dir/out.dd" "$shm/out.json"
     done
