@@ -339,8 +339,7 @@ fn groups<'t, T: Sync + 't>(
 }
 
 /// The rows of `f` as batches of `GROUP_ROWS` rows, at least one (empty when there are none: the
-/// table keeps its schema), each made by `make` on a thread of its own. Each batch's columns are
-/// large blocks of their own (`util::hugealloc`), given back whole when the table is.
+/// table keeps its schema), each made by `make` on a thread of its own.
 fn in_groups<'t, O: Sync, T: Sync>(
     f: &Flat<'t, O, T>,
     make: impl Fn(&[(&'t O, &'t T)]) -> RecordBatch + Sync,
