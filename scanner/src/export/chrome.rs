@@ -20,6 +20,7 @@
 //! device intervals were left out for want of a host time.
 
 use super::{Item, Layout, ProcLayout, What};
+use crate::facts::model::StreamId;
 use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use serde_json::json;
@@ -134,8 +135,9 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
         Unit::Text(t) => b.extend_from_slice(t),
         Unit::Slices { pl, tid, items } => {
             b.reserve(items.len() * 200);
+            let mut label = Label::default();
             for it in *items {
-                slice(b, pl, *tid, it);
+                slice(b, pl, *tid, it, &mut label);
             }
         }
         Unit::Marks { pl, tid, marks } => {
@@ -264,6 +266,16 @@ impl<'b> Args<'b> {
         self.key(k);
         int(self.b, v);
     }
+    /// `v` as a JSON string of its hex digits (`"0x…"`: nothing to escape).
+    fn hex(&mut self, k: &str, v: u64) {
+        self.key(k);
+        let _ = write!(self.b, "\"{v:#x}\"");
+    }
+    /// Bytes already a JSON value.
+    fn bytes(&mut self, k: &str, v: &[u8]) {
+        self.key(k);
+        self.b.extend_from_slice(v);
+    }
     fn raw(&mut self, k: &str, v: &str) {
         self.key(k);
         self.b.extend_from_slice(v.as_bytes());
@@ -299,7 +311,26 @@ impl<'b> Args<'b> {
     }
 }
 
-fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
+/// The last stream label a unit wrote, as its escaped JSON string: a stream's track shows one stream,
+/// so its spans' labels are made once, not once a span.
+#[derive(Default)]
+struct Label {
+    stream: Option<StreamId>,
+    json: Vec<u8>,
+}
+
+impl Label {
+    fn of(&mut self, pl: &ProcLayout, s: &StreamId) -> &[u8] {
+        if self.stream.as_ref() != Some(s) {
+            self.json.clear();
+            escape_into(&pl.p.stream_label(s), &mut self.json);
+            self.stream = Some(*s);
+        }
+        &self.json
+    }
+}
+
+fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Label) {
     let pid = pl.p.pid;
     start(b, true, "X", pid, tid);
     key_us(b, "ts", it.begin);
@@ -308,7 +339,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
     let mut a = match it.what() {
         What::Call(i) => {
             let c = &pl.p.calls[i];
-            key_str(b, "name", c.api);
+            key_str(b, "name", &c.api);
             key_str(b, "cat", c.class.map_or("call", Class::name));
             let mut a = Args::open(b);
             a.num("seq", c.seq);
@@ -318,14 +349,14 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
                 a.str("kernel", k);
             }
             if let Some(s) = c.stream {
-                a.str("stream", &format!("{s:#x}"));
+                a.hex("stream", s);
             }
             call = Some(i);
             a
         }
         What::Range(i) => {
             let r = &pl.p.ranges[i];
-            key_str(b, "name", r.name);
+            key_str(b, "name", &r.name);
             key_str(b, "cat", "nvtx");
             let mut a = Args::open(b);
             if let Some(d) = &r.domain {
@@ -337,7 +368,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
         }
         What::Span(i) => {
             let d = &pl.p.device[i];
-            key_str(b, "name", d.name);
+            key_str(b, "name", &d.name);
             key_str(b, "cat", d.kind.name());
             let mut a = Args::open(b);
             if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
@@ -347,7 +378,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item) {
             if let Some(seq) = d.call {
                 a.num("call_seq", seq);
             }
-            a.str("stream", &pl.p.stream_label(&d.stream));
+            a.bytes("stream", label.of(pl, &d.stream));
             a
         }
     };
@@ -416,7 +447,7 @@ fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
     start(b, true, "i", pl.p.pid, tid);
     key_str(b, "s", "t");
     key_us(b, "ts", m.ns);
-    key_str(b, "name", m.name);
+    key_str(b, "name", &m.name);
     key_str(b, "cat", "nvtx");
     let mut a = Args::open(b);
     if let Some(d) = &m.domain {
@@ -430,9 +461,7 @@ fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
 /// Appends `s` as a JSON string literal (`escape`), straight into bytes: text with nothing to escape
 /// (nearly every name) is copied as it is.
 fn escape_into(s: &str, b: &mut Vec<u8>) {
-    let plain = s
-        .bytes()
-        .all(|c| c >= 0x20 && !matches!(c, b'"' | b'\\' | b'<' | b'>' | b'&' | 0x7f | 0xe2));
+    let plain = !s.bytes().any(|c| SPECIAL[c as usize]);
     if plain {
         b.push(b'"');
         b.extend_from_slice(s.as_bytes());
@@ -443,6 +472,24 @@ fn escape_into(s: &str, b: &mut Vec<u8>) {
         b.extend_from_slice(out.as_bytes());
     }
 }
+
+/// The bytes `escape` may change: controls, `"`, `\\`, `<`, `>`, `&`, DEL, and 0xE2 (the first byte
+/// of U+2028 and U+2029). A table: one load a byte, where the comparisons were a chain.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    let mut k = 0;
+    let more = [b'"', b'\\', b'<', b'>', b'&', 0x7f, 0xe2];
+    while k < more.len() {
+        t[more[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// Appends `s` as a JSON string literal, with HTML-significant characters escaped as well.
 pub(crate) fn escape(s: &str, out: &mut String) {
@@ -514,6 +561,11 @@ mod tests {
             "\u{2028}",
             "\u{2026}",
             "\u{7f}",
+            "a\\b",
+            "x&y>z",
+            "\u{1f}\u{0}",
+            "\u{2029}",
+            "\u{80}\u{ff}",
         ] {
             let mut fast = Vec::new();
             escape_into(s, &mut fast);
