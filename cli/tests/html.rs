@@ -325,7 +325,7 @@ fn call(i: u64) -> Call {
     Call {
         seq: i,
         tid: 1,
-        api: "cudaLaunchKernel",
+        api: causeway_scanner::read::intern("cudaLaunchKernel"),
         layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::Launch),
         begin_ns: 1000 + 10 * i,

@@ -248,7 +248,7 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
     p.p.device.push(DeviceSpan {
         graph_node: None,
         kind: causeway_ring::layout::DeviceKind::Kernel,
-        name: "first",
+        name: intern("first"),
         begin_ns: 559_000,
         end_ns: 570_000,
         bound_ns: 0,
@@ -721,7 +721,7 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
     let names: Vec<&str> = (g.preds(Node::call(g.call_of_seq(w).unwrap())))
         .filter(|e| e.kind == EdgeKind::HostWait)
         .map(|e| match e.from {
-            Node::Work(j) => t.processes[0].device[j as usize].name,
+            Node::Work(j) => t.processes[0].device[j as usize].name.as_str(),
             _ => "?",
         })
         .collect();
@@ -1084,7 +1084,7 @@ fn the_slowest_step_names_the_work_its_end_waited_for() {
         let b = 1_000_000 * (i + 1);
         p.p.ranges.push(Range {
             tid: TID,
-            name: "step",
+            name: intern("step"),
             domain: None,
             begin_ns: b,
             end_ns: Some(b + k1 + 1_000),

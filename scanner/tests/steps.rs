@@ -318,7 +318,7 @@ fn domains_are_part_of_the_choice() {
     let mut p = timeline();
     for i in 0..3u64 {
         let mut r = range(1, "iter", i * 100, i * 100 + 50, 0);
-        r.domain = Some("trainer");
+        r.domain = Some(causeway_scanner::read::intern("trainer"));
         p.ranges.push(r);
     }
     for i in 0..2u64 {
@@ -826,7 +826,7 @@ fn step_regions_and_calls_match_the_definition_on_random_ranges() {
                 }
                 let depth = 1 + stack.iter().filter(|t| t.0 <= b && t.1 >= e).count() as u32;
                 stack.push((b, e));
-                let w = want.entry(p.ranges[i].name).or_insert((depth, 0));
+                let w = want.entry(p.ranges[i].name.as_str()).or_insert((depth, 0));
                 w.0 = w.0.min(depth);
                 w.1 += 1;
             }

@@ -250,7 +250,7 @@ fn ranges_in(p: &ProcessTimeline, lo: u64, hi: u64) -> (u64, Vec<HostRange>) {
             let (b, e) = (r.begin_ns.max(lo), end.min(hi));
             (r.begin_ns < hi && end > lo && e > b).then(|| HostRange {
                 name: r.name.to_string(),
-                domain: r.domain.map(str::to_string),
+                domain: r.domain.map(|d| d.to_string()),
                 tid: r.tid,
                 level: r.level,
                 begin_ns: r.begin_ns,

@@ -324,7 +324,7 @@ pub fn select(
     p: &ProcessTimeline,
     o: &StepOptions,
 ) -> Result<(Selection, Vec<usize>, u64), String> {
-    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain.as_deref();
+    let in_domain = |r: &Range| o.domain.is_none() || r.domain.as_deref() == o.domain.as_deref();
     let dom = |d: Option<&str>| match d {
         Some(d) => format!("domain \"{d}\""),
         None => "the default domain".to_string(),
@@ -344,7 +344,7 @@ pub fn select(
         // Without --domain, a name used in several domains takes them all (`domain` is then `None`).
         let one = o.domain.is_some() || found.iter().all(|r| r.domain == first.domain);
         let domain = if one {
-            first.domain.map(str::to_string)
+            first.domain.map(|d| d.to_string())
         } else {
             None
         };
@@ -368,7 +368,9 @@ pub fn select(
             .iter()
             .filter(|r| r.level == 0 && closed(r).is_some() && in_domain(r))
         {
-            let c = counts.entry((r.name, r.domain)).or_insert((0, r.begin_ns));
+            let c = counts
+                .entry((r.name.as_str(), r.domain.map(|d| d.as_str())))
+                .or_insert((0, r.begin_ns));
             c.0 += 1;
             c.1 = c.1.min(r.begin_ns);
         }
@@ -420,7 +422,7 @@ pub fn select(
         *r.name == *name
             && match rule {
                 "range-option" => in_domain(r),
-                _ => r.domain == domain.as_deref() && r.level == 0,
+                _ => r.domain.as_deref() == domain.as_deref() && r.level == 0,
             }
     };
     let mut chosen = Vec::new();
@@ -696,7 +698,7 @@ fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, 
         nested.push(still);
         let r = &p.ranges[i];
         let acc = by_key
-            .entry((r.name, r.domain))
+            .entry((r.name.as_str(), r.domain.map(|d| d.as_str())))
             .or_insert((depth, 0, Vec::new()));
         acc.0 = acc.0.min(depth);
         acc.1 += 1;

@@ -109,7 +109,7 @@ pub fn named_range_exists(t: &Timeline, o: &StepOptions) -> Result<(), String> {
     let Some(name) = &o.range else {
         return Ok(());
     };
-    let in_domain = |r: &Range| o.domain.is_none() || r.domain == o.domain.as_deref();
+    let in_domain = |r: &Range| o.domain.is_none() || r.domain.as_deref() == o.domain.as_deref();
     if t.processes
         .iter()
         .any(|p| p.ranges.iter().any(|r| *r.name == **name && in_domain(r)))
@@ -120,7 +120,7 @@ pub fn named_range_exists(t: &Timeline, o: &StepOptions) -> Result<(), String> {
     for p in &t.processes {
         for r in &p.ranges {
             *seen
-                .entry((r.name.to_string(), r.domain.map(str::to_string)))
+                .entry((r.name.to_string(), r.domain.map(|d| d.to_string())))
                 .or_default() += 1;
         }
     }

@@ -219,7 +219,7 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
         u32s("pid", calls.iter().map(|c| c.0.pid).collect()),
         u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
-        strs("api", calls.iter().map(|c| c.1.api).collect()),
+        strs("api", calls.iter().map(|c| c.1.api.as_str()).collect()),
         strs("layer", calls.iter().map(|c| c.1.layer_name()).collect()),
         opt_strs(
             "class",
@@ -240,12 +240,18 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
             )),
         ),
         opt_u64s("stream", calls.iter().map(|c| c.1.stream).collect()),
-        opt_strs("kernel", calls.iter().map(|c| c.1.kernel).collect()),
+        opt_strs(
+            "kernel",
+            calls
+                .iter()
+                .map(|c| c.1.kernel.map(|k| k.as_str()))
+                .collect(),
+        ),
         opt_strs(
             "kernel_symbol",
             calls
                 .iter()
-                .map(|c| c.1.kernel.map(|k| c.0.symbol_of(k)))
+                .map(|c| c.1.kernel.map(|k| c.0.symbol_of(k.as_str())))
                 .collect(),
         ),
     ])
@@ -260,10 +266,13 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
         strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
         u32s("pid", spans.iter().map(|s| s.0.pid).collect()),
         strs("kind", spans.iter().map(|s| s.1.kind.name()).collect()),
-        strs("name", spans.iter().map(|s| s.1.name).collect()),
+        strs("name", spans.iter().map(|s| s.1.name.as_str()).collect()),
         strs(
             "symbol",
-            spans.iter().map(|s| s.0.symbol_of(s.1.name)).collect(),
+            spans
+                .iter()
+                .map(|s| s.0.symbol_of(s.1.name.as_str()))
+                .collect(),
         ),
         i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
         i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
@@ -289,8 +298,11 @@ fn ranges_batch(rs: &[Row<Range>]) -> RecordBatch {
         strs("ring", rs.iter().map(|r| r.0.ring.as_str()).collect()),
         u32s("pid", rs.iter().map(|r| r.0.pid).collect()),
         u32s("tid", rs.iter().map(|r| r.1.tid).collect()),
-        strs("name", rs.iter().map(|r| r.1.name).collect()),
-        opt_strs("domain", rs.iter().map(|r| r.1.domain).collect()),
+        strs("name", rs.iter().map(|r| r.1.name.as_str()).collect()),
+        opt_strs(
+            "domain",
+            rs.iter().map(|r| r.1.domain.map(|d| d.as_str())).collect(),
+        ),
         i64s("begin_ns", rs.iter().map(|r| ns(r.1.begin_ns)).collect()),
         opt_i64s("end_ns", rs.iter().map(|r| r.1.end_ns.map(ns)).collect()),
         u32s("level", rs.iter().map(|r| r.1.level).collect()),
@@ -302,8 +314,11 @@ fn marks_batch(ms: &[Row<Mark>]) -> RecordBatch {
         strs("ring", ms.iter().map(|m| m.0.ring.as_str()).collect()),
         u32s("pid", ms.iter().map(|m| m.0.pid).collect()),
         u32s("tid", ms.iter().map(|m| m.1.tid).collect()),
-        strs("name", ms.iter().map(|m| m.1.name).collect()),
-        opt_strs("domain", ms.iter().map(|m| m.1.domain).collect()),
+        strs("name", ms.iter().map(|m| m.1.name.as_str()).collect()),
+        opt_strs(
+            "domain",
+            ms.iter().map(|m| m.1.domain.map(|d| d.as_str())).collect(),
+        ),
         i64s("ns", ms.iter().map(|m| ns(m.1.ns)).collect()),
     ])
 }
@@ -475,12 +490,19 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
                 Node::Call(i) => {
                     let c = &p.calls[i as usize];
                     let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
-                    ("call", Some(c.seq), Some(c.api), Some(b), e, None)
+                    ("call", Some(c.seq), Some(c.api.as_str()), Some(b), e, None)
                 }
                 Node::Work(j) => {
                     let d = &p.device[j as usize];
                     let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
-                    ("device", d.call, Some(d.name), Some(b), Some(e), None)
+                    (
+                        "device",
+                        d.call,
+                        Some(d.name.as_str()),
+                        Some(b),
+                        Some(e),
+                        None,
+                    )
                 }
                 Node::Absent(k) => (
                     "absent",

@@ -894,7 +894,7 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
         Ev::Begin(i) => match lane[i as usize].what() {
             What::Call(i) => {
                 let c = &pl.p.calls[i];
-                f(0, c.api);
+                f(0, c.api.as_str());
                 f(1, call_category(c));
                 if !pl.call_shown(i) {
                     if let Some(k) = &c.kernel {
@@ -904,7 +904,7 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
             }
             What::Range(i) => {
                 let r = &pl.p.ranges[i];
-                f(0, r.name);
+                f(0, r.name.as_str());
                 f(1, "nvtx");
                 if let Some(d) = &r.domain {
                     f(2, d);
@@ -912,13 +912,13 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
             }
             What::Span(i) => {
                 let d = &pl.p.device[i];
-                f(0, d.name);
+                f(0, d.name.as_str());
                 f(1, d.kind.name());
             }
         },
         Ev::Mark(m) => {
             let m = &pl.p.marks[m as usize];
-            f(0, m.name);
+            f(0, m.name.as_str());
             f(1, "nvtx");
             if let Some(d) = &m.domain {
                 f(2, d);
@@ -1083,7 +1083,7 @@ fn events(
                 match it.what() {
                     What::Call(i) => {
                         let c = &pl.p.calls[i];
-                        uint(&mut te, 10, iids.get(NAMES, c.api));
+                        uint(&mut te, 10, iids.get(NAMES, c.api.as_str()));
                         uint(&mut te, 3, iids.get(CATEGORIES, call_category(c)));
                         annotation(&mut te, A_SEQ, 3, c.seq);
                         if c.result != 0 {
@@ -1100,7 +1100,7 @@ fn events(
                     }
                     What::Range(i) => {
                         let r = &pl.p.ranges[i];
-                        uint(&mut te, 10, iids.get(NAMES, r.name));
+                        uint(&mut te, 10, iids.get(NAMES, r.name.as_str()));
                         uint(&mut te, 3, iids.get(CATEGORIES, "nvtx"));
                         if let Some(d) = &r.domain {
                             annotation(&mut te, A_DOMAIN, 17, iids.get(VALUES, d));
@@ -1110,7 +1110,7 @@ fn events(
                     }
                     What::Span(i) => {
                         let d = &pl.p.device[i];
-                        uint(&mut te, 10, iids.get(NAMES, d.name));
+                        uint(&mut te, 10, iids.get(NAMES, d.name.as_str()));
                         uint(&mut te, 3, iids.get(CATEGORIES, d.kind.name()));
                         if d.bound_ns != 0 {
                             annotation(&mut te, A_BOUND, 3, d.bound_ns);
@@ -1155,7 +1155,7 @@ fn events(
             Ev::Mark(m) => {
                 let m = &pl.p.marks[m as usize];
                 uint(&mut te, 9, Type::Instant as u64);
-                uint(&mut te, 10, iids.get(NAMES, m.name));
+                uint(&mut te, 10, iids.get(NAMES, m.name.as_str()));
                 uint(&mut te, 3, iids.get(CATEGORIES, "nvtx"));
                 if let Some(d) = &m.domain {
                     annotation(&mut te, A_DOMAIN, 17, iids.get(VALUES, d));

@@ -160,8 +160,8 @@ pub struct Call {
     pub flags: u32,
 }
 
-/// Calls are most of a large timeline's memory (millions of them): keep one at 112 bytes.
-const _: () = assert!(std::mem::size_of::<Call>() <= 112);
+/// Calls are most of a large timeline's memory (millions of them): keep one at 96 bytes.
+const _: () = assert!(std::mem::size_of::<Call>() <= 96);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -318,8 +318,8 @@ pub struct DeviceSpan {
     pub graph_node: Option<u32>,
 }
 
-/// Spans are a large timeline's second table (millions of them): keep one at 128 bytes.
-const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 128);
+/// Spans are a large timeline's second table (millions of them): keep one at 120 bytes.
+const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 120);
 
 /// Which stream a device span ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -702,7 +702,7 @@ impl Resources {
     /// A category's name in a domain (`domain`: its text id, 0 the default domain), else its number.
     fn category(&self, domain: u64, id: u32) -> Name {
         match self.categories.get(&(domain & 0xffff_ffff, id)) {
-            Some(n) => n,
+            Some(&n) => n,
             None => intern(&id.to_string()),
         }
     }
@@ -1023,12 +1023,12 @@ fn spans_of_part(
             DeviceKind::Kernel if e.flags & entry_flags::PROFILED != 0 => (
                 names
                     .kernel_name(e.a1)
-                    .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
+                    .unwrap_or(Name::constant(&crate::facts::device::UNKNOWN_KERNEL_ROW)),
                 0,
             ),
             DeviceKind::Kernel if anchored_kernel => (
                 call.and_then(|c| names.kernel_name(c.a1))
-                    .unwrap_or(crate::facts::device::UNKNOWN_KERNEL_ROW),
+                    .unwrap_or(Name::constant(&crate::facts::device::UNKNOWN_KERNEL_ROW)),
                 0,
             ),
             DeviceKind::Kernel => (names.kernel_text_name(e.a1), 0),
@@ -1038,8 +1038,8 @@ fn spans_of_part(
                     .or_insert_with(|| intern(&crate::facts::device::copy_kind_name(e.depth))),
                 e.a1,
             ),
-            DeviceKind::Memset => ("memset", e.a1),
-            DeviceKind::Graph => (crate::facts::device::GRAPH_ROW, 0),
+            DeviceKind::Memset => (Name::constant(&"memset"), e.a1),
+            DeviceKind::Graph => (Name::constant(&crate::facts::device::GRAPH_ROW), 0),
         };
         // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
         let stream = match call {

@@ -10,13 +10,125 @@ use causeway_ring::{Entry, StrKind};
 /// one API hold one pointer, copied without touching a shared count. (A shared count was the
 /// timeline's bottleneck: every call's clone of the same API name bounced one cache line among the
 /// building threads, and dropping the timeline gave each count back one by one.)
-pub type Name = &'static str;
+///
+/// One pointer (8 bytes, and `Option<Name>` too) to the interned text's own `&str`: a timeline holds
+/// a name or two per call and span, millions of them, where a `&str` would take 16 bytes. It reads
+/// as the `str` it points to (`Deref`), and compares, hashes, orders, prints and serialises as that
+/// text.
+#[derive(Clone, Copy)]
+pub struct Name(&'static &'static str);
+
+impl Name {
+    /// A name for a text the binary holds (not interned: it compares as its text all the same).
+    pub const fn constant(text: &'static &'static str) -> Name {
+        Name(text)
+    }
+
+    /// The text, for as long as the process lives.
+    #[inline]
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq for Name {
+    #[inline]
+    fn eq(&self, other: &Name) -> bool {
+        // One text has one copy: the same pointer is the same text (the common case, decided
+        // without reading it).
+        std::ptr::eq(self.0, other.0) || *self.0 == *other.0
+    }
+}
+
+impl Eq for Name {}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        self == *other.0
+    }
+}
+
+impl std::hash::Hash for Name {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (*self.0).hash(h)
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Name) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Name) -> std::cmp::Ordering {
+        (*self.0).cmp(*other.0)
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(*self.0, f)
+    }
+}
+
+impl serde::Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Option<Name>>() == 8);
 
 /// `s` interned: the one copy of its text the process keeps. Texts are kept for the life of the
 /// process, shared by every capture it reads, so what they cost is bounded by the distinct names of
 /// the captures read (their string areas), whatever their entries.
 pub fn intern(s: &str) -> Name {
-    static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
+    static TEXTS: std::sync::Mutex<Option<std::collections::HashSet<Name>>> =
         std::sync::Mutex::new(None);
     // A poisoned lock still holds a consistent set (an insert is the only change).
     let mut g = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
@@ -24,7 +136,8 @@ pub fn intern(s: &str) -> Name {
     if let Some(&t) = set.get(s) {
         return t;
     }
-    let t: &'static str = Box::leak(s.into());
+    let text: &'static str = Box::leak(s.into());
+    let t = Name(Box::leak(Box::new(text)));
     set.insert(t);
     t
 }
@@ -34,33 +147,26 @@ pub fn intern(s: &str) -> Name {
 pub(crate) fn unknown_api(id: u16) -> Name {
     use std::sync::atomic::{AtomicPtr, Ordering};
     // Null pointers (zeroed memory, no space in the binary) until a name is set; each set pointer is
-    // a leaked box that is never freed.
-    static NAMES: [AtomicPtr<Name>; 1 << 16] =
+    // an interned name's text (`intern`), never freed.
+    static NAMES: [AtomicPtr<&'static str>; 1 << 16] =
         [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << 16];
     let slot = &NAMES[usize::from(id)];
     let p = slot.load(Ordering::Acquire);
     if !p.is_null() {
-        // SAFETY: a non-null slot holds a leaked box, never freed (set below).
-        return unsafe { *p };
+        // SAFETY: a non-null slot holds an interned name's pointer, which lives as long as the
+        // process (set below).
+        return Name(unsafe { &*p });
     }
     let name = intern(&format!("<api {id}>"));
-    let mine = Box::into_raw(Box::new(name));
-    match slot.compare_exchange(
+    // Interning gives every racing thread the same pointer: whichever stores it, the slot holds it.
+    let mine = std::ptr::from_ref::<&'static str>(name.0).cast_mut();
+    let _ = slot.compare_exchange(
         std::ptr::null_mut(),
         mine,
         Ordering::AcqRel,
         Ordering::Acquire,
-    ) {
-        Ok(_) => name,
-        Err(theirs) => {
-            // SAFETY: `mine` came from Box::into_raw above and was not published; `theirs` is a
-            // leaked box, never freed.
-            unsafe {
-                drop(Box::from_raw(mine));
-                *theirs
-            }
-        }
-    }
+    );
+    name
 }
 
 pub(crate) struct Names {
@@ -255,7 +361,7 @@ impl Names {
     /// `text`, shared rather than copied where the ring names it.
     pub(crate) fn text_name(&self, id: u64) -> Name {
         match id {
-            0 => "<unnamed>",
+            0 => Name::constant(&"<unnamed>"),
             _ => self
                 .texts
                 .get(&id)
@@ -272,7 +378,7 @@ impl Names {
     /// `kernel_text`, shared rather than copied.
     pub(crate) fn kernel_text_name(&self, id: u64) -> Name {
         match self.kernel_texts.get(&id) {
-            Some(k) => k,
+            Some(&k) => k,
             None => self.text_name(id),
         }
     }
@@ -307,15 +413,28 @@ mod tests {
     fn names_are_interned_once_and_unknown_apis_named_by_id() {
         let a = intern(&String::from("cudaLaunchKernel"));
         let b = intern("cudaLaunchKernel");
-        assert!(std::ptr::eq(a, b), "one copy per text");
+        assert!(std::ptr::eq(a.as_str(), b.as_str()), "one copy per text");
         // Asked for on many threads at once, every caller gets the same interned name.
         let got: Vec<&'static str> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..8).map(|_| s.spawn(|| unknown_api(4242))).collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
+            hs.into_iter().map(|h| h.join().unwrap().as_str()).collect()
         });
         assert_eq!(got[0], "<api 4242>");
         assert!(got.iter().all(|&n| std::ptr::eq(n, got[0])));
-        assert!(std::ptr::eq(unknown_api(4242), intern("<api 4242>")));
+        assert!(std::ptr::eq(
+            unknown_api(4242).as_str(),
+            intern("<api 4242>").as_str()
+        ));
+        // A name is one pointer, and an absent one costs nothing more.
+        assert_eq!(std::mem::size_of::<Option<super::Name>>(), 8);
+        // It compares, hashes and orders as its text, interned or not.
+        let c = super::Name::constant(&"cudaLaunchKernel");
+        assert_eq!(a, c);
+        assert_eq!(a, "cudaLaunchKernel");
+        assert_eq!("cudaLaunchKernel", a);
+        assert!(intern("a") < intern("b"));
+        let set: std::collections::HashSet<super::Name> = [a].into();
+        assert!(set.contains("cudaLaunchKernel") && set.contains(&c));
     }
 
     #[test]

@@ -622,7 +622,7 @@ fn per_thread_name(api: &str) -> bool {
 /// The stream key of a stream-ordered call, by the waits' rule (`facts::streams::key_of`; a call
 /// keeps its per-thread flag in its name).
 fn key_of(c: &Call) -> (u64, u32) {
-    crate::facts::streams::key_of(c.stream.unwrap_or(0), c.tid, per_thread_name(c.api))
+    crate::facts::streams::key_of(c.stream.unwrap_or(0), c.tid, per_thread_name(&c.api))
 }
 
 impl<'t> Builder<'t> {
@@ -1147,7 +1147,7 @@ impl<'t> Builder<'t> {
                 }
                 Class::Sync => {
                     let device_wide = c.stream.unwrap_or(0) == 0
-                        && !per_thread_name(c.api)
+                        && !per_thread_name(&c.api)
                         && !c.api.contains("Stream");
                     let items: Vec<usize> = if device_wide {
                         // Items issued before this thread's last device-wide wait are ordered

@@ -348,7 +348,7 @@ fn executions(p: &ProcessTimeline, name: &str) -> Vec<usize> {
         .enumerate()
         .filter(|(_, d)| {
             d.kind == causeway_ring::layout::DeviceKind::Kernel
-                && (d.name == name || p.symbol_of(d.name) == name || bare(d.name) == name)
+                && (d.name == name || p.symbol_of(&d.name) == name || bare(&d.name) == name)
         })
         .map(|(j, _)| j)
         .collect();
