@@ -158,11 +158,12 @@ pub fn measures(dir: &Path, o: &StepOptions, skip: usize) -> Result<RunMeasures,
 /// Host time of each call that issued an event-timed span, by sequence number: how much later than
 /// its start event the work can have been submitted (`DeviceMeasure::copy_lo_ns`).
 fn issue_times(p: &causeway_scanner::facts::model::ProcessTimeline) -> HashMap<u64, u64> {
-    let issuing: std::collections::HashSet<u64> = p.device.iter().filter_map(|s| s.call).collect();
+    let issuing: std::collections::HashSet<u64> =
+        p.device.iter().filter_map(|s| s.call.get()).collect();
     p.calls
         .iter()
         .filter(|c| issuing.contains(&c.seq))
-        .filter_map(|c| Some((c.seq, c.end_ns?.saturating_sub(c.begin_ns))))
+        .filter_map(|c| Some((c.seq, c.end_ns.get()?.saturating_sub(c.begin_ns))))
         .collect()
 }
 
@@ -199,6 +200,7 @@ fn device_measure(
         all.push(c);
         let late = s
             .call
+            .get()
             .and_then(|q| issue.get(&q))
             .map_or(s.begin_ns, |&t| s.begin_ns.saturating_add(t).min(s.end_ns));
         let c_lo = (late.max(lo), s.end_ns.min(hi));

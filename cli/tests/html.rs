@@ -329,7 +329,7 @@ fn call(i: u64) -> Call {
         layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::Launch),
         begin_ns: 1000 + 10 * i,
-        end_ns: Some(1005 + 10 * i),
+        end_ns: Some(1005 + 10 * i).into(),
         depth: 0,
         result: 0,
         stream: Some(0),

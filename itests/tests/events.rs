@@ -357,7 +357,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
         let call = p
             .calls
             .iter()
-            .find(|c| Some(c.seq) == d.call)
+            .find(|c| Some(c.seq) == d.call.get())
             .expect("issuing call");
         assert!(call.begin_ns <= d.end_ns + d.bound_ns, "{d:?} {call:?}");
         assert!(d.begin_ns <= d.end_ns);
@@ -404,7 +404,8 @@ fn sampling_with_nvtx_steps_times_whole_steps() {
     assert_eq!(r["device"]["unassociated"]["total"], 0, "{}", r["device"]);
     let t = Timeline::build(&Capture::open(&cap).unwrap().rings().unwrap());
     let p = &t.processes[0];
-    let timed: std::collections::HashSet<u64> = p.device.iter().filter_map(|d| d.call).collect();
+    let timed: std::collections::HashSet<u64> =
+        p.device.iter().filter_map(|d| d.call.get()).collect();
     let (mut whole, mut none) = (0, 0);
     for range in p.ranges.iter().filter(|x| x.level == 0) {
         let end = range.end_ns.expect("closed range");

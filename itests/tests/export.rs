@@ -56,7 +56,7 @@ fn call_times(p: &ProcessTimeline) -> Vec<(u64, u64)> {
     let mut v: Vec<(u64, u64)> = p
         .calls
         .iter()
-        .map(|c| (c.begin_ns, c.end_ns.expect("returned")))
+        .map(|c| (c.begin_ns, c.end_ns.get().expect("returned")))
         .collect();
     v.sort();
     v
@@ -65,7 +65,11 @@ fn call_times(p: &ProcessTimeline) -> Vec<(u64, u64)> {
 fn tied(p: &ProcessTimeline) -> usize {
     p.device
         .iter()
-        .filter(|d| d.call.is_some_and(|s| p.calls.iter().any(|c| c.seq == s)))
+        .filter(|d| {
+            d.call
+                .get()
+                .is_some_and(|s| p.calls.iter().any(|c| c.seq == s))
+        })
         .count()
 }
 

@@ -49,7 +49,7 @@ impl P {
             layer: Some(causeway_ring::Layer::Runtime),
             class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
             begin_ns: b,
-            end_ns: Some(e),
+            end_ns: Some(e).into(),
             depth: 0,
             result: 0,
             stream,
@@ -71,10 +71,10 @@ impl P {
             end_ns: k1,
             bound_ns: 0,
             stream: StreamId::Handle(stream),
-            call: Some(seq),
+            call: Some(seq).into(),
             bytes: 0,
-            queued_ns: None,
-            submitted_ns: None,
+            queued_ns: None.into(),
+            submitted_ns: None.into(),
         });
         seq
     }
@@ -107,17 +107,17 @@ impl P {
         });
         for &(k, name, b, e) in runs {
             self.p.device.push(DeviceSpan {
-                graph_node: Some(k),
+                graph_node: Some(u16::try_from(k).unwrap()),
                 kind: causeway_ring::layout::DeviceKind::Kernel,
                 name: intern(name),
                 begin_ns: b,
                 end_ns: e,
                 bound_ns: 0,
                 stream: StreamId::Handle(A),
-                call: Some(seq),
+                call: Some(seq).into(),
                 bytes: 0,
-                queued_ns: None,
-                submitted_ns: None,
+                queued_ns: None.into(),
+                submitted_ns: None.into(),
             });
         }
         seq
@@ -253,10 +253,10 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
         end_ns: 570_000,
         bound_ns: 0,
         stream: StreamId::Handle(A),
-        call: Some(seq),
+        call: Some(seq).into(),
         bytes: 0,
-        queued_ns: None,
-        submitted_ns: None,
+        queued_ns: None.into(),
+        submitted_ns: None.into(),
     });
     let t = p.timeline();
     let w = why(&t, &kernel("first", 1)).unwrap();
@@ -1012,7 +1012,7 @@ fn event_lists_barriers_syncs_and_releases_on_intel_streams() {
 fn device_work_whose_call_was_lost_is_missing() {
     let mut p = P::new();
     p.launch(A, 1_000, "k", 1_200, 2_000);
-    p.p.device[0].call = Some(999_999);
+    p.p.device[0].call = Some(999_999).into();
     let t = p.timeline();
     let w = why(&t, &kernel("k", 1)).unwrap();
     assert_eq!(w.cause, "unknown");

@@ -79,6 +79,7 @@ fn mutants_never_panic() {
                 Ok(view) => {
                     parsed += 1;
                     let ring = Ring {
+                        file: None,
                         path: Path::new("mutant.cwring"),
                         view,
                     };

@@ -5,7 +5,7 @@ use causeway_scanner::analysis::gaps::{self, permille};
 use causeway_scanner::analysis::steps::{self, distribution, modes, process_steps, StepOptions};
 use causeway_scanner::analysis::views::{ViewOptions, Views};
 use causeway_scanner::facts::model::{
-    Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline,
+    Call, DeviceSpan, Opt64, ProcessTimeline, Range, StreamId, Timeline,
 };
 use causeway_scanner::read::intern;
 use causeway_scanner::util::intervals::{intersection, measure, union};
@@ -29,7 +29,7 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         layer: Some(causeway_ring::Layer::Runtime),
         class: Some(causeway_ring::Class::from_name(class).expect("a class name")),
         begin_ns: T0 + b,
-        end_ns: Some(T0 + e),
+        end_ns: Some(T0 + e).into(),
         depth,
         result: 0,
         stream: Some(0),
@@ -65,10 +65,10 @@ fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
         end_ns: T0 + e,
         bound_ns: 0,
         stream: StreamId::Handle(stream),
-        call: None,
+        call: None.into(),
         bytes: 0,
-        queued_ns: None,
-        submitted_ns: None,
+        queued_ns: None.into(),
+        submitted_ns: None.into(),
     }
 }
 
@@ -191,7 +191,7 @@ fn host_time_in_launches_and_syncs_on_the_steps_thread() {
     ];
     // The first call straddles the begin: [-20, 30) relative to the step.
     p.calls[0].begin_ns = T0 - 20;
-    p.calls[0].end_ns = Some(T0 + 30);
+    p.calls[0].end_ns = Some(T0 + 30).into();
     let s = default_steps(&sorted(p));
     let st = &s.steps[0];
     assert_eq!(st.launch_ns, 30 + 60 + 10 + 10);
@@ -216,7 +216,7 @@ fn an_open_call_counts_until_the_steps_end() {
     p.ranges.push(range(1, "step", 0, 1000, 0));
     p.ranges.push(range(1, "step", 2000, 3000, 0));
     let mut hung = call(1, "cudaDeviceSynchronize", "sync", 900, 0, 0);
-    hung.end_ns = None;
+    hung.end_ns = Opt64::NONE;
     p.calls.push(hung);
     let s = default_steps(&sorted(p));
     assert_eq!(s.steps[0].sync_ns, 100);
@@ -793,7 +793,7 @@ fn step_regions_and_calls_match_the_definition_on_random_ranges() {
         let mut launches: Vec<(u64, u64)> = p
             .calls
             .iter()
-            .map(|c| (c.begin_ns, c.end_ns.unwrap()))
+            .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
             .collect();
         launches.sort_unstable();
         let mut seen: std::collections::HashMap<(u64, u64), usize> = Default::default();
@@ -879,7 +879,7 @@ fn long_steps_measure_their_calls_as_the_definition_says() {
     let by_class = |class: &str, lo: u64, hi: u64| {
         let parts: Vec<(u64, u64)> = (p.calls.iter())
             .filter(|c| c.class.map(|k| k.name()) == Some(class))
-            .map(|c| (c.begin_ns, c.end_ns.unwrap()))
+            .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
             .filter(|&(b, e)| b < hi && e > lo)
             .map(|(b, e)| (b.max(lo), e.min(hi)))
             .collect();

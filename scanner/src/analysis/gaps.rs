@@ -211,15 +211,15 @@ fn host_activity(p: &ProcessTimeline, lo: u64, hi: u64) -> (u64, u64, Vec<HostCa
         .iter()
         .filter(|c| c.depth == 0)
         .filter_map(|c| {
-            let end = c.end_ns.unwrap_or(u64::MAX);
+            let end = c.end_ns.get().unwrap_or(u64::MAX);
             let (b, e) = (c.begin_ns.max(lo), end.min(hi));
             (c.begin_ns < hi && end > lo && e > b).then(|| HostCall {
                 api: c.api.to_string(),
                 class: c.class.map(causeway_ring::Class::name),
                 tid: c.tid,
                 begin_ns: c.begin_ns,
-                end_ns: c.end_ns,
-                duration_ns: c.end_ns.map(|e| e.saturating_sub(c.begin_ns)),
+                end_ns: c.end_ns.get(),
+                duration_ns: c.end_ns.get().map(|e| e.saturating_sub(c.begin_ns)),
                 in_gap_ns: e - b,
             })
         })

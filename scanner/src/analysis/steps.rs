@@ -789,7 +789,10 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin.
     let mut by_thread: HashMap<u32, [Vec<(u64, u64)>; 2]> = HashMap::default();
     for c in p.calls.iter().filter(|c| c.depth == 0) {
-        let iv = (c.begin_ns, c.end_ns.unwrap_or(u64::MAX).max(c.begin_ns));
+        let iv = (
+            c.begin_ns,
+            c.end_ns.get().unwrap_or(u64::MAX).max(c.begin_ns),
+        );
         let t = by_thread.entry(c.tid).or_default();
         match c.class {
             Some(k) if k.issues_work() => t[0].push(iv),

@@ -375,7 +375,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
                 a.num("bytes", d.bytes);
             }
             a.num("bound_ns", d.bound_ns);
-            if let Some(seq) = d.call {
+            if let Some(seq) = d.call.get() {
                 a.num("call_seq", seq);
             }
             a.bytes("stream", label.of(pl, &d.stream));

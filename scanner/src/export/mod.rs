@@ -650,7 +650,7 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
             let mut items: Vec<Item> = Vec::with_capacity(calls.len() + ranges.len());
             items.extend(calls.iter().map(|&i| {
                 let c = &p.calls[i as usize];
-                item(What::Call(i as usize), c.begin_ns, c.end_ns)
+                item(What::Call(i as usize), c.begin_ns, c.end_ns.get())
             }));
             items.extend(ranges.iter().map(|&i| {
                 let r = &p.ranges[i];

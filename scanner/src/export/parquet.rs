@@ -226,7 +226,10 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
             calls.iter().map(|c| c.1.class.map(Class::name)).collect(),
         ),
         i64s("begin_ns", calls.iter().map(|c| ns(c.1.begin_ns)).collect()),
-        opt_i64s("end_ns", calls.iter().map(|c| c.1.end_ns.map(ns)).collect()),
+        opt_i64s(
+            "end_ns",
+            calls.iter().map(|c| c.1.end_ns.get().map(ns)).collect(),
+        ),
         Col(
             Field::new("depth", DataType::UInt16, false),
             Arc::new(UInt16Array::from(
@@ -288,7 +291,7 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
                 })
                 .collect(),
         ),
-        opt_u64s("call_seq", spans.iter().map(|s| s.1.call).collect()),
+        opt_u64s("call_seq", spans.iter().map(|s| s.1.call.get()).collect()),
         u64s("bytes", spans.iter().map(|s| s.1.bytes).collect()),
     ])
 }
@@ -489,7 +492,7 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
             let (node, seq, name, begin, end, what) = match n {
                 Node::Call(i) => {
                     let c = &p.calls[i as usize];
-                    let (b, e) = (ns(c.begin_ns), c.end_ns.map(ns));
+                    let (b, e) = (ns(c.begin_ns), c.end_ns.get().map(ns));
                     ("call", Some(c.seq), Some(c.api.as_str()), Some(b), e, None)
                 }
                 Node::Work(j) => {
@@ -497,7 +500,7 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
                     let (b, e) = (ns(d.begin_ns), ns(d.end_ns));
                     (
                         "device",
-                        d.call,
+                        d.call.get(),
                         Some(d.name.as_str()),
                         Some(b),
                         Some(e),
@@ -1095,7 +1098,7 @@ mod tests {
                 layer: Some(causeway_ring::Layer::Runtime),
                 class: Some(Class::Launch),
                 begin_ns: 10 * i,
-                end_ns: (i % 7 != 0).then_some(10 * i + 5),
+                end_ns: (i % 7 != 0).then_some(10 * i + 5).into(),
                 depth: 0,
                 result: (i % 11) as i32,
                 stream: Some(0x5000 + i % 2),
@@ -1114,10 +1117,10 @@ mod tests {
                 end_ns: 10 * i + 9,
                 bound_ns: 0,
                 stream: StreamId::Handle(0x5000 + i % 2),
-                call: Some(i),
+                call: Some(i).into(),
                 bytes: 0,
-                queued_ns: None,
-                submitted_ns: None,
+                queued_ns: None.into(),
+                submitted_ns: None.into(),
             })
             .collect();
         ProcessTimeline {

@@ -1118,7 +1118,7 @@ fn events(
                         if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                             annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
-                        if let (Some(seq), None) = (d.call, pl.span_flow[i]) {
+                        if let (Some(seq), None) = (d.call.get(), pl.span_flow[i]) {
                             annotation(&mut te, A_CALL_SEQ, 3, seq);
                         }
                     }

@@ -106,7 +106,7 @@ impl ProcessTimeline {
                 .reduce(|| (u64::MAX, 0), |x, y| (x.0.min(y.0), x.1.max(y.1)))
         }
         let parts = [
-            of(&self.calls, |c| (c.begin_ns, c.end_ns)),
+            of(&self.calls, |c| (c.begin_ns, c.end_ns.get())),
             of(&self.ranges, |r| (r.begin_ns, r.end_ns)),
             of(&self.marks, |m| (m.ns, None)),
             of(&self.device, |d| (d.begin_ns, Some(d.end_ns))),
@@ -138,8 +138,8 @@ pub struct Call {
     #[serde(serialize_with = "class_text")]
     pub class: Option<Class>,
     pub begin_ns: u64,
-    /// `None` while the call had not returned (hung, or the process died in it).
-    pub end_ns: Option<u64>,
+    /// None while the call had not returned (hung, or the process died in it).
+    pub end_ns: Opt64,
     /// Hooked calls already open on the thread when this one began (0 = outermost).
     pub depth: u16,
     pub result: i32,
@@ -160,8 +160,65 @@ pub struct Call {
     pub flags: u32,
 }
 
-/// Calls are most of a large timeline's memory (millions of them): keep one at 96 bytes.
-const _: () = assert!(std::mem::size_of::<Call>() <= 96);
+/// An optional time or sequence number in 8 bytes (an `Option<u64>` takes 16): `u64::MAX` stands
+/// for none, a value neither a nanosecond time nor a sequence number reaches. Reads (`get`) and
+/// serialises as the `Option<u64>` it stands for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Opt64(u64);
+
+impl Opt64 {
+    pub const NONE: Opt64 = Opt64(u64::MAX);
+
+    #[inline]
+    pub fn get(self) -> Option<u64> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
+
+    #[inline]
+    pub fn is_some(self) -> bool {
+        self.0 != u64::MAX
+    }
+
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.0 == u64::MAX
+    }
+}
+
+impl From<Option<u64>> for Opt64 {
+    #[inline]
+    fn from(v: Option<u64>) -> Opt64 {
+        debug_assert!(v != Some(u64::MAX), "u64::MAX stands for none");
+        Opt64(v.unwrap_or(u64::MAX))
+    }
+}
+
+impl From<u64> for Opt64 {
+    #[inline]
+    fn from(v: u64) -> Opt64 {
+        Some(v).into()
+    }
+}
+
+/// Whether an optional field is left out of JSON (serde's `skip_serializing_if`).
+fn absent(v: &Opt64) -> bool {
+    v.is_none()
+}
+
+impl std::fmt::Debug for Opt64 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.get(), f)
+    }
+}
+
+impl Serialize for Opt64 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+/// Calls are most of a large timeline's memory (millions of them): keep one at 88 bytes.
+const _: () = assert!(std::mem::size_of::<Call>() <= 88);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -303,23 +360,23 @@ pub struct DeviceSpan {
     /// tied to a call, else the backend's own stream id.
     pub stream: StreamId,
     /// Sequence number of the issuing call (`None`: not tied to one).
-    pub call: Option<u64>,
+    pub call: Opt64,
     /// Bytes copied or set (copies, memsets).
     pub bytes: u64,
     /// Kernels, where CUPTI collected them: when the kernel was queued into a command buffer and
     /// when that buffer was submitted to the device (host ns).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queued_ns: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub submitted_ns: Option<u64>,
+    #[serde(skip_serializing_if = "absent")]
+    pub queued_ns: Opt64,
+    #[serde(skip_serializing_if = "absent")]
+    pub submitted_ns: Opt64,
     /// Work a graph launch ran (CUPTI): the node's index in its executable graph, as
     /// `GraphTopology` numbers nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub graph_node: Option<u32>,
+    pub graph_node: Option<u16>,
 }
 
-/// Spans are a large timeline's second table (millions of them): keep one at 120 bytes.
-const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 120);
+/// Spans are a large timeline's second table (millions of them): keep one at 88 bytes.
+const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 88);
 
 /// Which stream a device span ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -403,9 +460,11 @@ fn stream_of(e: &Entry) -> StreamId {
     }
 }
 
+/// One ring's timeline. The ring's pages are given back as its passes read them (the check, the
+/// calls, the device intervals): the timeline and the mapped ring are not held whole at once.
 fn process(ring: &Ring) -> ProcessTimeline {
     let names = Names::of(ring);
-    crate::read::decode::analysed(&ring.view, |d| process_decoded(ring, d, &names))
+    ring.analysed_releasing(|d| process_decoded(ring, d, &names))
 }
 
 /// One ring's timeline from its decoded entries (an analysis that decodes the ring anyway builds
@@ -517,7 +576,7 @@ impl ProcessTimeline {
             .for_each(|(out, ds)| {
                 let mut near = 0;
                 for (o, d) in out.iter_mut().zip(ds) {
-                    if let Some(i) = d.call.and_then(|s| self.call_index_near(s, near)) {
+                    if let Some(i) = d.call.get().and_then(|s| self.call_index_near(s, near)) {
                         near = i;
                         *o = i as u32;
                     }
@@ -575,7 +634,7 @@ impl ProcessTimeline {
 fn graph_topologies(d: &Decoded, names: &Names) -> Vec<GraphTopology> {
     let mut out: Vec<GraphTopology> = Vec::new();
     let mut open: crate::util::fastmap::HashMap<u64, usize> = Default::default();
-    for (_, e) in d.rest() {
+    for (_, e) in d.rest_behind() {
         if !e.done {
             continue;
         }
@@ -635,7 +694,7 @@ impl ProcessTimeline {
 fn event_links(d: &Decoded) -> Vec<EventLink> {
     use causeway_ring::layout::event_link;
     let mut v: Vec<EventLink> = d
-        .rest()
+        .rest_behind()
         .map(|(_, e)| e)
         .filter(|e| e.kind == Some(Kind::EventLink) && e.done)
         .filter(|e| matches!(e.a2, event_link::SIGNALS | event_link::WAITS))
@@ -758,6 +817,7 @@ fn calls_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Call>, Vec<u32>, Vec
                 written += 1;
                 true
             });
+            d.release(start..end);
             (written, done && written == share.len(), threads, named)
         })
         .collect();
@@ -839,7 +899,7 @@ fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) ->
         layer,
         class,
         begin_ns: ticks.ns(e.t_begin),
-        end_ns: e.done.then(|| ticks.ns(e.t_end)),
+        end_ns: e.done.then(|| ticks.ns(e.t_end)).into(),
         depth: e.depth,
         result: e.result,
         stream: crate::facts::streams::takes_stream(class).then_some(e.a0),
@@ -893,7 +953,7 @@ fn nvtx_of(h: &Header, d: &Decoded, names: &Names) -> (Vec<Range>, Vec<Mark>, Ve
         level,
         attrs: attrs(open),
     };
-    for (_, e) in d.rest() {
+    for (_, e) in d.rest_behind() {
         let e = &e;
         match e.kind {
             Some(Kind::RangePush | Kind::RangePop | Kind::RangeStart | Kind::RangeEnd) => {
@@ -935,7 +995,7 @@ fn attrs_of(owner: &Entry, x: &Entry) -> Attrs {
 fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64) {
     let entries = d.entries();
     // Anchors are among the entries that are neither calls nor intervals: read only those.
-    let anchors = Anchors::of(h, d.rest().map(|(_, e)| e));
+    let anchors = Anchors::of(h, d.rest_behind().map(|(_, e)| e));
     let by_key = |s: &DeviceSpan| (s.begin_ns, s.end_ns);
     let Some(parts) = d.interval_parts(1 << 16) else {
         let mut out = Vec::new();
@@ -949,18 +1009,19 @@ fn device_spans(h: &Header, d: &Decoded, names: &Names) -> (Vec<DeviceSpan>, u64
     let mut out: Vec<DeviceSpan> = Vec::with_capacity(bound);
     let mut shares = Vec::with_capacity(parts.len());
     let mut rest = &mut out.spare_capacity_mut()[..bound];
-    for &(_, n) in &parts {
+    for &(_, n, _) in &parts {
         let (share, after) = rest.split_at_mut(n);
         shares.push(share);
         rest = after;
     }
     let filled: Vec<(usize, usize, u64)> = (parts.into_par_iter().zip(shares))
-        .map(|((part, n), share)| {
+        .map(|((part, n, among), share)| {
             let mut k = 0;
             let unplaced = spans_of_part(h, part, entries, &anchors, names, |s| {
                 share[k].write(s);
                 k += 1;
             });
+            d.release(among);
             (n, k, unplaced)
         })
         .collect();
@@ -1062,12 +1123,55 @@ fn spans_of_part(
             end_ns,
             bound_ns,
             stream,
-            call: call.map(|c| c.seq),
+            call: call.map(|c| c.seq).into(),
             bytes,
-            queued_ns: latency.map(|l| l.0),
-            submitted_ns: latency.map(|l| l.1),
-            graph_node: e.node.checked_sub(1).map(u32::from),
+            queued_ns: latency.map(|l| l.0).into(),
+            submitted_ns: latency.map(|l| l.1).into(),
+            graph_node: e.node.checked_sub(1),
         });
     }
     unplaced
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `Opt64` is the `Option<u64>` it stands for, in 8 bytes: read back, compared and written
+    /// as JSON alike (so the model's JSON is the same), and a span left without a latency or a
+    /// call says so.
+    #[test]
+    fn an_opt64_reads_and_serialises_as_its_option() {
+        for v in [None, Some(0), Some(7), Some(u64::MAX - 1)] {
+            let o = Opt64::from(v);
+            assert_eq!(o.get(), v);
+            assert_eq!(o.is_some(), v.is_some());
+            assert_eq!(o.is_none(), v.is_none());
+            assert_eq!(
+                serde_json::to_string(&o).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
+            assert_eq!(format!("{o:?}"), format!("{v:?}"));
+        }
+        assert_eq!(Opt64::from(5u64), Opt64::from(Some(5)));
+        assert_eq!(Opt64::NONE.get(), None);
+        assert_eq!(std::mem::size_of::<Opt64>(), 8);
+        let span = DeviceSpan {
+            kind: DeviceKind::Kernel,
+            name: intern("k"),
+            begin_ns: 1,
+            end_ns: 2,
+            bound_ns: 0,
+            stream: StreamId::Handle(0),
+            call: Opt64::NONE,
+            bytes: 0,
+            queued_ns: Opt64::NONE,
+            submitted_ns: Some(9).into(),
+            graph_node: None,
+        };
+        let j = serde_json::to_value(span).unwrap();
+        assert_eq!(j["call"], serde_json::Value::Null);
+        assert_eq!(j["submitted_ns"], 9);
+        assert!(j.get("queued_ns").is_none(), "{j}");
+    }
 }

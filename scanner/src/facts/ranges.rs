@@ -78,7 +78,7 @@ impl Pairer {
 /// The `NvtxAttributes` entries of a ring by the sequence number of the mark or range they belong to:
 /// one walk over the listed non-calls (NVTX, lifecycle, anchors), never over the calls.
 pub fn attributes(d: &crate::read::decode::Decoded) -> HashMap<u64, Entry> {
-    d.rest()
+    d.rest_behind()
         .filter(|(_, e)| e.kind == Some(Kind::NvtxAttributes))
         .map(|(_, e)| (e.a0, e))
         .collect()

@@ -239,7 +239,7 @@ pub(crate) fn tokens(h: &Header, d: &Decoded, names: &Names) -> Tokens {
     let mut owners: HashMap<u64, ()> = HashMap::default();
     let mut ranges: HashMap<u64, ()> = HashMap::default();
     let mut wanted = Vec::new();
-    for (_, e) in d.rest() {
+    for (_, e) in d.rest_behind() {
         let keep = match e.kind {
             Some(Kind::TokenBegin | Kind::TokenEnd | Kind::TokenHandoff | Kind::TokenAccept) => {
                 true
@@ -271,10 +271,11 @@ pub(crate) fn tokens(h: &Header, d: &Decoded, names: &Names) -> Tokens {
     from_entries(&wanted, &nvtx, |t| h.ticks_to_ns(t))
 }
 
-/// The tokens of one ring of a capture.
+/// The tokens of one ring of a capture (its pages given back as they are read: a command reads
+/// the tokens beside a model it holds).
 pub fn of_ring(ring: &crate::read::capture::Ring) -> Tokens {
     let names = Names::of(ring);
-    crate::read::decode::analysed(&ring.view, |d| tokens(&ring.view.header, d, &names))
+    ring.analysed_releasing(|d| tokens(&ring.view.header, d, &names))
 }
 
 /// The token an NVTX attributes entry carries: an integer payload is the low 64 bits, the

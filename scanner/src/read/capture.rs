@@ -114,6 +114,26 @@ impl RingFile {
         }
     }
 
+    /// Gives back the whole pages of bytes `offset..offset + len` of the file this process has mapped
+    /// (`release_pages` for a part: the pages a pass over the ring has read). A file read into memory
+    /// keeps its bytes.
+    pub fn release_range(&self, offset: usize, len: usize) {
+        if let Bytes::Mapped(m, _) = &self.bytes {
+            // The mapping starts on a page: only pages wholly in the range are given back, so a
+            // neighbour's entries on a shared page stay mapped.
+            let page = page_size();
+            let start = offset.div_ceil(page) * page;
+            let end = (offset + len).min(m.len()) / page * page;
+            if start < end {
+                // SAFETY: as `release_pages`: a private, read-only mapping, never written, reads
+                // back from the file as it was.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+            }
+        }
+    }
+
     /// Whether the file shrank while it was being read (a page of it was gone: see `guard`).
     pub fn changed(&self) -> bool {
         matches!(&self.bytes, Bytes::Mapped(_, w) if w.faulted())
@@ -127,6 +147,13 @@ impl RingFile {
             None => v,
         })
     }
+}
+
+/// The system's page size (4 KiB where it cannot be read).
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 /// The ranges of `file` (of `len` bytes) that hold data, from `SEEK_DATA`/`SEEK_HOLE`; `None` when
@@ -177,6 +204,27 @@ pub struct Capture {
 pub struct Ring<'a> {
     pub path: &'a Path,
     pub view: RingView<'a>,
+    /// The file, when its pages may be given back as a model is built from it (`None`: kept).
+    pub file: Option<&'a RingFile>,
+}
+
+impl Ring<'_> {
+    /// `decode::analysed` on this ring, giving its pages back as the decode's and `analyse`'s passes
+    /// read them (`decode::analysed_releasing`) when it is a mapped file: for an analysis that builds
+    /// a model of the ring, so that the model and the ring's pages are not held whole at once.
+    pub fn analysed_releasing<T>(
+        &self,
+        analyse: impl Fn(&crate::read::decode::Decoded<'_>) -> T,
+    ) -> T {
+        use crate::read::decode;
+        match self.file {
+            Some(f) => {
+                let release = |offset, len| f.release_range(offset, len);
+                decode::analysed_releasing(&self.view, &release, analyse)
+            }
+            None => decode::analysed(&self.view, |d| analyse(d)),
+        }
+    }
 }
 
 impl Capture {
@@ -219,6 +267,7 @@ impl Capture {
                 Ok(Ring {
                     path: &f.path,
                     view: f.view()?,
+                    file: Some(f),
                 })
             })
             .collect()

@@ -32,7 +32,16 @@ pub struct Decoded<'a> {
     pub overwritten: u64,
     /// Entries the writer dropped because the ring was full (drop policy; from the header).
     pub dropped: u64,
+    /// Gives back the pages of the ring's bytes a pass is done with (`Decoded::release`); `None`:
+    /// they are kept.
+    pages: Option<Release<'a>>,
 }
+
+/// Gives back the pages of a byte range of a mapped ring file (offset, length): a pass that has
+/// read them calls it, so that a command building a model from the ring does not hold the ring's
+/// pages and the model at once (`read::capture::RingFile::release_range`). A page read again later
+/// is mapped again from the page cache, as it was.
+pub type Release<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 enum Store<'a> {
     Mapped { view: &'a RingView<'a>, first: u64 },
@@ -66,15 +75,49 @@ impl Decoded<'_> {
         self.subset(|l| &l.intervals, |k| k == Some(Kind::DeviceInterval), true)
     }
 
-    /// `intervals` in consecutive parts of at most `chunk` intervals each, with how many each holds,
-    /// for work on several threads; `None` where the decode kept no list (read `intervals`).
-    pub fn interval_parts(&self, chunk: usize) -> Option<Vec<(Subset<'_>, usize)>> {
+    /// `intervals` in consecutive parts of at most `chunk` intervals each, with how many each holds
+    /// and the entries they lie among (for `release`), for work on several threads; `None` where the
+    /// decode kept no list (read `intervals`).
+    pub fn interval_parts(
+        &self,
+        chunk: usize,
+    ) -> Option<Vec<(Subset<'_>, usize, std::ops::Range<usize>)>> {
         let l = self.listed.as_ref()?;
         Some(
             (l.intervals.chunks(chunk.max(1)))
-                .map(|c| (Subset::Listed(self.entries(), c.iter(), true), c.len()))
+                .map(|c| {
+                    let among = c[0] as usize..c[c.len() - 1] as usize + 1;
+                    (
+                        Subset::Listed(self.entries(), c.iter(), true),
+                        c.len(),
+                        among,
+                    )
+                })
                 .collect(),
         )
+    }
+
+    /// `rest`, giving back the pages behind the pass as it goes (`behind`): scattered as they are,
+    /// these entries lie on nearly every page of the ring.
+    pub fn rest_behind(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
+        let mut behind = self.behind();
+        self.rest().inspect(move |&(i, _)| behind.at(i))
+    }
+
+    /// A pass's cursor that gives back the pages behind it (`Behind::at`): for a pass over a subset
+    /// of the entries in order, whose reads map every part of the ring they fall in.
+    pub fn behind(&self) -> Behind<'_> {
+        Behind { d: self, from: 0 }
+    }
+
+    /// Gives back the pages that only entries `r` of the window lie on, when the entries are read
+    /// in place from a ring decoded to release them (`analysed_releasing`); else nothing. Reading
+    /// them again afterwards is correct, and costs page faults.
+    pub fn release(&self, r: std::ops::Range<usize>) {
+        let (Store::Mapped { view, first }, Some(release)) = (&self.store, self.pages) else {
+            return;
+        };
+        release_slots(view, first + r.start as u64, r.len(), release);
     }
 
     /// How many calls the entries `range` (indices into `entries()`) hold, from the lists of the
@@ -208,6 +251,25 @@ pub fn analysed<'a, T>(view: &'a RingView<'a>, analyse: impl Fn(&Decoded<'a>) ->
     analysed_along(view, None::<&Alone>, |d, _| analyse(d))
 }
 
+/// `analysed`, giving back each part of the ring's pages once the check has read it, and letting
+/// `analyse`'s passes give back what they read (`Decoded::release`): for an analysis that builds a
+/// model of the ring, so that the ring's pages and the model are not held at once.
+pub fn analysed_releasing<'r, T>(
+    view: &'r RingView<'r>,
+    release: Release<'r>,
+    analyse: impl Fn(&Decoded<'r>) -> T,
+) -> T {
+    let (mut d, _) = decode_along(view, true, None::<&Alone>, Some(release));
+    d.pages = Some(release);
+    let out = analyse(&d);
+    if d.unchanged() {
+        out
+    } else {
+        let (d, _) = decode_along(view, false, None::<&Alone>, None);
+        analyse(&d)
+    }
+}
+
 /// A walk that rides along the decoder's own walk over every entry of a ring, in sequence order,
 /// instead of making one of its own. The decoder's walk then runs on the calling thread alone (the
 /// check of the slots is otherwise split across the pool): for one thread, where it saves a walk
@@ -240,24 +302,25 @@ pub fn analysed_along<'a, A: Along, T>(
     along: Option<&A>,
     analyse: impl Fn(&Decoded<'a>, Option<A::State>) -> T,
 ) -> T {
-    let (d, s) = decode_along(view, true, along);
+    let (d, s) = decode_along(view, true, along, None);
     let out = analyse(&d, s);
     if d.unchanged() {
         out
     } else {
-        let (d, s) = decode_along(view, false, along);
+        let (d, s) = decode_along(view, false, along, None);
         analyse(&d, s)
     }
 }
 
 fn decode_as<'a>(view: &'a RingView<'a>, in_place: bool) -> Decoded<'a> {
-    decode_along(view, in_place, None::<&Alone>).0
+    decode_along(view, in_place, None::<&Alone>, None).0
 }
 
 fn decode_along<'a, A: Along>(
     view: &'a RingView<'a>,
     in_place: bool,
     along: Option<&A>,
+    release: Option<Release>,
 ) -> (Decoded<'a>, Option<A::State>) {
     let (first, end) = view.window();
     // The reader bounds the window by the ring's capacity, which the file's size bounds.
@@ -268,7 +331,7 @@ fn decode_along<'a, A: Along>(
     let closed = view.header.flags & flags::CLOSED != 0;
     if in_place && closed {
         let checked = match along {
-            None => whole(view, first, n, fits).map(|w| (w, None)),
+            None => whole(view, first, n, fits, release).map(|w| (w, None)),
             Some(a) => whole_along(view, first, n, fits, a).map(|(w, s)| (w, Some(s))),
         };
         if let Some(((open, lists), s)) = checked {
@@ -280,6 +343,7 @@ fn decode_along<'a, A: Along>(
                 open,
                 overwritten: view.header.overwritten(),
                 dropped: view.header.dropped,
+                pages: None,
             };
             return (d, s);
         }
@@ -304,6 +368,7 @@ fn decode_along<'a, A: Along>(
         store: Store::Copied(v),
         overwritten: view.header.overwritten(),
         dropped: view.header.dropped,
+        pages: None,
     };
     (d, s)
 }
@@ -356,8 +421,15 @@ fn check(
 
 /// Checks that every slot of the `n` from `first` is committed with its number, in parallel chunks;
 /// if so, the number of open calls among them and (when `fits`) the lists of device intervals and
-/// other non-calls. `None` at the first torn slot's chunk.
-fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
+/// other non-calls. `None` at the first torn slot's chunk. Each chunk's slots are given to `release`
+/// once checked (wrapping round the ring: the slots of one chunk are in one or two runs).
+fn whole(
+    view: &RingView,
+    first: u64,
+    n: usize,
+    fits: bool,
+    release: Option<Release>,
+) -> Option<Checked> {
     let window = Window::new(view, first, n);
     let chunks: Vec<(u64, Listed)> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
@@ -381,12 +453,50 @@ fn whole(view: &RingView, first: u64, n: usize, fits: bool) -> Option<Checked> {
                     listed,
                 )?;
             }
+            if let Some(release) = release {
+                release_slots(view, s, (e - s) as usize, release);
+            }
             Some((open, list))
         })
         .collect::<Option<Vec<_>>>()?;
     let open = chunks.iter().map(|c| c.0).sum();
     let lists = fits.then(|| Listed::concat(chunks.into_iter().map(|c| c.1).collect()));
     Some((open, lists))
+}
+
+/// `Decoded::behind`.
+pub struct Behind<'d> {
+    d: &'d Decoded<'d>,
+    from: usize,
+}
+
+impl Behind<'_> {
+    /// The pass has reached entry `i`: the pages of the entries before it are given back, a chunk
+    /// at a time.
+    #[inline]
+    pub fn at(&mut self, i: usize) {
+        if i >= self.from + CHUNK {
+            self.d.release(self.from..i);
+            self.from = i;
+        }
+    }
+}
+
+/// Gives the bytes of the `n` slots from sequence number `seq` to `release`: one run, or two where
+/// they wrap round the ring.
+fn release_slots(view: &RingView, seq: u64, n: usize, release: Release) {
+    if n == 0 {
+        return;
+    }
+    let capacity = view.header.capacity as usize;
+    let at = |slot: usize| view.header.entries_offset as usize + slot * ENTRY_SIZE;
+    // `parse` checked the capacity is a power of two.
+    let s = (seq & (view.header.capacity - 1)) as usize;
+    let head = n.min(capacity - s);
+    release(at(s), head * ENTRY_SIZE);
+    if head < n {
+        release(at(0), (n - head) * ENTRY_SIZE);
+    }
 }
 
 /// Copies the committed entries of the `n` slots from `first`, each chunk straight into its place
@@ -726,6 +836,7 @@ mod tests {
             open: 0,
             overwritten: 0,
             dropped: 0,
+            pages: None,
         };
         let (with, without) = (decoded(Some(l)), decoded(None));
         for a in 0..=v.len() {

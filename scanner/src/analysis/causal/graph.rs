@@ -547,7 +547,7 @@ impl<'t> Graph<'t> {
         match n {
             Node::Call(i) => {
                 let c = &self.p.calls[i as usize];
-                Some((c.begin_ns, c.end_ns.unwrap_or(c.begin_ns)))
+                Some((c.begin_ns, c.end_ns.get().unwrap_or(c.begin_ns)))
             }
             Node::Work(j) => {
                 let d = &self.p.device[j as usize];
@@ -568,6 +568,7 @@ impl<'t> Graph<'t> {
                 let d = &self.p.device[j as usize];
                 let call = d
                     .call
+                    .get()
                     .map_or(String::new(), |s| format!(", issued by seq {s}"));
                 format!(
                     "{} {} on {}{call}",
@@ -705,7 +706,7 @@ impl<'t> Builder<'t> {
             .collect();
         let first_absent = self.absent.len();
         for &j in &untied {
-            let what = match p.device[j].call {
+            let what = match p.device[j].call.get() {
                 Some(s) => format!("the call (seq {s}) that issued it: not in the capture"),
                 None => "the call that issued it: not tied to any (no correlation)".into(),
             };
@@ -752,7 +753,7 @@ impl<'t> Builder<'t> {
         // execution has another kernel's name, means the numbering is not the one recorded.
         let mut ran: HashMap<u32, usize> = HashMap::default();
         for &j in self.spans_of.of(i) {
-            let Some(k) = p.device[j as usize].graph_node else {
+            let Some(k) = p.device[j as usize].graph_node.map(u32::from) else {
                 continue;
             };
             if ran.insert(k, j as usize).is_some() {

@@ -58,7 +58,7 @@ fn dispatch_slack(g: &Graph) -> u64 {
                 let r = match (e.kind, e.from) {
                     (EdgeKind::Issue | EdgeKind::GraphNode, Node::Call(ci)) => {
                         let c = &g.p.calls[ci as usize];
-                        c.end_ns.unwrap_or(c.begin_ns)
+                        c.end_ns.get().unwrap_or(c.begin_ns)
                     }
                     _ => released(g, e)?,
                 };
@@ -359,7 +359,7 @@ fn executions(p: &ProcessTimeline, name: &str) -> Vec<usize> {
 /// Launch-to-start latency of a device interval: its start minus its issuing call's begin.
 fn latency(g: &Graph, j: usize) -> Option<u64> {
     let d = &g.p.device[j];
-    let i = g.call_of_seq(d.call?)?;
+    let i = g.call_of_seq(d.call.get()?)?;
     Some(d.begin_ns.saturating_sub(g.p.calls[i].begin_ns))
 }
 
@@ -488,7 +488,7 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
         unreachable!()
     };
     let pc = &g.p.calls[pi as usize];
-    let pend = pc.end_ns.unwrap_or(pc.begin_ns);
+    let pend = pc.end_ns.get().unwrap_or(pc.begin_ns);
     let gap = c.begin_ns.saturating_sub(pend);
     let is_sync = is_sync(pc);
     let text = if gap > SLACK_NS || !is_sync {
@@ -511,11 +511,15 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
 
 fn phases_of_work(g: &Graph, j: usize) -> Phases {
     let d = &g.p.device[j];
-    let call = d.call.and_then(|s| g.call_of_seq(s)).map(|i| &g.p.calls[i]);
+    let call = d
+        .call
+        .get()
+        .and_then(|s| g.call_of_seq(s))
+        .map(|i| &g.p.calls[i]);
     Phases {
         issue_ns: call.map(|c| c.begin_ns),
-        submitted_ns: d.submitted_ns.or(call.and_then(|c| c.end_ns)),
-        queued_ns: d.queued_ns,
+        submitted_ns: d.submitted_ns.get().or(call.and_then(|c| c.end_ns.get())),
+        queued_ns: d.queued_ns.get(),
         start_ns: Some(d.begin_ns),
         end_ns: Some(d.end_ns),
     }
@@ -548,6 +552,7 @@ fn explain_work(g: &Graph, j: usize) -> Why {
     w.phases = phases_of_work(g, j);
     w.anchor = g.p.device[j]
         .call
+        .get()
         .and_then(|s| g.call_of_seq(s))
         .map(|i| (g.p.calls[i].tid, g.p.calls[i].seq));
     let (cause, detail) = follow(g, Node::work(j), &mut w.chain, dispatch_slack(g));
@@ -591,7 +596,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
             (Node::Work(j), EdgeKind::Issue | EdgeKind::GraphNode) => {
                 let Node::Call(ci) = e.from else { break };
                 let c = &g.p.calls[ci as usize];
-                let submitted = c.end_ns.unwrap_or(c.begin_ns);
+                let submitted = c.end_ns.get().unwrap_or(c.begin_ns);
                 if start > submitted + slack {
                     // Submitted, nothing it waits for still running, and not started.
                     let gap = start - submitted;
@@ -676,7 +681,7 @@ fn why_sync_ended(g: &Graph, i: usize, chain: &mut Vec<Link>) -> Option<Node> {
         .preds(Node::call(i))
         .filter(|e| e.kind == EdgeKind::HostWait)
         .collect();
-    let end = g.p.calls[i].end_ns?;
+    let end = g.p.calls[i].end_ns.get()?;
     if let Some(m) = waits.iter().find(|e| e.evidence == Evidence::Missing) {
         chain.push(link(g, m, end));
         return None;
@@ -693,17 +698,17 @@ fn explain_call(g: &Graph, i: usize) -> Why {
     w.anchor = Some((c.tid, c.seq));
     w.phases = Phases {
         issue_ns: Some(c.begin_ns),
-        submitted_ns: c.end_ns,
+        submitted_ns: c.end_ns.get(),
         ..Phases::default()
     };
     let same: Vec<u64> =
         g.p.calls
             .iter()
             .filter(|o| o.api == c.api)
-            .filter_map(|o| Some(o.end_ns?.saturating_sub(o.begin_ns)))
+            .filter_map(|o| Some(o.end_ns.get()?.saturating_sub(o.begin_ns)))
             .collect();
     let n = same.len();
-    if let (Some(b), Some(end)) = (median(same), c.end_ns) {
+    if let (Some(b), Some(end)) = (median(same), c.end_ns.get()) {
         w.late_ns = Some(end.saturating_sub(c.begin_ns) as i64 - b as i64);
         w.baseline = format!("median duration of its API's {n} calls: {b} ns");
     }
@@ -866,7 +871,10 @@ fn explain_one_step(g: &Graph, steps: &ProcessSteps, idx: usize) -> Why {
         .collect();
     let dur = |i: usize| {
         let c = &g.p.calls[i];
-        c.end_ns.unwrap_or(c.begin_ns).saturating_sub(c.begin_ns)
+        c.end_ns
+            .get()
+            .unwrap_or(c.begin_ns)
+            .saturating_sub(c.begin_ns)
     };
     let split = format!(
         "against the median step: syncs {}{} ns, launch calls {}{} ns, other host time {}{} ns",

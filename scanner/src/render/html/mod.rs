@@ -275,7 +275,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             LaneKey::Thread(c.tid),
             range_rows.get(&c.tid).copied().unwrap_or(0) + c.depth as u64,
             c.begin_ns,
-            c.end_ns.unwrap_or(last).max(c.begin_ns),
+            c.end_ns.get().unwrap_or(last).max(c.begin_ns),
             name,
             0,
             0,
