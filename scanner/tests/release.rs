@@ -1,18 +1,12 @@
 //! `Capture::release_pages`: the exports give the mapped rings' pages back once the model holds what
 //! they read. The pages must leave this process's memory, and the capture must read the same after.
 
+mod common;
 #[path = "../benches/support/synth.rs"]
 mod synth;
 
 use causeway_ring::layout::ClockKind;
 use causeway_scanner::read::capture::Capture;
-
-/// This process's resident file-backed memory, in KiB (`RssFile` of /proc/self/status).
-fn rss_file_kib() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with("RssFile:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 #[test]
 fn released_pages_leave_the_process_and_read_back_the_same() {
@@ -25,9 +19,9 @@ fn released_pages_leave_the_process_and_read_back_the_same() {
     // Read every page (as decoding does): the mapping is resident.
     let sum = |b: &[u8]| b.iter().step_by(512).map(|&x| x as u64).sum::<u64>();
     let before_sum = sum(bytes);
-    let touched = rss_file_kib();
+    let touched = common::rss_file_kib();
     cap.release_pages();
-    let released = rss_file_kib();
+    let released = common::rss_file_kib();
     assert!(
         touched - released >= len / 1024 * 9 / 10,
         "RssFile {touched} KiB -> {released} KiB: at most a tenth of the {} KiB ring may stay",

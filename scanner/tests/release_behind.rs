@@ -15,13 +15,6 @@ use causeway_scanner::read::capture::{Capture, Ring};
 use causeway_scanner::read::decode;
 use std::sync::Mutex;
 
-/// This process's resident file-backed memory, in KiB (`RssFile` of /proc/self/status).
-fn rss_file_kib() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with("RssFile:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
 #[test]
 fn a_ring_is_given_back_as_the_timeline_is_built_and_the_timeline_is_the_same() {
     // Which byte ranges a decode gives back, in a ring whose window wraps round its end: the
@@ -67,10 +60,10 @@ fn a_ring_is_given_back_as_the_timeline_is_built_and_the_timeline_is_the_same() 
     let cap = Capture::open(&path).unwrap();
     let ring_kib = cap.files[0].bytes().len() as u64 / 1024;
     let rings = cap.rings().unwrap();
-    let before = rss_file_kib();
+    let before = common::rss_file_kib();
     let released = Timeline::build(&rings);
     let tokens = causeway_scanner::facts::tokens::of_ring(&rings[0]);
-    let after = rss_file_kib();
+    let after = common::rss_file_kib();
     assert!(
         after.saturating_sub(before) < ring_kib / 8,
         "RssFile {before} -> {after} KiB over the build: at most an eighth of the {ring_kib} KiB \
@@ -93,7 +86,7 @@ fn a_ring_is_given_back_as_the_timeline_is_built_and_the_timeline_is_the_same() 
     let kept_tokens = causeway_scanner::facts::tokens::of_ring(&kept[0]);
     assert_eq!(format!("{tokens:?}"), format!("{kept_tokens:?}"));
     assert!(
-        rss_file_kib() > after + ring_kib / 2,
+        common::rss_file_kib() > after + ring_kib / 2,
         "the build that keeps its pages holds the ring mapped (the measure above can fail)"
     );
     drop((rings, kept));

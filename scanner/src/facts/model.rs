@@ -161,7 +161,8 @@ pub struct Call {
 }
 
 /// An optional time or sequence number in 8 bytes (an `Option<u64>` takes 16): `u64::MAX` stands
-/// for none, a value neither a nanosecond time nor a sequence number reaches. Reads (`get`) and
+/// for none, a value neither a nanosecond time nor a sequence number reaches (`From` keeps a
+/// damaged ring's `u64::MAX` as `u64::MAX - 1`). Reads (`get`) and
 /// serialises as the `Option<u64>` it stands for.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Opt64(u64);
@@ -186,10 +187,11 @@ impl Opt64 {
 }
 
 impl From<Option<u64>> for Opt64 {
+    /// `Some(u64::MAX)` (only a damaged ring's times convert to it) is kept as `u64::MAX - 1`: a
+    /// value that was there stays there.
     #[inline]
     fn from(v: Option<u64>) -> Opt64 {
-        debug_assert!(v != Some(u64::MAX), "u64::MAX stands for none");
-        Opt64(v.unwrap_or(u64::MAX))
+        Opt64(v.map_or(u64::MAX, |x| x.min(u64::MAX - 1)))
     }
 }
 
@@ -1142,6 +1144,7 @@ mod tests {
     /// call says so.
     #[test]
     fn an_opt64_reads_and_serialises_as_its_option() {
+        assert_eq!(Opt64::from(Some(u64::MAX)).get(), Some(u64::MAX - 1));
         for v in [None, Some(0), Some(7), Some(u64::MAX - 1)] {
             let o = Opt64::from(v);
             assert_eq!(o.get(), v);

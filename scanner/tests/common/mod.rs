@@ -11,6 +11,13 @@ use causeway_ring::{Fields, Params, Writer};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// This process's resident file-backed memory, in KiB (`RssFile` of /proc/self/status).
+pub fn rss_file_kib() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = s.lines().find(|l| l.starts_with("RssFile:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 /// A directory under the system temp dir, removed on drop.
 pub struct TempDir(PathBuf);
 
