@@ -121,7 +121,7 @@ impl RingFile {
         if let Bytes::Mapped(m, _) = &self.bytes {
             // The mapping starts on a page: only pages wholly in the range are given back, so a
             // neighbour's entries on a shared page stay mapped.
-            let page = page_size();
+            let page = crate::util::hugealloc::page();
             let start = offset.div_ceil(page) * page;
             let end = (offset + len).min(m.len()) / page * page;
             if start < end {
@@ -147,13 +147,6 @@ impl RingFile {
             None => v,
         })
     }
-}
-
-/// The system's page size (4 KiB where it cannot be read).
-fn page_size() -> usize {
-    // SAFETY: sysconf reads a constant of the system.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 /// The ranges of `file` (of `len` bytes) that hold data, from `SEEK_DATA`/`SEEK_HOLE`; `None` when

@@ -106,7 +106,7 @@ impl Decoded<'_> {
 
     /// A pass's cursor that gives back the pages behind it (`Behind::at`): for a pass over a subset
     /// of the entries in order, whose reads map every part of the ring they fall in.
-    pub fn behind(&self) -> Behind<'_> {
+    fn behind(&self) -> Behind<'_> {
         Behind { d: self, from: 0 }
     }
 
@@ -465,7 +465,7 @@ fn whole(
 }
 
 /// `Decoded::behind`.
-pub struct Behind<'d> {
+struct Behind<'d> {
     d: &'d Decoded<'d>,
     from: usize,
 }
@@ -474,7 +474,7 @@ impl Behind<'_> {
     /// The pass has reached entry `i`: the pages of the entries before it are given back, a chunk
     /// at a time.
     #[inline]
-    pub fn at(&mut self, i: usize) {
+    fn at(&mut self, i: usize) {
         if i >= self.from + CHUNK {
             self.d.release(self.from..i);
             self.from = i;
