@@ -66,7 +66,7 @@ run_script() { # run_script OUTDIR [VAR=VALUE...]: control.sh on the doubles; se
   (cd "$SRC" && env "$@" OUT="$out" TMPDIR="$T/tmp" CUDA_HOME="$T/cuda" \
     CAUSEWAY_CLI="$TARGET/debug/causeway" LD_LIBRARY_PATH="$SRC/ci/build" \
     CWD_TIMING_EVENTS_SERIALIZE=1 CONTROL_CUPTI="$SRC/ci/build/libcupti.so.13" CONTROL_RUNS=3 \
-    TRUTH_RUNS=2 STEPS=6 KERNEL_US=5000 COPY_MIB=50 RING_MB=2 \
+    TRUTH_RUNS=2 STEPS=6 KERNEL_US=20000 COPY_MIB=200 RING_MB=2 \
     bash control-experiments/device/control.sh > "$out.stdout" 2>&1) || SRC_RC=$?
 }
 

@@ -17,8 +17,8 @@ static RUNNING: Mutex<()> = Mutex::new(());
 const STEPS: &str = "6";
 const RUNS: &str = "3";
 
-/// `causeway control --runs 3 --ring-mb 2 ARGS -- overlap_prog MODE --steps 6` with a 5 ms kernel and
-/// a 50 MiB (5.2 ms) copy per step (long against the scheduling noise of a loaded machine), with `env`
+/// `causeway control --runs 3 --ring-mb 2 ARGS -- overlap_prog MODE --steps 6` with a 20 ms kernel and
+/// a 200 MiB (21 ms) copy per step (long against the scheduling noise of a loaded machine), with `env`
 /// added.
 fn control<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
@@ -39,9 +39,9 @@ fn control<S: AsRef<std::ffi::OsStr>>(
             "--steps",
             STEPS,
             "--kernel-us",
-            "5000",
+            "20000",
             "--copy-mib",
-            "50",
+            "200",
         ])
         .env("LD_LIBRARY_PATH", ci_build())
         .env_remove("LD_PRELOAD")
@@ -102,34 +102,60 @@ fn events_args(more: &[&str]) -> Vec<String> {
     v
 }
 
-/// Attempts of an experiment whose control runs a loaded machine may starve (below).
-const ATTEMPTS: usize = 3;
+/// Attempts of an experiment that a loaded machine may leave unresolved (below).
+const ATTEMPTS: usize = 5;
 
-/// Whether the control arm's overlap bounds show one run starved while others were not: a run whose
-/// steps were stretched by other programs on the machine gets a bound near 0 (its walls are longer),
-/// and the harness, which takes the least bound of the runs, then rightly cannot show the loss. Seen
-/// on the 2-CPU VM with three busy loops beside the test (2 of 15 runs; with these attempts 0 of
-/// 15), never on a quiet one. Without the serialising events no attempt passes.
-fn starved(ov: &Value) -> bool {
-    // No control figures (not tested): not starved; the assertions below say what is wrong.
-    let (min, max) = (ov["control"]["min"].as_f64(), ov["control"]["max"].as_f64());
-    min.zip(max)
-        .is_some_and(|(min, max)| min < 0.2 && max > 0.3)
+/// Whether the experiment itself says it was too noisy to mark claim `c`: its control runs disagree
+/// (one run whose steps were stretched by other programs on the machine gets a bound near 0 and a
+/// longer step time), or its resolution is coarser than half the gap the experiment exists to tell
+/// apart (serialised 0 against overlapped 1 for the overlap figures, a doubled step for the step
+/// time). Seen in CI and on the 2-CPU VM with busy loops beside the test (with four, 3 of 5 runs
+/// failed before these attempts: control medians 0.31 / 0.55 / 0.95, "this experiment resolves
+/// 0.80"), never on a quiet one, where the overlap resolves 0.1–0.35. An instrument that really hid
+/// the serialisation still fails: it is marked "holds" on a quiet run, which resolves it, and after
+/// every attempt on a loud one.
+fn unresolved(c: &Value) -> bool {
+    // No figures (not tested): not noise; the assertions below say what is wrong.
+    let (Some(min), Some(med), Some(max)) = (
+        c["control"]["min"].as_f64(),
+        c["control"]["median"].as_f64(),
+        c["control"]["max"].as_f64(),
+    ) else {
+        return false;
+    };
+    let gap = if c["unit"] == "ratio" { 1.0 } else { med };
+    let coarse = c["effect"]["resolution"]
+        .as_f64()
+        .is_some_and(|r| r > 0.5 * gap);
+    max - min > 0.3 * gap || coarse
+}
+
+/// The claims the serialising events must make fail.
+const SERIALISED: [&str; 3] = ["copy_compute_overlap", "stream_concurrency", "step_time"];
+
+/// `control(args, "a", [SERIALIZE])` with `--json` until every claim in [`SERIALISED`] is marked "does
+/// not survive" or one the experiment resolved is not, at most [`ATTEMPTS`] times.
+fn serialised_experiment(args: &[String]) -> (Output, Value, std::path::PathBuf) {
+    let mut attempt = 1;
+    loop {
+        let (o, out) = control(args, "a", &[SERIALIZE]);
+        let r = json(&o);
+        let missed: Vec<&Value> = SERIALISED
+            .iter()
+            .map(|id| claim(&r, id))
+            .filter(|c| c["mark"] != "does-not-survive")
+            .collect();
+        if missed.is_empty() || attempt == ATTEMPTS || !missed.iter().all(|c| unresolved(c)) {
+            return (o, r, out);
+        }
+        eprintln!("attempt {attempt}: the experiment did not resolve, trying again: {missed:?}");
+        attempt += 1;
+    }
 }
 
 #[test]
 fn events_that_make_the_copy_engine_wait_are_flagged() {
-    let mut attempt = 1;
-    let (o, r, out) = loop {
-        let (o, out) = control(&events_args(&["--json"]), "a", &[SERIALIZE]);
-        let r = json(&o);
-        let ov = claim(&r, "copy_compute_overlap");
-        if ov["mark"] == "does-not-survive" || attempt == ATTEMPTS || !starved(ov) {
-            break (o, r, out);
-        }
-        eprintln!("attempt {attempt}: a control run was starved, trying again: {ov}");
-        attempt += 1;
-    };
+    let (o, r, out) = serialised_experiment(&events_args(&["--json"]));
     let ov = claim(&r, "copy_compute_overlap");
     assert_eq!(ov["mark"], "does-not-survive", "{ov}");
     assert!(f(&ov["instrumented"]["max"]) < 0.2, "{ov}");
@@ -139,7 +165,7 @@ fn events_that_make_the_copy_engine_wait_are_flagged() {
     );
     assert_eq!(ov["control_is"], "lower-bound");
     assert_eq!(mark(&r, "stream_concurrency"), "does-not-survive");
-    // The instrument doubled the step: a 5.2 ms copy after a 5 ms kernel instead of beside it.
+    // The instrument doubled the step: a 21 ms copy after a 20 ms kernel instead of beside it.
     assert_eq!(mark(&r, "step_time"), "does-not-survive");
     assert!(
         f(&r["step_time_ratio"]["min"]) > 1.5,
@@ -273,8 +299,22 @@ fn true_serialisation_is_not_flagged() {
 
 #[test]
 fn text_names_every_claim_its_mark_and_never_a_speed() {
-    let (o, _) = control(&events_args(&["--bare"]), "a", &[SERIALIZE]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Whether the marks are right is the JSON tests' business; this one needs a "does not survive" to
+    // see how it is written, and a loaded machine can leave an experiment too noisy to mark anything
+    // (`serialised_experiment`): then it is run again.
+    let mut attempt = 1;
+    let o = loop {
+        let (o, _) = control(&events_args(&["--bare"]), "a", &[SERIALIZE]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        if stdout(&o).contains("does not survive the control") || attempt == ATTEMPTS {
+            break o;
+        }
+        eprintln!(
+            "attempt {attempt}: nothing was marked, trying again:\n{}",
+            stdout(&o)
+        );
+        attempt += 1;
+    };
     let text = stdout(&o);
     for want in [
         "interleaved (instrumented, control, durations, bare per round)",

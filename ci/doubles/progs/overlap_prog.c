@@ -36,7 +36,7 @@
  *     step_us_max=..                                           (one line)
  *
  * then the doubles' counters.  The driver double takes a kernel's duration
- * from its name, so US must be one of 200, 500, 1000, 2000, 5000; copies take
+ * from its name, so US must be one of 200, 500, 1000, 2000, 5000, 20000; copies take
  * bytes / 10 GB/s (1 MiB: 105 us).
  */
 #include "cw_prog.h"
@@ -50,7 +50,8 @@
     K(sleep_500us, "sleep_500us")                                              \
     K(sleep_1000us, "sleep_1000us")                                            \
     K(sleep_2000us, "sleep_2000us")                                            \
-    K(sleep_5000us, "sleep_5000us")
+    K(sleep_5000us, "sleep_5000us")                                            \
+    K(sleep_20000us, "sleep_20000us")
 #include "cw_kernels.h"
 
 static uint64_t now_ns(void)
@@ -69,7 +70,7 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
     CW_DIE("usage: overlap_prog a|b|p|c|i [--steps N] [--warmup W] [--copy-mib M | --copy-kib K] "
-           "[--kernel-us 200|500|1000|2000|5000] [--part both|x|y|none] [--timing-events]");
+           "[--kernel-us 200|500|1000|2000|5000|20000] [--part both|x|y|none] [--timing-events]");
 }
 
 static long num(const char *v)
@@ -195,6 +196,7 @@ int main(int argc, char **argv)
     case 1000: c.kernel = CW_KERNEL(sleep_1000us); break;
     case 2000: c.kernel = CW_KERNEL(sleep_2000us); break;
     case 5000: c.kernel = CW_KERNEL(sleep_5000us); break;
+    case 20000: c.kernel = CW_KERNEL(sleep_20000us); break;
     default: usage();
     }
     if (steps < 1 || mib < 1)
