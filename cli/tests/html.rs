@@ -332,9 +332,9 @@ fn call(i: u64) -> Call {
         end_ns: Some(1005 + 10 * i).into(),
         depth: 0,
         result: 0,
-        stream: Some(0),
         kernel: None,
-        handle: None,
+        a0: 0,
+        a1: 0,
         flags: 0,
     }
 }

@@ -32,9 +32,9 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         end_ns: Some(T0 + e).into(),
         depth,
         result: 0,
-        stream: Some(0),
         kernel: None,
-        handle: None,
+        a0: 0,
+        a1: 0,
         flags: 0,
     }
 }

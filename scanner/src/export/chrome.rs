@@ -350,7 +350,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
             if let Some(k) = &c.kernel {
                 a.str("kernel", k);
             }
-            if let Some(s) = c.stream {
+            if let Some(s) = c.stream() {
                 a.hex("stream", s);
             }
             call = Some(i);

@@ -570,7 +570,7 @@ impl Flows {
 /// Whether span `d`, tied to call `c`, shows the call's stream and kernel: it is on the track of the
 /// stream handle the call passed, named by the kernel it launched (or the call launched none).
 fn shows_call(d: &crate::facts::model::DeviceSpan, c: &crate::facts::model::Call) -> bool {
-    let stream = c.stream.is_some_and(|s| d.stream == StreamId::Handle(s));
+    let stream = c.stream().is_some_and(|s| d.stream == StreamId::Handle(s));
     let kernel = match &c.kernel {
         Some(k) => **k == *d.name,
         None => c.class != Some(causeway_ring::Class::Launch),
@@ -599,7 +599,7 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
             let same = o.depth + 1 == c.depth
                 && o.class == c.class
                 && o.kernel == c.kernel
-                && o.stream == c.stream;
+                && o.stream() == c.stream();
             same.then_some((i as u32, j as u32))
         })
         .collect();

@@ -242,7 +242,7 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
                 calls.iter().map(|c| c.1.result).collect::<Vec<_>>(),
             )),
         ),
-        opt_u64s("stream", calls.iter().map(|c| c.1.stream).collect()),
+        opt_u64s("stream", calls.iter().map(|c| c.1.stream()).collect()),
         opt_strs(
             "kernel",
             calls
@@ -1101,9 +1101,9 @@ mod tests {
                 end_ns: (i % 7 != 0).then_some(10 * i + 5).into(),
                 depth: 0,
                 result: (i % 11) as i32,
-                stream: Some(0x5000 + i % 2),
                 kernel: None,
-                handle: None,
+                a0: 0x5000 + i % 2,
+                a1: 0,
                 flags: 0,
             })
             .collect();

@@ -1093,7 +1093,7 @@ fn events(
                             if let Some(k) = &c.kernel {
                                 annotation(&mut te, A_KERNEL, 17, iids.get(VALUES, k));
                             }
-                            if let Some(s) = c.stream {
+                            if let Some(s) = c.stream() {
                                 annotation(&mut te, A_STREAM, 7, s);
                             }
                         }

@@ -121,8 +121,9 @@ impl ProcessTimeline {
     }
 }
 
-/// A host call: a hooked CUDA runtime or driver entry point.
-#[derive(Debug, Clone, Serialize)]
+/// A host call: a hooked CUDA runtime or driver entry point. Serialised as [`CallJson`]: the
+/// stream and handle are read from the entry's arguments, kept as the ring wrote them, by the class.
+#[derive(Debug, Clone)]
 pub struct Call {
     /// The entry's sequence number in its ring (device intervals name it).
     pub seq: u64,
@@ -131,11 +132,9 @@ pub struct Call {
     /// The API's layer (serialised as its name: `runtime`, `driver`, `nvtx`, `loader`, …;
     /// `unknown` (`None`) for an API the ring does not describe). One byte, not a name: a large
     /// capture's timeline holds millions of calls.
-    #[serde(serialize_with = "layer_text")]
     pub layer: Option<Layer>,
     /// The API class (serialised as its name: `launch`, `copy`, `sync`, …), `None` for an API the
     /// ring does not describe.
-    #[serde(serialize_with = "class_text")]
     pub class: Option<Class>,
     pub begin_ns: u64,
     /// None while the call had not returned (hung, or the process died in it).
@@ -143,21 +142,82 @@ pub struct Call {
     /// Hooked calls already open on the thread when this one began (0 = outermost).
     pub depth: u16,
     pub result: i32,
-    /// The stream handle for stream-ordered classes (launch, copy, memset, sync, event record/wait,
-    /// graph launch, capture), else `None`.
-    pub stream: Option<u64>,
     /// A launch's kernel name, when known.
     pub kernel: Option<Name>,
-    /// The handle the call names besides its stream (entry `a1`): the event of event-record, -wait,
-    /// -sync and event-class calls (context events too; the created event of an event create), the
-    /// graph exec of a graph launch, the graph of a graph-class call, the stream a stream-class call
-    /// names or created; `None` for other classes. For the causal graph; not serialised.
-    #[serde(skip)]
-    pub handle: Option<u64>,
+    /// The entry's `a0` as written: the stream of a stream-ordered call ([`Call::stream`]). Kept
+    /// whole rather than as an `Option` (16 bytes), whose absence the class already says.
+    pub a0: u64,
+    /// The entry's `a1` as written: the handle the call names besides its stream
+    /// ([`Call::handle`]).
+    pub a1: u64,
     /// A stream-class call's flags (entry `a2`: a stream create's, bit 0 = non-blocking); 0 for
     /// other classes. For the causal graph; not serialised.
-    #[serde(skip)]
     pub flags: u32,
+}
+
+impl Call {
+    /// The stream handle for stream-ordered classes (launch, copy, memset, sync, event record/wait,
+    /// graph launch, capture), else `None`.
+    #[inline]
+    pub fn stream(&self) -> Option<u64> {
+        crate::facts::streams::takes_stream(self.class).then_some(self.a0)
+    }
+
+    /// The handle the call names besides its stream: the event of event-record, -wait, -sync and
+    /// event-class calls (context events too; the created event of an event create), the graph
+    /// exec of a graph launch, the graph of a graph-class call, the stream a stream-class call
+    /// names (`a0`: destroy, attributes) or created (handed back in `a1`); `None` for other classes.
+    /// For the causal graph; not serialised.
+    #[inline]
+    pub fn handle(&self) -> Option<u64> {
+        match self.class? {
+            Class::EventRecord
+            | Class::EventSync
+            | Class::StreamWait
+            | Class::Event
+            | Class::CtxEventRecord
+            | Class::CtxEventWait
+            | Class::GraphLaunch
+            | Class::Graph => Some(self.a1),
+            Class::Stream => Some(if self.a1 != 0 { self.a1 } else { self.a0 }),
+            _ => None,
+        }
+    }
+}
+
+/// A call as JSON shows it (the fields in this order; its stream read by the class).
+#[derive(Serialize)]
+struct CallJson<'a> {
+    seq: u64,
+    tid: u32,
+    api: &'a str,
+    layer: &'static str,
+    class: Option<&'static str>,
+    begin_ns: u64,
+    end_ns: Opt64,
+    depth: u16,
+    result: i32,
+    stream: Option<u64>,
+    kernel: Option<&'a str>,
+}
+
+impl Serialize for Call {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        CallJson {
+            seq: self.seq,
+            tid: self.tid,
+            api: &self.api,
+            layer: layer_or_unknown(self.layer),
+            class: self.class.map(Class::name),
+            begin_ns: self.begin_ns,
+            end_ns: self.end_ns,
+            depth: self.depth,
+            result: self.result,
+            stream: self.stream(),
+            kernel: self.kernel.as_deref(),
+        }
+        .serialize(s)
+    }
 }
 
 /// An optional time or sequence number in 8 bytes (an `Option<u64>` takes 16): `u64::MAX` stands
@@ -219,8 +279,8 @@ impl Serialize for Opt64 {
     }
 }
 
-/// Calls are most of a large timeline's memory (millions of them): keep one at 88 bytes.
-const _: () = assert!(std::mem::size_of::<Call>() <= 88);
+/// Calls are most of a large timeline's memory (millions of them): keep one at 72 bytes.
+const _: () = assert!(std::mem::size_of::<Call>() <= 72);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -439,19 +499,9 @@ fn layer_or_unknown(l: Option<Layer>) -> &'static str {
     l.map_or("unknown", layer_name)
 }
 
-/// A call's layer as JSON shows it: its name.
-fn layer_text<S: serde::Serializer>(l: &Option<Layer>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(layer_or_unknown(*l))
-}
-
 /// A device span's kind as JSON shows it: its name.
 fn device_kind_text<S: serde::Serializer>(k: &DeviceKind, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(k.name())
-}
-
-/// A call's class as JSON shows it: its name.
-fn class_text<S: serde::Serializer>(c: &Option<Class>, s: S) -> Result<S::Ok, S::Error> {
-    serde::Serialize::serialize(&c.map(Class::name), s)
 }
 
 /// The stream of a stream-ordered call, by the report's rule (`report::stream_key`).
@@ -904,28 +954,11 @@ fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) ->
         end_ns: e.done.then(|| ticks.ns(e.t_end)).into(),
         depth: e.depth,
         result: e.result,
-        stream: crate::facts::streams::takes_stream(class).then_some(e.a0),
         kernel: (class == Some(Class::Launch))
             .then(|| names.kernel_name(e.a1))
             .flatten(),
-        handle: class
-            .is_some_and(|c| {
-                matches!(
-                    c,
-                    Class::EventRecord
-                        | Class::EventSync
-                        | Class::StreamWait
-                        | Class::Event
-                        | Class::CtxEventRecord
-                        | Class::CtxEventWait
-                        | Class::GraphLaunch
-                        | Class::Graph
-                )
-            })
-            .then_some(e.a1)
-            // A stream-class call names its stream in a0 (destroy, attributes) or, when it created
-            // one, hands it back in a1.
-            .or((class == Some(Class::Stream)).then_some(if e.a1 != 0 { e.a1 } else { e.a0 })),
+        a0: e.a0,
+        a1: e.a1,
         flags: if class == Some(Class::Stream) {
             e.a2 as u32
         } else {

@@ -454,7 +454,7 @@ impl Events {
 /// The events a wait-class call waits for: the Level Zero / UR events it listed (`links`), else the
 /// one (CUDA) event it names.
 fn waited<'a>(c: &Call, links: &'a [EventLink]) -> impl Iterator<Item = u64> + 'a {
-    let named = c.handle.filter(|&e| e != 0 && links.is_empty());
+    let named = c.handle().filter(|&e| e != 0 && links.is_empty());
     let listed = links.iter().filter(|l| !l.signals).map(|l| l.event);
     named.into_iter().chain(listed)
 }
@@ -623,7 +623,7 @@ fn per_thread_name(api: &str) -> bool {
 /// The stream key of a stream-ordered call, by the waits' rule (`facts::streams::key_of`; a call
 /// keeps its per-thread flag in its name).
 fn key_of(c: &Call) -> (u64, u32) {
-    crate::facts::streams::key_of(c.stream.unwrap_or(0), c.tid, per_thread_name(&c.api))
+    crate::facts::streams::key_of(c.stream().unwrap_or(0), c.tid, per_thread_name(&c.api))
 }
 
 impl<'t> Builder<'t> {
@@ -742,7 +742,7 @@ impl<'t> Builder<'t> {
     fn graph_edges(&mut self, i: usize) {
         let p = self.p;
         let c = &p.calls[i];
-        let Some(ti) = c.handle.and_then(|x| p.topology_of(x, c.seq)) else {
+        let Some(ti) = c.handle().and_then(|x| p.topology_of(x, c.seq)) else {
             return;
         };
         let t = &p.graph_topologies[ti];
@@ -1038,14 +1038,14 @@ impl<'t> Builder<'t> {
                 Class::Stream if c.api.contains("Destroy") || c.api.contains("Release") => {
                     // The stream the call names (its a0), not `key`: stream-class calls carry no
                     // stream of their own to order.
-                    if let Some(h) = c.handle {
+                    if let Some(h) = c.handle() {
                         let k = crate::facts::streams::key_of(h, c.tid, false);
                         *stream_gen.entry(k).or_default() += 1;
                     }
                 }
                 Class::Stream if c.api.contains("Create") => {
                     // The created handle (recorded when the call returned) and its flags.
-                    if let Some(h) = c.handle.filter(|&h| h != 0) {
+                    if let Some(h) = c.handle().filter(|&h| h != 0) {
                         let k = (h, 0);
                         let s = sg(&stream_gen, k);
                         if c.flags & STREAM_NON_BLOCKING != 0 {
@@ -1063,17 +1063,17 @@ impl<'t> Builder<'t> {
                 // A Unified Runtime event's last release ends it as a destroy does (a release that
                 // leaves it alive loses an edge, never invents one).
                 Class::Event if c.api.contains("Destroy") || c.api.contains("Release") => {
-                    if let Some(e) = c.handle {
+                    if let Some(e) = c.handle() {
                         events.end(e);
                     }
                 }
                 Class::Event if c.api.contains("Create") => {
-                    if let Some(e) = c.handle {
+                    if let Some(e) = c.handle() {
                         events.created(e, c.seq);
                     }
                 }
                 Class::EventRecord if !capturing.contains_key(&key) => {
-                    let Some(e) = c.handle else { continue };
+                    let Some(e) = c.handle() else { continue };
                     let s = sg(&stream_gen, key);
                     let items = match unordered.get(&s) {
                         Some(u) => u.outstanding(),
@@ -1082,7 +1082,7 @@ impl<'t> Builder<'t> {
                     events.record(e, items, EdgeKind::EventWait);
                 }
                 Class::CtxEventRecord => {
-                    let Some(e) = c.handle else { continue };
+                    let Some(e) = c.handle() else { continue };
                     last_item.keep_history();
                     events.record(e, Items::Context(i), EdgeKind::ContextEvent);
                 }
@@ -1147,7 +1147,7 @@ impl<'t> Builder<'t> {
                     }
                 }
                 Class::Sync => {
-                    let device_wide = c.stream.unwrap_or(0) == 0
+                    let device_wide = c.stream().unwrap_or(0) == 0
                         && !per_thread_name(&c.api)
                         && !c.api.contains("Stream");
                     let items: Vec<usize> = if device_wide {
