@@ -190,7 +190,7 @@ fn a_multistream_capture_exports_every_call_span_and_flow_in_both_formats() {
         .iter()
         .filter(|e| {
             use causeway_scanner::analysis::causal::graph::Node;
-            e.kind.crosses_tracks() && !matches!(e.from, Node::Absent(_))
+            e.kind.crosses_tracks() && !matches!(e.from(), Node::Absent(_))
         })
         .count();
     assert!(cross > 0);

@@ -181,7 +181,7 @@ fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
             Node::Absent(_) => None,
             n => Some(n),
         };
-        (n(e.from), n(e.to), e.kind, e.evidence)
+        (n(e.from()), n(e.to()), e.kind, e.evidence())
     };
     let full: Vec<_> = (g.edges.iter())
         .filter(|e| e.kind.crosses_tracks())
@@ -211,7 +211,7 @@ fn named_edges(t: &Timeline) -> Vec<(String, String, EdgeKind)> {
     graph(p)
         .edges
         .iter()
-        .map(|e| (name(e.from), name(e.to), e.kind))
+        .map(|e| (name(e.from()), name(e.to()), e.kind))
         .collect()
 }
 
@@ -388,7 +388,7 @@ fn a_lost_record_must_lie_between_the_events_creation_and_the_wait() {
     let t = build(0);
     let g = graph(&t.processes[0]);
     assert!(
-        !g.edges.iter().any(|e| e.evidence == Evidence::Missing),
+        !g.edges.iter().any(|e| e.evidence() == Evidence::Missing),
         "{:?}",
         g.edges
     );
@@ -398,7 +398,7 @@ fn a_lost_record_must_lie_between_the_events_creation_and_the_wait() {
     assert!(g
         .edges
         .iter()
-        .any(|e| e.evidence == Evidence::Missing && e.kind == EdgeKind::EventWait));
+        .any(|e| e.evidence() == Evidence::Missing && e.kind == EdgeKind::EventWait));
     let w = why(&t, &kernel("consumer", 1)).unwrap();
     assert!(!w.complete);
     assert_eq!(w.cause, "unknown");
@@ -445,7 +445,7 @@ fn a_non_blocking_stream_is_not_ordered_after_the_legacy_stream() {
         g.edges
             .iter()
             .filter(|e| e.kind == EdgeKind::LegacyStream)
-            .map(|e| e.evidence)
+            .map(|e| e.evidence())
             .collect::<Vec<_>>()
     };
     assert_eq!(run(0), [Evidence::Inferred { confidence: 0.5 }]);
@@ -474,7 +474,7 @@ fn legacy_work_follows_every_blocking_streams_latest_item_and_a_device_sync_wait
     let legacy_call = g.call_of_seq(legacy).expect("the legacy launch");
     let into_legacy: Vec<(Node, EdgeKind)> = g
         .preds(work("l"))
-        .map(|e| (e.from, e.kind))
+        .map(|e| (e.from(), e.kind))
         .filter(|&(_, k)| k == EdgeKind::LegacyStream)
         .collect();
     // b1 was issued before c2: issue order, not map order.
@@ -487,15 +487,15 @@ fn legacy_work_follows_every_blocking_streams_latest_item_and_a_device_sync_wait
     );
     assert!(g
         .preds(work("l"))
-        .any(|e| e.from == Node::call(legacy_call)));
+        .any(|e| e.from() == Node::call(legacy_call)));
     // a1, on a blocking stream with nothing before it, follows the legacy stream's item.
     assert!(g
         .preds(work("a1"))
-        .any(|e| e.from == work("l") && e.kind == EdgeKind::LegacyStream));
+        .any(|e| e.from() == work("l") && e.kind == EdgeKind::LegacyStream));
     let mut waited: Vec<Node> = g
         .preds(Node::call(g.call_of_seq(sync).expect("the sync")))
         .filter(|e| e.kind == EdgeKind::HostWait)
-        .map(|e| e.from)
+        .map(|e| e.from())
         .collect();
     waited.sort();
     let mut want = vec![work("b1"), work("c2"), work("l"), work("a1")];
@@ -525,7 +525,7 @@ fn a_legacy_item_follows_only_the_streams_given_work_since_the_last_one() {
     let legacy_preds = |name: &str| -> Vec<Node> {
         (g.preds(work(name)))
             .filter(|e| e.kind == EdgeKind::LegacyStream)
-            .map(|e| e.from)
+            .map(|e| e.from())
             .collect()
     };
     assert_eq!(legacy_preds("l1"), [work("a1"), work("b1")]);
@@ -590,7 +590,7 @@ fn a_device_wide_wait_waits_for_what_was_issued_since_its_threads_last_one() {
         let i = g.call_of_seq(seq).expect("the sync");
         (g.preds(Node::call(i)))
             .filter(|e| e.kind == EdgeKind::HostWait)
-            .map(|e| e.from)
+            .map(|e| e.from())
             .collect()
     };
     assert_eq!(waited(s1), [work("a1"), work("b1")]);
@@ -666,7 +666,7 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
     let preds = |n: Node, kind: EdgeKind| -> Vec<Node> {
         (g.preds(n))
             .filter(|e| e.kind == kind)
-            .map(|e| e.from)
+            .map(|e| e.from())
             .collect()
     };
     let waited = |seq: u64| preds(Node::call(g.call_of_seq(seq).unwrap()), EdgeKind::HostWait);
@@ -727,7 +727,7 @@ fn a_context_event_waits_for_every_streams_last_item_then_only_for_what_is_new()
     let g = graph(&t.processes[0]);
     let names: Vec<&str> = (g.preds(Node::call(g.call_of_seq(w).unwrap())))
         .filter(|e| e.kind == EdgeKind::HostWait)
-        .map(|e| match e.from {
+        .map(|e| match e.from() {
             Node::Work(j) => t.processes[0].device[j as usize].name.as_str(),
             _ => "?",
         })
@@ -1027,7 +1027,7 @@ fn device_work_whose_call_was_lost_is_missing() {
     let g = graph(&t.processes[0]);
     assert!(g
         .preds(Node::Work(0))
-        .any(|e| e.evidence == Evidence::Missing));
+        .any(|e| e.evidence() == Evidence::Missing));
 }
 
 #[test]
@@ -1203,7 +1203,7 @@ fn a_graphs_nodes_wait_for_the_nodes_they_depend_on() {
         .edges
         .iter()
         .filter(|e| e.kind == EdgeKind::GraphEdge)
-        .all(|e| e.evidence == Evidence::Explicit));
+        .all(|e| e.evidence() == Evidence::Explicit));
     // Why did ge start at 91.1 us, 90 us after its launch? It waited for gd, which waited for gc.
     let w = why(&t, &kernel("ge", 1)).unwrap();
     assert_eq!(w.cause, "dependency", "{w:#?}");

@@ -50,7 +50,7 @@ pub fn write(
             let g = Graph::build_with(p, tokens.get(k));
             let real = |n: Node| !matches!(n, Node::Absent(_));
             s.dependency_flows += (g.edges.iter())
-                .filter(|e| e.kind.crosses_tracks() && real(e.from) && real(e.to))
+                .filter(|e| e.kind.crosses_tracks() && real(e.from()) && real(e.to()))
                 .count();
             let empty = p.calls.is_empty()
                 && p.ranges.is_empty()

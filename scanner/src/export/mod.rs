@@ -386,7 +386,7 @@ impl<'t> ProcLayout<'t> {
         };
         let mut deps = Vec::new();
         for e in &dep_edges {
-            let (Some(from), Some(to)) = (what(e.from), what(e.to)) else {
+            let (Some(from), Some(to)) = (what(e.from()), what(e.to())) else {
                 continue;
             };
             let id = *next_flow;
@@ -396,8 +396,8 @@ impl<'t> ProcLayout<'t> {
                 from,
                 to,
                 kind: e.kind.name(),
-                evidence: e.evidence.name(),
-                label: dep_label(e.kind.name(), e.evidence.name()),
+                evidence: e.evidence().name(),
+                label: dep_label(e.kind.name(), e.evidence().name()),
             });
         }
         let mut deps_out: Vec<(What, usize)> =

@@ -542,19 +542,19 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
     );
     for &(g, e) in rows {
         let absent = |n| matches!(n, Node::Absent(_));
-        if e.kind.crosses_tracks() && !absent(e.from) && !absent(e.to) {
+        if e.kind.crosses_tracks() && !absent(e.from()) && !absent(e.to()) {
             drawn += 1;
         }
         ring.push(g.p.ring.as_str());
         pid.push(g.p.pid);
         kind.push(e.kind.name());
-        evidence.push(e.evidence.name());
-        conf.push(match e.evidence {
+        evidence.push(e.evidence().name());
+        conf.push(match e.evidence() {
             Evidence::Inferred { confidence } => Some(confidence as f64),
             _ => None,
         });
-        from.add(g, e.from);
-        to.add(g, e.to);
+        from.add(g, e.from());
+        to.add(g, e.to());
     }
     let f64s = |name: &str, v: Vec<Option<f64>>| {
         Col(

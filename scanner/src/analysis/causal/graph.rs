@@ -161,15 +161,124 @@ impl Evidence {
     }
 }
 
-/// Edges are most of a graph's memory: keep one at 28 bytes.
-const _: () = assert!(std::mem::size_of::<Edge>() <= 28);
+/// Edges are most of a graph's memory (a few per call): keep one at 16 bytes.
+const _: () = assert!(std::mem::size_of::<Edge>() <= 16);
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// An edge: `from` → `to`, its kind and evidence. Its ends are kept as [`Packed`] nodes and its
+/// evidence as a class byte beside the confidence (16 bytes, where the enums took 28); read them
+/// with [`Edge::from`], [`Edge::to`] and [`Edge::evidence`].
+#[derive(Clone, Copy, PartialEq)]
 pub struct Edge {
-    pub from: Node,
-    pub to: Node,
+    from: Packed,
+    to: Packed,
+    /// An inferred edge's confidence (0 for the other classes).
+    confidence: f32,
     pub kind: EdgeKind,
-    pub evidence: Evidence,
+    /// The evidence class: 0 explicit, 1 observed, 2 inferred, 3 missing.
+    class: u8,
+}
+
+impl Edge {
+    pub fn new(from: Node, to: Node, kind: EdgeKind, evidence: Evidence) -> Edge {
+        let (class, confidence) = match evidence {
+            Evidence::Explicit => (0, 0.0),
+            Evidence::Observed => (1, 0.0),
+            Evidence::Inferred { confidence } => (2, confidence),
+            Evidence::Missing => (3, 0.0),
+        };
+        Edge {
+            from: Packed::new(from),
+            to: Packed::new(to),
+            confidence,
+            kind,
+            class,
+        }
+    }
+
+    #[inline]
+    pub fn from(&self) -> Node {
+        self.from.get()
+    }
+
+    #[inline]
+    pub fn to(&self) -> Node {
+        self.to.get()
+    }
+
+    #[inline]
+    pub fn evidence(&self) -> Evidence {
+        match self.class {
+            0 => Evidence::Explicit,
+            1 => Evidence::Observed,
+            2 => Evidence::Inferred {
+                confidence: self.confidence,
+            },
+            _ => Evidence::Missing,
+        }
+    }
+}
+
+/// An edge as JSON and `Debug` show it.
+#[derive(Debug, Serialize)]
+struct EdgeView {
+    from: Node,
+    to: Node,
+    kind: EdgeKind,
+    evidence: Evidence,
+}
+
+impl Edge {
+    fn view(&self) -> EdgeView {
+        EdgeView {
+            from: self.from(),
+            to: self.to(),
+            kind: self.kind,
+            evidence: self.evidence(),
+        }
+    }
+}
+
+impl Serialize for Edge {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(s)
+    }
+}
+
+impl std::fmt::Debug for Edge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+/// A node in 4 bytes: its kind in the top two bits, its index in the other 30. A process's calls
+/// and intervals number fewer than 2^30: the shim writes at most 2^30 entries per ring
+/// (`MAX_RING_MB`), and a timeline of 2^30 calls would need over 70 GiB before any graph.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Packed(u32);
+
+impl Packed {
+    const INDEX: u32 = (1 << 30) - 1;
+
+    #[inline]
+    fn new(n: Node) -> Packed {
+        let (tag, i) = match n {
+            Node::Call(i) => (0, i),
+            Node::Work(i) => (1, i),
+            Node::Absent(i) => (2, i),
+        };
+        debug_assert!(i <= Self::INDEX, "node index {i} needs more than 30 bits");
+        Packed(tag << 30 | (i & Self::INDEX))
+    }
+
+    #[inline]
+    fn get(self) -> Node {
+        let i = self.0 & Self::INDEX;
+        match self.0 >> 30 {
+            0 => Node::Call(i),
+            1 => Node::Work(i),
+            _ => Node::Absent(i),
+        }
+    }
 }
 
 /// One process's graph: its edges, grouped by the node they lead to.
@@ -522,7 +631,7 @@ impl<'t> Graph<'t> {
         // Each edge's target slot, found on every thread: the sort's two passes then read 4 bytes
         // an edge instead of its 28.
         let to: Vec<u32> = (self.edges.par_iter())
-            .map(|e| self.slot(e.to) as u32)
+            .map(|e| self.slot(e.to()) as u32)
             .collect();
         self.by_target = Groups::by_key(slots, &to);
     }
@@ -660,12 +769,7 @@ impl<'t> Builder<'t> {
 
     fn edge(&mut self, from: Node, to: Node, kind: EdgeKind, evidence: Evidence) {
         if from != to && (self.all || kind.crosses_tracks()) {
-            self.edges.push(Edge {
-                from,
-                to,
-                kind,
-                evidence,
-            });
+            self.edges.push(Edge::new(from, to, kind, evidence));
         }
     }
 
@@ -716,24 +820,24 @@ impl<'t> Builder<'t> {
             .par_extend(issuer.par_iter().enumerate().map(|(j, &i)| {
                 if i == NO_ISSUER {
                     let k = first_absent + untied.partition_point(|&u| u < j);
-                    return Edge {
-                        from: Node::Absent(k as u32),
-                        to: Node::work(j),
-                        kind: EdgeKind::Issue,
-                        evidence: Evidence::Missing,
-                    };
+                    return Edge::new(
+                        Node::Absent(k as u32),
+                        Node::work(j),
+                        EdgeKind::Issue,
+                        Evidence::Missing,
+                    );
                 }
                 let kind = if p.calls[i as usize].class == Some(Class::GraphLaunch) {
                     EdgeKind::GraphNode
                 } else {
                     EdgeKind::Issue
                 };
-                Edge {
-                    from: Node::call(i as usize),
-                    to: Node::work(j),
+                Edge::new(
+                    Node::call(i as usize),
+                    Node::work(j),
                     kind,
-                    evidence: Evidence::Explicit,
-                }
+                    Evidence::Explicit,
+                )
             }));
     }
 
@@ -1268,6 +1372,49 @@ impl<'t> Builder<'t> {
                 (vec![(a, EdgeKind::EventWait, Evidence::Missing)], None)
             }
             None => (Vec::new(), None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edge_gives_back_its_ends_kind_and_evidence() {
+        let last = (1u32 << 30) - 1;
+        let nodes = [
+            Node::Call(0),
+            Node::Call(last),
+            Node::Work(1),
+            Node::Work(last),
+            Node::Absent(0),
+            Node::Absent(12345),
+        ];
+        let evidence = [
+            Evidence::Explicit,
+            Evidence::Observed,
+            Evidence::Inferred { confidence: 0.25 },
+            Evidence::Missing,
+        ];
+        for (k, &from) in nodes.iter().enumerate() {
+            let to = nodes[(k + 1) % nodes.len()];
+            for ev in evidence {
+                let e = Edge::new(from, to, EdgeKind::HostWait, ev);
+                assert_eq!(
+                    (e.from(), e.to(), e.kind, e.evidence()),
+                    (from, to, EdgeKind::HostWait, ev)
+                );
+                // JSON shows the enums, as before they were packed.
+                let json = serde_json::to_value(e).unwrap();
+                let want = serde_json::json!({
+                    "from": serde_json::to_value(from).unwrap(),
+                    "to": serde_json::to_value(to).unwrap(),
+                    "kind": "host_wait",
+                    "evidence": serde_json::to_value(ev).unwrap(),
+                });
+                assert_eq!(json, want);
+            }
         }
     }
 }

@@ -52,10 +52,10 @@ fn dispatch_slack(g: &Graph) -> u64 {
             let (start, _) = g.times(n)?;
             let mut ready = None;
             for e in g.preds(n).filter(|e| e.kind != EdgeKind::HostWait) {
-                if e.evidence == Evidence::Missing {
+                if e.evidence() == Evidence::Missing {
                     return None;
                 }
-                let r = match (e.kind, e.from) {
+                let r = match (e.kind, e.from()) {
                     (EdgeKind::Issue | EdgeKind::GraphNode, Node::Call(ci)) => {
                         let c = &g.p.calls[ci as usize];
                         c.end_ns.get().unwrap_or(c.begin_ns)
@@ -382,7 +382,7 @@ fn latency_baseline(g: &Graph, runs: &[usize]) -> Option<u64> {
 /// When a predecessor let its successor go: its end, or for an issue edge the call's begin (work
 /// cannot start before it is issued). `None` for an absent record.
 fn released(g: &Graph, e: &Edge) -> Option<u64> {
-    let (b, end) = g.times(e.from)?;
+    let (b, end) = g.times(e.from())?;
     Some(match e.kind {
         EdgeKind::Issue | EdgeKind::GraphNode => b,
         _ => end,
@@ -392,11 +392,11 @@ fn released(g: &Graph, e: &Edge) -> Option<u64> {
 fn link(g: &Graph, e: &Edge, start: u64) -> Link {
     let delay = released(g, e).map_or(0, |r| start as i64 - r as i64);
     Link {
-        what: g.describe(e.from),
-        node: e.from,
+        what: g.describe(e.from()),
+        node: e.from(),
         edge: e.kind.name(),
-        evidence: e.evidence.name(),
-        confidence: match e.evidence {
+        evidence: e.evidence().name(),
+        confidence: match e.evidence() {
             Evidence::Inferred { confidence } => Some(confidence),
             _ => None,
         },
@@ -410,13 +410,13 @@ fn link(g: &Graph, e: &Edge, start: u64) -> Link {
 fn critical<'g>(g: &'g Graph, edges: &[&'g Edge]) -> Option<&'g Edge> {
     let proven = edges
         .iter()
-        .filter(|e| matches!(e.evidence, Evidence::Explicit | Evidence::Observed))
+        .filter(|e| matches!(e.evidence(), Evidence::Explicit | Evidence::Observed))
         .max_by_key(|e| released(g, e));
     proven
         .or_else(|| {
             edges
                 .iter()
-                .filter(|e| matches!(e.evidence, Evidence::Inferred { .. }))
+                .filter(|e| matches!(e.evidence(), Evidence::Inferred { .. }))
                 .max_by_key(|e| released(g, e))
         })
         .copied()
@@ -458,10 +458,10 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
         .preds(Node::call(i))
         .find(|e| e.kind == EdgeKind::ProgramOrder);
     if let Some(h) = handoff {
-        let h_end = g.times(h.from).map_or(0, |t| t.1);
-        let p_end = prev.and_then(|e| g.times(e.from)).map_or(0, |t| t.1);
+        let h_end = g.times(h.from()).map_or(0, |t| t.1);
+        let p_end = prev.and_then(|e| g.times(e.from())).map_or(0, |t| t.1);
         if h_end >= p_end {
-            let Node::Call(hi) = h.from else {
+            let Node::Call(hi) = h.from() else {
                 unreachable!()
             };
             let hc = &g.p.calls[hi as usize];
@@ -484,7 +484,7 @@ fn before_call<'g>(g: &'g Graph, i: usize) -> (String, Option<&'g Edge>) {
             None,
         );
     };
-    let Node::Call(pi) = e.from else {
+    let Node::Call(pi) = e.from() else {
         unreachable!()
     };
     let pc = &g.p.calls[pi as usize];
@@ -576,12 +576,15 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
             .filter(|e| e.kind != EdgeKind::HostWait)
             .collect();
         // For a call, its own program-order predecessor is the host's part: handled by `host`.
-        let missing = edges.iter().find(|e| e.evidence == Evidence::Missing);
+        let missing = edges.iter().find(|e| e.evidence() == Evidence::Missing);
         if let Some(m) = missing {
             chain.push(link(g, m, start));
             let why = (
                 "unknown",
-                format!("a record it depends on is missing: {}", g.describe(m.from)),
+                format!(
+                    "a record it depends on is missing: {}",
+                    g.describe(m.from())
+                ),
             );
             first.get_or_insert(why);
             break;
@@ -594,7 +597,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
         let gap = start.saturating_sub(released);
         match (n, e.kind) {
             (Node::Work(j), EdgeKind::Issue | EdgeKind::GraphNode) => {
-                let Node::Call(ci) = e.from else { break };
+                let Node::Call(ci) = e.from() else { break };
                 let c = &g.p.calls[ci as usize];
                 let submitted = c.end_ns.get().unwrap_or(c.begin_ns);
                 if start > submitted + slack {
@@ -612,7 +615,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                 let in_call = start.min(submitted).saturating_sub(c.begin_ns);
                 let (text, prev) = before_call(g, ci as usize);
                 let before = prev
-                    .and_then(|p| g.times(p.from))
+                    .and_then(|p| g.times(p.from()))
                     .map_or(0, |(_, end)| c.begin_ns.saturating_sub(end));
                 let inside = format!(
                     "the issuing call {} (seq {}) spent {in_call} ns before the work started (time \
@@ -629,7 +632,7 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                 };
                 first.get_or_insert(("host", detail));
                 let Some(prev) = prev else { break };
-                let Node::Call(pi) = prev.from else { break };
+                let Node::Call(pi) = prev.from() else { break };
                 let pc = &g.p.calls[pi as usize];
                 chain.push(link(g, prev, c.begin_ns));
                 if is_sync(pc) {
@@ -649,16 +652,16 @@ fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'stati
                         "device",
                         format!(
                             "ready {gap} ns before it started ({} done): the device was busy with {busy}",
-                            g.describe(e.from)
+                            g.describe(e.from())
                         ),
                     ));
                     break;
                 }
                 first.get_or_insert((
                     "dependency",
-                    format!("waited for {} ({})", g.describe(e.from), e.kind.name()),
+                    format!("waited for {} ({})", g.describe(e.from()), e.kind.name()),
                 ));
-                n = e.from;
+                n = e.from();
             }
             (Node::Call(ci), _) => {
                 let (text, _) = before_call(g, ci as usize);
@@ -682,13 +685,13 @@ fn why_sync_ended(g: &Graph, i: usize, chain: &mut Vec<Link>) -> Option<Node> {
         .filter(|e| e.kind == EdgeKind::HostWait)
         .collect();
     let end = g.p.calls[i].end_ns.get()?;
-    if let Some(m) = waits.iter().find(|e| e.evidence == Evidence::Missing) {
+    if let Some(m) = waits.iter().find(|e| e.evidence() == Evidence::Missing) {
         chain.push(link(g, m, end));
         return None;
     }
     let e = critical(g, &waits)?;
     chain.push(link(g, e, end));
-    Some(e.from)
+    Some(e.from())
 }
 
 /// Why call `i` took as long as it did (a sync: what it waited for) or began when it did.
@@ -908,7 +911,7 @@ fn explain_one_step(g: &Graph, steps: &ProcessSteps, idx: usize) -> Why {
                 let prev_end = g
                     .preds(Node::call(i))
                     .find(|e| e.kind == EdgeKind::ProgramOrder)
-                    .and_then(|e| g.times(e.from))
+                    .and_then(|e| g.times(e.from()))
                     .map_or(s.begin_ns, |(_, e)| e.max(s.begin_ns));
                 (c.begin_ns.saturating_sub(prev_end), i)
             })
