@@ -196,7 +196,7 @@ fn device_measure(
         } else {
             foreign = foreign.max(inside);
         }
-        per.entry(s.stream).or_default().push(c);
+        per.entry(s.stream.get()).or_default().push(c);
         all.push(c);
         let late = s
             .call
@@ -204,7 +204,7 @@ fn device_measure(
             .and_then(|q| issue.get(&q))
             .map_or(s.begin_ns, |&t| s.begin_ns.saturating_add(t).min(s.end_ns));
         let c_lo = (late.max(lo), s.end_ns.min(hi));
-        per_lo.entry(s.stream).or_default().push(c_lo);
+        per_lo.entry(s.stream.get()).or_default().push(c_lo);
         match s.kind {
             causeway_ring::layout::DeviceKind::Memcpy => copy_lo.push(c_lo),
             causeway_ring::layout::DeviceKind::Kernel => kern_lo.push(c_lo),

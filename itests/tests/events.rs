@@ -338,7 +338,7 @@ fn the_timeline_places_each_interval_on_its_calls_stream() {
             .device
             .iter()
             .filter(|d| d.name == name)
-            .map(|d| d.stream)
+            .map(|d| d.stream.get())
             .collect();
         v.sort();
         v.dedup();

@@ -126,7 +126,7 @@ fn check_both(cap: &Path) -> (Timeline, PerfettoStats, ChromeStats) {
     // One device track per stream of the timeline (plus overlap tracks where spans overlap).
     let streams: BTreeSet<String> = drawn
         .iter()
-        .flat_map(|p| p.device.iter().map(|d| p.stream_label(&d.stream)))
+        .flat_map(|p| p.device.iter().map(|d| p.stream_label(&d.stream.get())))
         .collect();
     let tracks: BTreeSet<String> = pf.device_tracks.iter().map(|n| base(n)).collect();
     assert_eq!(tracks, streams);
@@ -261,7 +261,11 @@ fn nvtx_stream_names_and_payloads_reach_the_exports() {
     // check_both wrote the exports beside the capture.
     let text = std::fs::read_to_string(cap.join("trace.chrome")).unwrap();
     let p = &t.processes[0];
-    let labels: BTreeSet<String> = p.device.iter().map(|d| p.stream_label(&d.stream)).collect();
+    let labels: BTreeSet<String> = p
+        .device
+        .iter()
+        .map(|d| p.stream_label(&d.stream.get()))
+        .collect();
     assert_eq!(labels.len(), 2, "{labels:?}");
     assert!(
         labels

@@ -64,7 +64,7 @@ fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
         begin_ns: T0 + b,
         end_ns: T0 + e,
         bound_ns: 0,
-        stream: StreamId::Handle(stream),
+        stream: StreamId::Handle(stream).into(),
         call: None.into(),
         bytes: 0,
         queued_ns: None.into(),

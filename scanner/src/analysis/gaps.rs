@@ -198,7 +198,7 @@ fn span_ref(p: &ProcessTimeline, s: &DeviceSpan) -> SpanRef {
     SpanRef {
         kind: s.kind.name(),
         name: s.name.to_string(),
-        stream: p.stream_label(&s.stream),
+        stream: p.stream_label(&s.stream.get()),
         begin_ns: s.begin_ns,
         end_ns: s.end_ns,
     }
@@ -296,7 +296,7 @@ pub fn process_gaps(p: &ProcessTimeline) -> ProcessGaps {
     let mut tracks = vec![all_track];
     let mut by_stream: BTreeMap<StreamId, Vec<&DeviceSpan>> = BTreeMap::new();
     for s in &p.device {
-        by_stream.entry(s.stream).or_default().push(s);
+        by_stream.entry(s.stream.get()).or_default().push(s);
     }
     for (id, spans) in &by_stream {
         tracks.push(track(p.stream_label(id), Some(*id), spans).0);

@@ -380,7 +380,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
             if let Some(seq) = d.call.get() {
                 a.num("call_seq", seq);
             }
-            a.bytes("stream", label.of(pl, &d.stream));
+            a.bytes("stream", label.of(pl, &d.stream.get()));
             a
         }
     };
@@ -395,7 +395,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
         }
     }
     if let What::Span(i) = it.what() {
-        if let Some(id) = pl.span_flow[i] {
+        if let Some(id) = pl.span_flow[i].get() {
             flow(b, "f", pid, tid, it.begin, id);
         }
     }

@@ -36,7 +36,7 @@ pub mod parquet;
 pub mod perfetto;
 
 pub use crate::analysis::causal::why::TokenSource;
-use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
+use crate::facts::model::{Opt64, ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::fastmap::Rows;
@@ -247,8 +247,8 @@ pub(crate) struct ProcLayout<'t> {
     call_flows: Vec<u64>,
     /// Where each call's flows start in `call_flows` (one more than there are calls).
     call_flow_start: Vec<u32>,
-    /// The flow ending at each device span.
-    pub span_flow: Vec<Option<u64>>,
+    /// The flow ending at each device span (8 bytes each, not an `Option`'s 16).
+    pub span_flow: Vec<Opt64>,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
     shown: Vec<u64>,
     /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
@@ -522,7 +522,7 @@ fn set_bit(words: &mut [u64], i: usize) {
 /// The call -> device flows of a process: one per device span tied to a call, numbered in span order.
 struct Flows {
     /// The flow ending at each device span.
-    span_flow: Vec<Option<u64>>,
+    span_flow: Vec<Opt64>,
     /// The ids of the flows each call starts, by call (`call_flow_start`), in span order.
     call_flows: Vec<u64>,
     call_flow_start: Vec<u32>,
@@ -543,18 +543,20 @@ impl Flows {
         }
         drop(shows);
         let mut id = first;
-        let span_flow: Vec<Option<u64>> = (issuers.iter())
+        let span_flow: Vec<Opt64> = (issuers.iter())
             .map(|&ci| {
-                (ci != NO_ISSUER).then(|| {
-                    id += 1;
-                    id - 1
-                })
+                (ci != NO_ISSUER)
+                    .then(|| {
+                        id += 1;
+                        id - 1
+                    })
+                    .into()
             })
             .collect();
         // Each call's flows, in span order: its tied spans' (all have one).
         let Groups { start, items } = Groups::by_key(p.calls.len(), issuers);
         let call_flows = (items.iter())
-            .map(|&j| span_flow[j as usize].unwrap_or_default())
+            .map(|&j| span_flow[j as usize].get().unwrap_or_default())
             .collect();
         let call_flow_start = start;
         shown_through_enclosing(p, &mut shown);
@@ -701,7 +703,7 @@ fn stream_tracks(p: &ProcessTimeline) -> Vec<StreamLanes> {
     // Spans interleave among a few streams: `Rows`' recent table finds each one's without hashing.
     let mut by_stream: Rows<StreamId, Vec<Item>> = Rows::default();
     for (i, d) in p.device.iter().enumerate() {
-        by_stream.row(d.stream).push(Item::new(
+        by_stream.row(d.stream.get()).push(Item::new(
             What::Span(i),
             d.begin_ns,
             d.end_ns.max(d.begin_ns),

@@ -263,7 +263,7 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
 fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
     let labels: Vec<String> = spans
         .iter()
-        .map(|s| s.0.stream_label(&s.1.stream))
+        .map(|s| s.0.stream_label(&s.1.stream.get()))
         .collect();
     batch(vec![
         strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
@@ -285,7 +285,7 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
             "stream_handle",
             spans
                 .iter()
-                .map(|s| match s.1.stream {
+                .map(|s| match s.1.stream.get() {
                     StreamId::Handle(h) => Some(h),
                     _ => None,
                 })
@@ -1116,7 +1116,7 @@ mod tests {
                 begin_ns: 10 * i + 7,
                 end_ns: 10 * i + 9,
                 bound_ns: 0,
-                stream: StreamId::Handle(0x5000 + i % 2),
+                stream: StreamId::Handle(0x5000 + i % 2).into(),
                 call: Some(i).into(),
                 bytes: 0,
                 queued_ns: None.into(),

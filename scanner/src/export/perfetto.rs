@@ -1118,7 +1118,7 @@ fn events(
                         if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                             annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
-                        if let (Some(seq), None) = (d.call.get(), pl.span_flow[i]) {
+                        if let (Some(seq), None) = (d.call.get(), pl.span_flow[i].get()) {
                             annotation(&mut te, A_CALL_SEQ, 3, seq);
                         }
                     }
@@ -1138,7 +1138,10 @@ fn events(
                 };
                 match it.what() {
                     What::Call(i) => pl.flows_of(i).for_each(|f| flow(&mut te, f)),
-                    What::Span(i) => pl.span_flow[i].into_iter().for_each(|f| flow(&mut te, f)),
+                    What::Span(i) => pl.span_flow[i]
+                        .get()
+                        .into_iter()
+                        .for_each(|f| flow(&mut te, f)),
                     What::Range(_) => {}
                 }
                 if deps {

@@ -683,7 +683,7 @@ impl<'t> Graph<'t> {
                     "{} {} on {}{call}",
                     d.kind.name(),
                     d.name,
-                    self.p.stream_label(&d.stream)
+                    self.p.stream_label(&d.stream.get())
                 )
             }
             Node::Absent(k) => self.absent[k as usize].clone(),

@@ -285,7 +285,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
     // Device spans are sorted by (begin, end): greedy rows per stream.
     let mut rows: HashMap<StreamId, Vec<u64>> = HashMap::new();
     for s in &p.device {
-        let ends = rows.entry(s.stream).or_default();
+        let ends = rows.entry(s.stream.get()).or_default();
         let row = match ends.iter().position(|&e| e <= s.begin_ns) {
             Some(i) => i,
             None => {
@@ -295,7 +295,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
         };
         ends[row] = s.end_ns;
         out.push((
-            LaneKey::Stream(s.stream),
+            LaneKey::Stream(s.stream.get()),
             row as u64,
             s.begin_ns,
             s.end_ns,
