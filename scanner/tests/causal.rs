@@ -173,9 +173,34 @@ fn kernel(name: &str, k: usize) -> Target {
 }
 
 /// The process's graph, checked against the exports' cheaper build of its cross-track edges alone:
-/// the same edges in the same order (an absent end is numbered differently there).
+/// the same edges in the same order (an absent end is numbered differently there); and against the
+/// Parquet table's streamed walk, in runs of every length: the same edges and absent nodes, each
+/// absent end handed over by its run at the latest.
 fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
     let g = Graph::build(p);
+    for chunk in [1, 2, 3, 1000] {
+        let (mut edges, mut absent, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+        Graph::edges_streamed(p, None, chunk, &mut |run, new| {
+            absent.extend(new);
+            for e in &run {
+                for n in [e.from(), e.to()] {
+                    if let Node::Absent(k) = n {
+                        assert!((k as usize) < absent.len(), "absent {k} after its edge");
+                    }
+                }
+            }
+            runs.push(run.len());
+            edges.extend(run);
+        });
+        assert!(edges == g.edges, "runs of {chunk}: not the graph's edges");
+        assert_eq!(absent, g.absent, "runs of {chunk}");
+        let full = runs.len().saturating_sub(1);
+        assert!(runs[..full].iter().all(|&n| n == chunk), "{runs:?}");
+        assert!(
+            runs.last().is_none_or(|&n| (1..=chunk).contains(&n)),
+            "{runs:?}"
+        );
+    }
     let key = |e: &causeway_scanner::analysis::causal::graph::Edge| {
         let n = |n: Node| match n {
             Node::Absent(_) => None,

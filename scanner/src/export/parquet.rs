@@ -457,10 +457,12 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// The causal graph's edges of every process: each edge's type and evidence, and both ends — a call
 /// (its sequence number, API, times), a device interval (its issuing call's sequence number, name,
 /// times) or a record the capture does not have (`absent`, with what it is).
-/// As batches of `GROUP_ROWS` rows, made side by side (the Python module's `edges()`).
+/// As batches of `GROUP_ROWS` rows (the Python module's `edges()`), made while the graph's walk
+/// makes the edges (`streamed_edges`).
 pub fn edges(t: &Timeline, tokens: &TokenSource) -> Vec<RecordBatch> {
-    let graphs = graphs(&t.processes, &tokens_of(tokens, t.processes.len()));
-    in_groups(&Flat::new(&graphs, |g| &g.edges), |r| edges_batch(r).0)
+    let toks = tokens_of(tokens, t.processes.len());
+    let drawn = AtomicUsize::new(0);
+    std::thread::scope(|s| streamed_edges(s, &t.processes, toks, GROUP_ROWS, &drawn).collect())
 }
 
 /// Each process's work tokens, read from `tokens` (whose cells only one thread may fill).
@@ -468,25 +470,108 @@ fn tokens_of<'s>(tokens: &'s TokenSource, processes: usize) -> Vec<Option<&'s To
     (0..processes).map(|k| tokens.get(k)).collect()
 }
 
-/// One process's causal-graph edges and absent nodes (`Graph::edges_with`).
-struct ProcEdges<'t> {
-    p: &'t ProcessTimeline,
-    edges: Vec<Edge>,
-    absent: Vec<String>,
+/// What the rows of one process's edges read besides the edges: the process, and what its absent
+/// nodes stand for (`Graph::edges_streamed`).
+struct ProcEdges<'a> {
+    p: &'a ProcessTimeline,
+    absent: &'a [String],
 }
 
-/// Each process's causal-graph edges, with its work tokens' handoffs.
-fn graphs<'t>(ps: &'t [ProcessTimeline], tokens: &[Option<&Tokens>]) -> Vec<ProcEdges<'t>> {
-    (ps.iter().zip(tokens))
-        .map(|(p, tk)| {
-            let (edges, absent) = Graph::edges_with(p, *tk);
-            ProcEdges { p, edges, absent }
-        })
-        .collect()
+/// The `edges` table's batches of `rows` rows (at least one, empty when no process has an edge),
+/// every process's in turn, made while the causal graph's walk makes the edges, so that the graph's
+/// edges are never all held at once (at 10 M entries they were 160 MB). The walk runs on a thread
+/// of `scope`'s own, a row group's worth of edges ahead of the batches at most; each run of edges
+/// is made into batches on every thread. Adds to `drawn` how many rows the trace exports draw as
+/// dependency flows.
+fn streamed_edges<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    ps: &'s [ProcessTimeline],
+    tokens: Vec<Option<&'s Tokens>>,
+    rows: usize,
+    drawn: &'s AtomicUsize,
+) -> impl Iterator<Item = RecordBatch> + Send + 's {
+    use std::sync::mpsc::{sync_channel, RecvTimeoutError, TryRecvError};
+    // Runs taken at once: their batches are made side by side (a run is one batch of the Python
+    // module's, whose batches are a row group each).
+    let width = rayon::current_num_threads().max(2);
+    // (process, a run of its edges, its absent nodes made since the run before)
+    let (tx, rx) = sync_channel::<(usize, Vec<Edge>, Vec<String>)>(width);
+    scope.spawn(move || {
+        for (k, (p, tk)) in ps.iter().zip(tokens).enumerate() {
+            // A send fails only when the batches are no longer wanted (the table failed).
+            let mut take = |edges, absent| drop(tx.send((k, edges, absent)));
+            Graph::edges_streamed(p, tk, GROUP_ROWS, &mut take);
+        }
+    });
+    // The next run. A rayon worker waiting here runs the pool's other work meanwhile (the walk's own
+    // parallel parts among it): with one worker thread, blocking it would stop the walk for good.
+    let next = move |wait: bool| loop {
+        match rx.try_recv() {
+            Ok(m) => return Some(m),
+            Err(TryRecvError::Empty) if wait => {
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    continue;
+                }
+                match rx.recv_timeout(std::time::Duration::from_micros(200)) {
+                    Ok(m) => return Some(m),
+                    Err(RecvTimeoutError::Disconnected) => return None,
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
+            }
+            Err(_) => return None,
+        }
+    };
+    let (mut absent, mut current, mut any) = (Vec::new(), usize::MAX, false);
+    let mut held: Option<(usize, Vec<Edge>, Vec<String>)> = None;
+    let mut ready = Vec::new().into_iter();
+    std::iter::from_fn(move || loop {
+        if let Some(b) = ready.next() {
+            any = true;
+            return Some(b);
+        }
+        // The runs there are (one at least, waited for), up to `width`, of one process.
+        let Some(first) = held.take().or_else(|| next(true)) else {
+            // A table without rows keeps its schema.
+            return (!std::mem::replace(&mut any, true)).then(|| edges_batch(&[]).0);
+        };
+        let k = first.0;
+        let mut runs = vec![first];
+        while runs.len() < width {
+            match next(false) {
+                Some(m) if m.0 == k => runs.push(m),
+                other => {
+                    held = other;
+                    break;
+                }
+            }
+        }
+        if k != current {
+            absent.clear();
+            current = k;
+        }
+        // A process's absent nodes only grow: its later runs' list serves the earlier ones.
+        for (_, _, new) in &mut runs {
+            absent.append(new);
+        }
+        let g = ProcEdges {
+            p: &ps[k],
+            absent: &absent,
+        };
+        let made: Vec<RecordBatch> = (runs.par_iter())
+            .flat_map(|(_, edges, _)| edges.par_chunks(rows))
+            .map(|run| {
+                let rows: Vec<EdgeRow> = run.iter().map(|e| (&g, e)).collect();
+                let (b, d) = edges_batch(&rows);
+                drawn.fetch_add(d, Relaxed);
+                b
+            })
+            .collect();
+        ready = made.into_iter();
+    })
 }
 
 /// One row of `edges`: an edge and the process it is in.
-type EdgeRow<'g, 't> = (&'g ProcEdges<'t>, &'g Edge);
+type EdgeRow<'g, 'a> = (&'g ProcEdges<'a>, &'g Edge);
 
 /// `edges` of these rows, and how many of them the trace exports draw as dependency flows (edges
 /// across tracks between two slices: no absent end).
@@ -797,32 +882,28 @@ pub fn write_dir(
         write_table(dir, TABLES[i], properties, batches)
     };
     let toks = tokens_of(tokens, ps.len());
-    // The causal graph's `edges` (the largest table) is built and written beside the others.
-    let edges = || {
-        let graphs = graphs(ps, &toks);
-        let deps = AtomicUsize::new(0);
-        let f = Flat::new(&graphs, |g| &g.edges);
-        let batches = par_batches(f.len(), |r| {
-            let (b, drawn) = edges_batch(&f.rows(r));
-            deps.fetch_add(drawn, Relaxed);
-            b
-        });
-        let bytes = write_table(dir, GRAPH_TABLES[0], properties, batches);
-        bytes.map(|b| (b, deps.into_inner()))
-    };
-    let (sizes, edges) = rayon::join(
-        || {
-            (0..TABLES.len())
-                .into_par_iter()
-                .map(table)
-                .collect::<Vec<_>>()
-        },
-        edges,
-    );
+    // The causal graph's `edges` (the largest table) is written beside the others as the graph's
+    // walk makes it.
+    let deps = AtomicUsize::new(0);
+    let (sizes, edges) = std::thread::scope(|s| {
+        let edges = || {
+            let batches = streamed_edges(s, ps, toks, CHUNK, &deps);
+            write_table(dir, GRAPH_TABLES[0], properties, batches)
+        };
+        rayon::join(
+            || {
+                (0..TABLES.len())
+                    .into_par_iter()
+                    .map(table)
+                    .collect::<Vec<_>>()
+            },
+            edges,
+        )
+    });
     // The first table's error, as when they were written one after another.
     let bytes = sizes.into_iter().sum::<Result<u64, ExportError>>()?;
-    let (edge_bytes, deps) = edges?;
-    Ok((bytes + edge_bytes, deps))
+    let edge_bytes = edges?;
+    Ok((bytes + edge_bytes, deps.into_inner()))
 }
 
 /// `causeway export --format parquet`: opens `capture` and writes its tables into the directory

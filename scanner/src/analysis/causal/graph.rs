@@ -586,7 +586,7 @@ impl<'t> Graph<'t> {
             absent,
             spans_of,
             ..
-        } = Builder::run(p, tokens, true, &p.issuers());
+        } = Builder::run(p, tokens, true, &p.issuers(), None);
         let mut g = Graph {
             p,
             edges,
@@ -601,8 +601,26 @@ impl<'t> Graph<'t> {
     /// Every edge of `build_with`'s graph, in its order, and its absent nodes' descriptions, without
     /// the index by target a walk of the graph needs: what a table of the edges needs.
     pub fn edges_with(p: &ProcessTimeline, tokens: Option<&Tokens>) -> (Vec<Edge>, Vec<String>) {
-        let b = Builder::run(p, tokens, true, &p.issuers());
+        let b = Builder::run(p, tokens, true, &p.issuers(), None);
         (b.edges, b.absent)
+    }
+
+    /// `edges_with`'s edges handed to `take` as the walk makes them, in runs of `chunk` (at least
+    /// one; the last run shorter, none when there are no edges), each with the absent nodes made
+    /// since the run before, so that the graph's edges are never all held at once: the runs in
+    /// order are `edges_with`'s edges, the absent lists in order its absent nodes.
+    pub fn edges_streamed(
+        p: &ProcessTimeline,
+        tokens: Option<&Tokens>,
+        chunk: usize,
+        take: &mut (dyn FnMut(Vec<Edge>, Vec<String>) + Send),
+    ) {
+        let sink = Sink {
+            chunk: chunk.max(1),
+            absent_sent: 0,
+            take,
+        };
+        Builder::run(p, tokens, true, &p.issuers(), Some(sink));
     }
 
     /// Only the edges between tracks (`EdgeKind::crosses_tracks`), in the order `build_with` lists
@@ -615,7 +633,7 @@ impl<'t> Graph<'t> {
         tokens: Option<&Tokens>,
         issuers: &[u32],
     ) -> Vec<Edge> {
-        Builder::run(p, tokens, false, issuers).edges
+        Builder::run(p, tokens, false, issuers, None).edges
     }
 
     fn slot(&self, n: Node) -> usize {
@@ -704,6 +722,16 @@ struct Builder<'t> {
     /// Each topology's lookups, made once for all the launches that ran it (by index in
     /// `ProcessTimeline::graph_topologies`).
     topologies: HashMap<usize, Topology<'t>>,
+    /// Where the edges go as they are made (`Graph::edges_streamed`), when not kept.
+    sink: Option<Sink<'t>>,
+}
+
+/// Takes a walk's edges in runs of `chunk` (the last one shorter), in edge order, with the absent
+/// nodes made since the run before (an edge's absent end was always made before it).
+struct Sink<'s> {
+    chunk: usize,
+    absent_sent: usize,
+    take: &'s mut (dyn FnMut(Vec<Edge>, Vec<String>) + Send),
 }
 
 /// A graph topology's kernel nodes (their names) and each node's predecessors.
@@ -742,34 +770,66 @@ impl<'t> Builder<'t> {
         tokens: Option<&Tokens>,
         all: bool,
         issuer: &[u32],
+        sink: Option<Sink<'t>>,
     ) -> Builder<'t> {
         let mut b = Builder {
             p,
             all,
             // Enough for an issue edge per interval and a program-order and stream-order edge per
             // call, so the list is not copied as it grows: what is reserved and not used is never
-            // touched, so costs no memory.
-            edges: Vec::with_capacity(if all {
-                p.device.len() + 2 * p.calls.len()
-            } else {
-                0
+            // touched, so costs no memory. A sink takes them a run at a time.
+            edges: Vec::with_capacity(match &sink {
+                Some(s) => s.chunk,
+                None if all => p.device.len() + 2 * p.calls.len(),
+                None => 0,
             }),
             absent: Vec::new(),
             spans_of: Groups::by_key(0, &[]),
             graph_roots: HashMap::default(),
             topologies: HashMap::default(),
+            sink,
         };
         b.issue_edges(issuer);
+        b.spill(false);
         b.walk();
         if let Some(t) = tokens {
             b.handoffs(t);
         }
+        b.spill(true);
         b
     }
 
     fn edge(&mut self, from: Node, to: Node, kind: EdgeKind, evidence: Evidence) {
         if from != to && (self.all || kind.crosses_tracks()) {
             self.edges.push(Edge::new(from, to, kind, evidence));
+            if self
+                .sink
+                .as_ref()
+                .is_some_and(|s| self.edges.len() >= s.chunk)
+            {
+                self.spill(false);
+            }
+        }
+    }
+
+    /// Hands the sink (if any) every full run of edges made so far, and with `last` the rest.
+    fn spill(&mut self, last: bool) {
+        let Some(s) = self.sink.as_mut() else {
+            return;
+        };
+        let n = self.edges.len();
+        let full = if last { n } else { n - n % s.chunk };
+        for run in self.edges[..full].chunks(s.chunk) {
+            let absent = self.absent[s.absent_sent..].to_vec();
+            s.absent_sent = self.absent.len();
+            (s.take)(run.to_vec(), absent);
+        }
+        // What is left is shorter than a run: moved to the front. (The issue edges come all at
+        // once: the room they took is given back.)
+        let chunk = s.chunk;
+        self.edges.drain(..full);
+        if self.edges.capacity() > 2 * chunk {
+            self.edges.shrink_to(chunk);
         }
     }
 
