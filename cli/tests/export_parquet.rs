@@ -440,7 +440,7 @@ fn tables_written_in_batches_equal_the_model_s_tables_built_whole() {
     let rings = c.rings().unwrap();
     let t = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
-    let mut parts = tables(t.clone());
+    let mut parts = tables(&t);
     parts.push((GRAPH_TABLES[0], edges(&t, &tokens)));
     let want: Vec<(&str, RecordBatch)> = (parts.into_iter())
         .map(|(name, bs)| {

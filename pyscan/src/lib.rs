@@ -135,7 +135,7 @@ fn build(path: &Path) -> Result<NativeCapture, CaptureError> {
             }
         })
         .collect();
-    let tables = parquet::tables(timeline);
+    let tables = parquet::tables(&timeline);
     drop(rings);
     Ok(NativeCapture {
         capture,

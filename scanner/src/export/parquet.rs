@@ -328,39 +328,23 @@ fn marks_batch(ms: &[Row<Mark>]) -> RecordBatch {
 
 /// The tables of `t`, by name (in `TABLES` order), each as batches of up to `GROUP_ROWS` rows (the
 /// Python module's tables, handed to pyarrow as they are), made side by side on every thread.
-/// (Made as one batch on one thread, the calls of a 10 M-entry capture took seconds.) The model is
-/// taken, and its calls are freed once their table is made, before the device spans' is: the model
-/// and all of its tables are never held at once (at 10 M entries, 1.55 GB at most, not 2.2).
-pub fn tables(mut t: Timeline) -> Vec<(&'static str, Vec<RecordBatch>)> {
-    let mut out: Vec<(&'static str, Vec<RecordBatch>)> =
-        TABLES.iter().map(|name| (*name, Vec::new())).collect();
+/// (Made as one batch on one thread, the calls of a 10 M-entry capture took seconds.)
+pub fn tables(t: &Timeline) -> Vec<(&'static str, Vec<RecordBatch>)> {
     let ps = &t.processes;
-    let (small, calls) = rayon::join(
-        || {
-            [0, 3, 4, 5]
-                .into_par_iter()
-                .map(|i| {
-                    let b = match i {
-                        0 => vec![processes_batch(ps)],
-                        3 => groups(ps, |p| &p.ranges, ranges_batch),
-                        4 => groups(ps, |p| &p.marks, marks_batch),
-                        _ => vec![steps_batch(ps)],
-                    };
-                    (i, b)
-                })
-                .collect::<Vec<_>>()
-        },
-        || groups(ps, |p| &p.calls, calls_batch),
-    );
-    for (i, b) in small {
-        out[i].1 = b;
-    }
-    out[1].1 = calls;
-    for p in &mut t.processes {
-        p.calls = Vec::new();
-    }
-    out[2].1 = groups(&t.processes, |p| &p.device, device_batch);
-    out
+    let batches = |i: usize| -> Vec<RecordBatch> {
+        match i {
+            0 => vec![processes_batch(ps)],
+            1 => groups(ps, |p| &p.calls, calls_batch),
+            2 => groups(ps, |p| &p.device, device_batch),
+            3 => groups(ps, |p| &p.ranges, ranges_batch),
+            4 => groups(ps, |p| &p.marks, marks_batch),
+            _ => vec![steps_batch(ps)],
+        }
+    };
+    (0..TABLES.len())
+        .into_par_iter()
+        .map(|i| (TABLES[i], batches(i)))
+        .collect()
 }
 
 /// The rows `items` picks from every process as batches of `GROUP_ROWS` rows (`in_groups`).
@@ -1035,7 +1019,7 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
 
 /// The file names a parquet export writes.
 fn table_files() -> Vec<String> {
-    tables(Timeline {
+    tables(&Timeline {
         processes: Vec::new(),
     })
     .into_iter()
@@ -1240,7 +1224,7 @@ mod tests {
                 process(3, CHUNK - 1),
             ],
         };
-        let got = tables(t.clone());
+        let got = tables(&t);
         let calls: Vec<Row<Call>> = (t.processes.iter())
             .flat_map(|p| p.calls.iter().map(move |c| (p, c)))
             .collect();
