@@ -1215,6 +1215,79 @@ mod tests {
         }
     }
 
+    /// The streamed `edges` table is every process's graph edges in order, absent ends named, in
+    /// batches of the size asked that never span two processes, made on pools of one and three
+    /// threads. (A global pool of one thread: `tests/one_thread.rs`.)
+    #[test]
+    fn the_streamed_edges_table_is_every_graphs_edges_in_order() {
+        let mut lossy = process(3, 3 * CHUNK);
+        // Device work whose calls the capture lost: absent nodes, made as the walk goes.
+        for d in lossy.device.iter_mut().step_by(97) {
+            d.call = Some(1 << 40).into();
+        }
+        let t = Timeline {
+            processes: vec![process(1, GROUP_ROWS + 5 * CHUNK), process(2, 0), lossy],
+        };
+        let graphs: Vec<(Vec<Edge>, Vec<String>)> = (t.processes.iter())
+            .map(|p| Graph::edges_with(p, None))
+            .collect();
+        let ends: Vec<ProcEdges> = (t.processes.iter().zip(&graphs))
+            .map(|(p, g)| ProcEdges { p, absent: &g.1 })
+            .collect();
+        let rows: Vec<EdgeRow> = (ends.iter().zip(&graphs))
+            .flat_map(|(pe, g)| g.0.iter().map(move |e| (pe, e)))
+            .collect();
+        assert!(
+            rows.len() > 2 * GROUP_ROWS,
+            "{} edges: too few runs",
+            rows.len()
+        );
+        let (want, want_drawn) = edges_batch(&rows);
+        assert!(want.column_by_name("from_absent").unwrap().null_count() < want.num_rows());
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for size in [GROUP_ROWS, CHUNK] {
+                let drawn = AtomicUsize::new(0);
+                let got: Vec<RecordBatch> = pool.install(|| {
+                    std::thread::scope(|s| {
+                        let toks = vec![None; t.processes.len()];
+                        streamed_edges(s, &t.processes, toks, size, &drawn).collect()
+                    })
+                });
+                let pid = |b: &RecordBatch| {
+                    let c = b.column_by_name("pid").unwrap();
+                    c.as_any().downcast_ref::<UInt32Array>().unwrap().clone()
+                };
+                for b in &got {
+                    assert!(b.num_rows() <= size && b.num_rows() > 0);
+                    let p = pid(b);
+                    assert!(
+                        p.iter().all(|x| x == Some(p.value(0))),
+                        "a batch spans processes"
+                    );
+                }
+                let mut at = 0;
+                for b in &got {
+                    let (w, _) = edges_batch(&rows[at..at + b.num_rows()]);
+                    assert!(*b == w, "{threads} threads, batches of {size}: rows {at}..");
+                    at += b.num_rows();
+                }
+                assert_eq!(at, rows.len(), "{threads} threads, batches of {size}");
+                assert_eq!(drawn.into_inner(), want_drawn);
+            }
+        }
+        // No edges at all: one empty batch, of the table's schema.
+        let none = Timeline {
+            processes: vec![process(2, 0)],
+        };
+        let got = edges(&none, &TokenSource::none());
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].num_rows(), got[0].schema()), (0, want.schema()));
+    }
+
     /// The Python module's tables, made side by side, are the batches of every row in order, a
     /// row group's worth each: across processes, groups and an empty process.
     #[test]
