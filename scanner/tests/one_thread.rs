@@ -3,59 +3,17 @@
 //! same pool: waiting there must not stop the walk (a blocking wait on the only worker never
 //! returns). Alone in its test binary, so that it can size the global pool.
 
-use causeway_ring::layout::DeviceKind;
-use causeway_ring::{Class, Layer};
+mod common;
+#[path = "../benches/support/synth.rs"]
+mod synth;
+
+use causeway_ring::layout::ClockKind;
 use causeway_scanner::analysis::causal::graph::Graph;
 use causeway_scanner::export::parquet::edges;
 use causeway_scanner::export::TokenSource;
-use causeway_scanner::facts::model::{Call, DeviceSpan, ProcessTimeline, StreamId, Timeline};
-use causeway_scanner::read::intern;
+use causeway_scanner::facts::model::Timeline;
+use causeway_scanner::read::capture::Capture;
 use std::time::Duration;
-
-/// `n` launches on two streams, a kernel for every third: about two edges a call, several of the
-/// table's runs of 128 Ki edges.
-fn process(n: u64) -> ProcessTimeline {
-    let calls = (0..n)
-        .map(|i| Call {
-            seq: i,
-            tid: 100,
-            api: intern("cudaLaunchKernel"),
-            layer: Some(Layer::Runtime),
-            class: Some(Class::Launch),
-            begin_ns: 10 * i,
-            end_ns: Some(10 * i + 5).into(),
-            depth: 0,
-            result: 0,
-            kernel: None,
-            a0: 0x5000 + i % 2,
-            a1: 0,
-            flags: 0,
-        })
-        .collect();
-    let device = (0..n)
-        .step_by(3)
-        .map(|i| DeviceSpan {
-            graph_node: None,
-            kind: DeviceKind::Kernel,
-            name: intern("k"),
-            begin_ns: 10 * i + 7,
-            end_ns: 10 * i + 9,
-            bound_ns: 0,
-            stream: StreamId::Handle(0x5000 + i % 2).into(),
-            call: Some(i).into(),
-            bytes: 0,
-            queued_ns: None.into(),
-            submitted_ns: None.into(),
-        })
-        .collect();
-    ProcessTimeline {
-        threads: vec![100],
-        calls,
-        device,
-        backend: "cupti".into(),
-        ..ProcessTimeline::empty(1)
-    }
-}
 
 #[test]
 fn the_edges_table_is_made_on_a_pool_of_one_thread() {
@@ -63,25 +21,31 @@ fn the_edges_table_is_made_on_a_pool_of_one_thread() {
         .num_threads(1)
         .build_global()
         .expect("this test binary's global pool, sized first");
-    let t = Timeline {
-        processes: vec![process(200_000)],
-    };
-    let want = Graph::edges_with(&t.processes[0], None).0.len();
-    assert!(want > 3 * (128 << 10), "{want} edges: too few runs");
+    let dir = common::TempDir::new("one-thread");
+    synth::write(dir.path(), 400_000, 4, ClockKind::Tsc);
     let (tx, rx) = std::sync::mpsc::channel();
+    let path = dir.path().to_path_buf();
     std::thread::spawn(move || {
-        // On the pool's only worker, as the Parquet export's tables are written.
-        let (rows, ()) = rayon::join(
+        let cap = Capture::open(&path).expect("the synthetic capture");
+        let rings = cap.rings().expect("its rings");
+        let t = Timeline::build(&rings);
+        let want = Graph::edges_with(&t.processes[0], None).0.len();
+        // On the pool's only worker, as the Parquet export writes its tables.
+        let (got, ()) = rayon::join(
             || {
-                let bs = edges(&t, &TokenSource::none());
+                let bs = edges(&t, &TokenSource::of(&rings));
                 bs.iter().map(|b| b.num_rows()).sum::<usize>()
             },
             || (),
         );
-        let _ = tx.send(rows);
+        let _ = tx.send((got, want));
     });
-    let rows = rx.recv_timeout(Duration::from_secs(120)).expect(
+    let (got, want) = rx.recv_timeout(Duration::from_secs(120)).expect(
         "the edges table within 2 minutes on one thread (a wait that stops the walk hangs)",
     );
-    assert_eq!(rows, want);
+    assert!(
+        want > 2 * (128 << 10),
+        "{want} edges: too few runs of 128 Ki"
+    );
+    assert_eq!(got, want);
 }
