@@ -216,6 +216,15 @@ impl Edge {
             _ => Evidence::Missing,
         }
     }
+
+    fn view(&self) -> EdgeView {
+        EdgeView {
+            from: self.from(),
+            to: self.to(),
+            kind: self.kind,
+            evidence: self.evidence(),
+        }
+    }
 }
 
 /// An edge as JSON and `Debug` show it.
@@ -225,17 +234,6 @@ struct EdgeView {
     to: Node,
     kind: EdgeKind,
     evidence: Evidence,
-}
-
-impl Edge {
-    fn view(&self) -> EdgeView {
-        EdgeView {
-            from: self.from(),
-            to: self.to(),
-            kind: self.kind,
-            evidence: self.evidence(),
-        }
-    }
 }
 
 impl Serialize for Edge {
