@@ -137,15 +137,16 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
         Unit::Text(t) => b.extend_from_slice(t),
         Unit::Slices { pl, tid, items } => {
             b.reserve(items.len() * 200);
-            let mut label = Label::default();
+            let mut texts = Texts::default();
             for it in *items {
-                slice(b, pl, *tid, it, &mut label);
+                slice(b, pl, *tid, it, &mut texts);
             }
         }
         Unit::Marks { pl, tid, marks } => {
             b.reserve(marks.len() * 120);
+            let mut texts = Texts::default();
             for &m in *marks {
-                mark(b, pl, *tid, m);
+                mark(b, pl, *tid, m, &mut texts);
             }
         }
     })?;
@@ -206,19 +207,31 @@ fn int(b: &mut Vec<u8>, v: impl itoa::Integer) {
     b.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// `,"K":` then a JSON string.
-fn key_str(b: &mut Vec<u8>, k: &str, v: &str) {
+/// `,"K":` for a key this file spells (a plain identifier: nothing to escape).
+#[inline]
+fn key(b: &mut Vec<u8>, k: &'static str) {
+    debug_assert!(is_plain(k), "{k}");
     b.extend_from_slice(b",\"");
     b.extend_from_slice(k.as_bytes());
     b.extend_from_slice(b"\":");
+}
+
+/// `,"K":` then a JSON string.
+fn key_str(b: &mut Vec<u8>, k: &'static str, v: &str) {
+    key(b, k);
     escape_into(v, b);
 }
 
+/// `,"K":` then a `'static` text as a JSON string, escaped once a unit (`Texts::put`).
+#[inline]
+fn key_text(b: &mut Vec<u8>, k: &'static str, v: &'static str, texts: &mut Texts) {
+    key(b, k);
+    texts.put(b, v);
+}
+
 /// `,"K":` then microseconds with three decimals.
-fn key_us(b: &mut Vec<u8>, k: &str, ns: u64) {
-    b.extend_from_slice(b",\"");
-    b.extend_from_slice(k.as_bytes());
-    b.extend_from_slice(b"\":");
+fn key_us(b: &mut Vec<u8>, k: &'static str, ns: u64) {
+    key(b, k);
     int(b, ns / 1000);
     let r = ns % 1000;
     let digit = |d: u64| b'0' + d as u8;
@@ -254,39 +267,56 @@ impl<'b> Args<'b> {
         b.extend_from_slice(b",\"args\":");
         Args { b, any: false }
     }
-    fn key(&mut self, k: &str) {
-        self.b.push(if self.any { b',' } else { b'{' });
+    /// `{"K":` or `,"K":` for a key this file spells (nothing to escape).
+    #[inline]
+    fn key(&mut self, k: &'static str) {
+        debug_assert!(is_plain(k), "{k}");
+        self.b
+            .extend_from_slice(if self.any { b",\"" } else { b"{\"" });
         self.any = true;
-        escape_into(k, self.b);
-        self.b.push(b':');
+        self.b.extend_from_slice(k.as_bytes());
+        self.b.extend_from_slice(b"\":");
     }
-    fn str(&mut self, k: &str, v: &str) {
+    fn str(&mut self, k: &'static str, v: &str) {
         self.key(k);
         escape_into(v, self.b);
     }
-    fn num(&mut self, k: &str, v: impl itoa::Integer) {
+    /// A `'static` text (a name of the model), escaped once a unit (`Texts::put`).
+    fn text(&mut self, k: &'static str, v: &'static str, texts: &mut Texts) {
+        self.key(k);
+        texts.put(self.b, v);
+    }
+    fn num(&mut self, k: &'static str, v: impl itoa::Integer) {
         self.key(k);
         int(self.b, v);
     }
-    /// `v` as a JSON string of its hex digits (`"0x…"`: nothing to escape).
-    fn hex(&mut self, k: &str, v: u64) {
+    /// `v` as a JSON string of its hex digits (`"0x…"`, lower case, as `{:#x}` prints it: nothing
+    /// to escape).
+    fn hex(&mut self, k: &'static str, v: u64) {
         self.key(k);
-        let _ = write!(self.b, "\"{v:#x}\"");
+        let digits = (64 - v.leading_zeros()).div_ceil(4).max(1) as usize;
+        let mut out = [0u8; 20];
+        out[..3].copy_from_slice(b"\"0x");
+        for (i, o) in out[3..3 + digits].iter_mut().enumerate() {
+            *o = b"0123456789abcdef"[(v >> (4 * (digits - 1 - i)) & 15) as usize];
+        }
+        out[3 + digits] = b'"';
+        self.b.extend_from_slice(&out[..4 + digits]);
     }
     /// Bytes already a JSON value.
-    fn bytes(&mut self, k: &str, v: &[u8]) {
+    fn bytes(&mut self, k: &'static str, v: &[u8]) {
         self.key(k);
         self.b.extend_from_slice(v);
     }
-    fn raw(&mut self, k: &str, v: &str) {
+    fn raw(&mut self, k: &'static str, v: &str) {
         self.key(k);
         self.b.extend_from_slice(v.as_bytes());
     }
     /// An NVTX mark's or range's category, colour (`#aarrggbb`) and payload (`payload` = its value,
     /// a JSON number except for extended payloads; `payload_type`).
-    fn attrs(&mut self, x: &crate::facts::model::Attrs) {
-        if let Some(c) = &x.category {
-            self.str("category", c);
+    fn attrs(&mut self, x: &crate::facts::model::Attrs, texts: &mut Texts) {
+        if let Some(c) = x.category {
+            self.text("category", c.as_str(), texts);
         }
         if let Some(c) = x.color_hex() {
             self.str("color", &c);
@@ -313,26 +343,66 @@ impl<'b> Args<'b> {
     }
 }
 
-/// The last stream label a unit wrote, as its escaped JSON string: a stream's track shows one stream,
-/// so its spans' labels are made once, not once a span.
+/// The texts a unit writes, each escaped once a unit rather than once an event: the last stream
+/// label (a stream's track shows one stream), and the model's `'static` names (APIs, kernels,
+/// classes, NVTX names), most of every event's bytes.
 #[derive(Default)]
-struct Label {
+struct Texts {
     stream: Option<StreamId>,
+    label: Vec<u8>,
+    /// Direct-mapped by the text's address: (address, length, where its JSON lies in `json`). A
+    /// `'static` text is never freed nor changed, so its address and length name its contents.
+    slots: Vec<(usize, usize, u32, u32)>,
     json: Vec<u8>,
 }
 
-impl Label {
-    fn of(&mut self, pl: &ProcLayout, s: &StreamId) -> &[u8] {
+/// `Texts`' slots (a power of two): more than the names a unit of 4 Ki events shows, as a rule.
+const TEXT_SLOTS: usize = 256;
+
+/// `Texts::json` is cleared past this size (every slot forgotten): its memory stays bounded when
+/// texts that share a slot keep displacing each other.
+const TEXT_BYTES: usize = 1 << 16;
+
+impl Texts {
+    fn label(&mut self, pl: &ProcLayout, s: &StreamId) -> &[u8] {
         if self.stream.as_ref() != Some(s) {
-            self.json.clear();
-            escape_into(&pl.p.stream_label(s), &mut self.json);
+            self.label.clear();
+            escape_into(&pl.p.stream_label(s), &mut self.label);
             self.stream = Some(*s);
         }
-        &self.json
+        &self.label
+    }
+
+    /// Appends `s` as a JSON string literal (`escape_into`'s bytes), escaped the first time it is
+    /// seen.
+    #[inline]
+    fn put(&mut self, b: &mut Vec<u8>, s: &'static str) {
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0, 0, 0); TEXT_SLOTS];
+        }
+        let at = s.as_ptr() as usize;
+        let i = (at >> 3 ^ at >> 11) & (TEXT_SLOTS - 1);
+        let (a, n, lo, hi) = self.slots[i];
+        if a == at && n == s.len() {
+            b.extend_from_slice(&self.json[lo as usize..hi as usize]);
+            return;
+        }
+        if self.json.len() > TEXT_BYTES {
+            self.json.clear();
+            self.slots.fill((0, 0, 0, 0));
+        }
+        let lo = self.json.len();
+        escape_into(s, &mut self.json);
+        let hi = self.json.len();
+        b.extend_from_slice(&self.json[lo..hi]);
+        // A text too long for the slot's offsets (over 4 GB) is written, not kept.
+        if let (Ok(lo), Ok(hi)) = (u32::try_from(lo), u32::try_from(hi)) {
+            self.slots[i] = (at, s.len(), lo, hi);
+        }
     }
 }
 
-fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Label) {
+fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Texts) {
     let pid = pl.p.pid;
     start(b, true, "X", pid, tid);
     key_us(b, "ts", it.begin);
@@ -341,14 +411,14 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
     let mut a = match it.what() {
         What::Call(i) => {
             let c = &pl.p.calls[i];
-            key_str(b, "name", &c.api);
-            key_str(b, "cat", c.class.map_or("call", Class::name));
+            key_text(b, "name", c.api.as_str(), texts);
+            key_text(b, "cat", c.class.map_or("call", Class::name), texts);
             let mut a = Args::open(b);
             a.num("seq", c.seq);
             a.num("result", c.result);
-            a.str("layer", c.layer_name());
-            if let Some(k) = &c.kernel {
-                a.str("kernel", k);
+            a.text("layer", c.layer_name(), texts);
+            if let Some(k) = c.kernel {
+                a.text("kernel", k.as_str(), texts);
             }
             if let Some(s) = c.stream() {
                 a.hex("stream", s);
@@ -358,20 +428,20 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
         }
         What::Range(i) => {
             let r = &pl.p.ranges[i];
-            key_str(b, "name", &r.name);
-            key_str(b, "cat", "nvtx");
+            key_text(b, "name", r.name.as_str(), texts);
+            key_text(b, "cat", "nvtx", texts);
             let mut a = Args::open(b);
-            if let Some(d) = &r.domain {
-                a.str("domain", d);
+            if let Some(d) = r.domain {
+                a.text("domain", d.as_str(), texts);
             }
             a.num("level", r.level);
-            a.attrs(&r.attrs);
+            a.attrs(&r.attrs, texts);
             a
         }
         What::Span(i) => {
             let d = &pl.p.device[i];
-            key_str(b, "name", &d.name);
-            key_str(b, "cat", d.kind.name());
+            key_text(b, "name", d.name.as_str(), texts);
+            key_text(b, "cat", d.kind.name(), texts);
             let mut a = Args::open(b);
             if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                 a.num("bytes", d.bytes);
@@ -380,7 +450,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
             if let Some(seq) = d.call.get() {
                 a.num("call_seq", seq);
             }
-            a.bytes("stream", label.of(pl, &d.stream.get()));
+            a.bytes("stream", texts.label(pl, &d.stream.get()));
             a
         }
     };
@@ -391,34 +461,44 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, label: &mut Labe
     b.push(b'}');
     if let Some(i) = call {
         for id in pl.flows_of(i) {
-            flow(b, "s", pid, tid, it.begin, id);
+            flow(b, "s", pid, tid, it.begin, id, texts);
         }
     }
     if let What::Span(i) = it.what() {
         if let Some(id) = pl.span_flow[i].get() {
-            flow(b, "f", pid, tid, it.begin, id);
+            flow(b, "f", pid, tid, it.begin, id, texts);
         }
     }
     // The causal graph's dependencies: named by edge type, categorised by evidence class.
     for d in pl.deps_from(it.what()) {
-        dep_flow(b, "s", pid, tid, it.begin, d);
+        dep_flow(b, "s", pid, tid, it.begin, d, texts);
     }
     for d in pl.deps_into(it.what()) {
-        dep_flow(b, "f", pid, tid, it.begin, d);
+        dep_flow(b, "f", pid, tid, it.begin, d, texts);
     }
 }
 
-fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64) {
-    flow_named(b, ph, pid, tid, ns, id, FLOW_NAME, FLOW_CAT);
+#[allow(clippy::too_many_arguments)]
+fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64, texts: &mut Texts) {
+    flow_named(b, ph, pid, tid, ns, id, FLOW_NAME, FLOW_CAT, texts);
 }
 
-fn dep_flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, d: &super::Dep) {
+#[allow(clippy::too_many_arguments)]
+fn dep_flow(
+    b: &mut Vec<u8>,
+    ph: &str,
+    pid: u32,
+    tid: u32,
+    ns: u64,
+    d: &super::Dep,
+    texts: &mut Texts,
+) {
     let cat = match d.evidence {
         "inferred" => "dependency,inferred",
         "observed" => "dependency,observed",
         _ => "dependency,explicit",
     };
-    flow_named(b, ph, pid, tid, ns, d.id, d.kind, cat);
+    flow_named(b, ph, pid, tid, ns, d.id, d.kind, cat, texts);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -429,33 +509,34 @@ fn flow_named(
     tid: u32,
     ns: u64,
     id: u64,
-    name: &str,
-    cat: &str,
+    name: &'static str,
+    cat: &'static str,
+    texts: &mut Texts,
 ) {
     start(b, true, ph, pid, tid);
     key_us(b, "ts", ns);
     b.extend_from_slice(b",\"id\":");
     int(b, id);
-    key_str(b, "name", name);
-    key_str(b, "cat", cat);
+    key_text(b, "name", name, texts);
+    key_text(b, "cat", cat, texts);
     if ph == "f" {
-        key_str(b, "bp", "e");
+        b.extend_from_slice(b",\"bp\":\"e\"");
     }
     b.push(b'}');
 }
 
-fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
+fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize, texts: &mut Texts) {
     let m = &pl.p.marks[m];
     start(b, true, "i", pl.p.pid, tid);
     key_str(b, "s", "t");
     key_us(b, "ts", m.ns);
-    key_str(b, "name", &m.name);
-    key_str(b, "cat", "nvtx");
+    key_text(b, "name", m.name.as_str(), texts);
+    key_text(b, "cat", "nvtx", texts);
     let mut a = Args::open(b);
-    if let Some(d) = &m.domain {
-        a.str("domain", d);
+    if let Some(d) = m.domain {
+        a.text("domain", d.as_str(), texts);
     }
-    a.attrs(&m.attrs);
+    a.attrs(&m.attrs, texts);
     a.close();
     b.push(b'}');
 }
@@ -463,8 +544,7 @@ fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize) {
 /// Appends `s` as a JSON string literal (`escape`), straight into bytes: text with nothing to escape
 /// (nearly every name) is copied as it is.
 fn escape_into(s: &str, b: &mut Vec<u8>) {
-    let plain = !s.bytes().any(|c| SPECIAL[c as usize]);
-    if plain {
+    if is_plain(s) {
         b.push(b'"');
         b.extend_from_slice(s.as_bytes());
         b.push(b'"');
@@ -473,6 +553,12 @@ fn escape_into(s: &str, b: &mut Vec<u8>) {
         escape(s, &mut out);
         b.extend_from_slice(out.as_bytes());
     }
+}
+
+/// Whether `s` is its own JSON string's contents (no byte `escape` changes).
+#[inline]
+fn is_plain(s: &str) -> bool {
+    !s.bytes().any(|c| SPECIAL[c as usize])
 }
 
 /// The bytes `escape` may change: controls, `"`, `\\`, `<`, `>`, `&`, DEL, and 0xE2 (the first byte
@@ -574,6 +660,45 @@ mod tests {
             let mut slow = String::new();
             escape(s, &mut slow);
             assert_eq!(String::from_utf8(fast).unwrap(), slow, "{s:?}");
+        }
+    }
+
+    /// A unit's cached texts write what `escape_into` writes, for texts that need escaping, texts
+    /// at one address with different lengths, more texts than slots (so slots are displaced and
+    /// the cache is cleared past its size), and texts seen again after that.
+    #[test]
+    fn cached_texts_are_the_escaped_texts() {
+        let leak = |t: String| -> &'static str { Box::leak(t.into_boxed_str()) };
+        let long: &'static str = leak("k".repeat(5000));
+        let mut texts: Vec<&'static str> = vec!["cudaLaunchKernel", "a\"b<c>", &long[..1], long];
+        texts.extend((0..3000).map(|i| leak(format!("kernel_{i}\u{2028}{}", "x".repeat(i % 40)))));
+        let mut cache = Texts::default();
+        for round in 0..3 {
+            for (k, &t) in texts
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| k % (round + 1) == 0)
+            {
+                let (mut cached, mut plain) = (b"[".to_vec(), b"[".to_vec());
+                cache.put(&mut cached, t);
+                escape_into(t, &mut plain);
+                assert_eq!(cached, plain, "text {k}, round {round}");
+            }
+            assert!(cache.json.len() <= TEXT_BYTES + 2 * 5000 + 64);
+        }
+    }
+
+    #[test]
+    fn stream_handles_are_lower_case_hex_as_format_prints_them() {
+        for v in [0, 1, 9, 10, 0x5000, 0xdead_beef, 1 << 63, u64::MAX] {
+            let mut b = Vec::new();
+            let mut a = Args::open(&mut b);
+            a.hex("s", v);
+            a.close();
+            assert_eq!(
+                String::from_utf8(b).unwrap(),
+                format!(",\"args\":{{\"s\":\"{v:#x}\"}}")
+            );
         }
     }
 
