@@ -677,15 +677,15 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
             let mut items = items();
             // Begin order, the enclosing slice first: longer first, a range before a call of the
             // same extent, the outer level first (looked up only for slices of the same extent,
-            // so the items need not carry it), then the order they were listed in (call order,
-            // range order). A total order: sorted in place, without the stable sort's buffer of
-            // half the items.
+            // so the items need not carry it). Stable, not in place: a thread's items arrive
+            // nearly in order (calls in sequence order), runs the stable sort finds and the
+            // unstable one does not (in place, the layout took 30-100 ms longer at 10 M).
             let tie = |it: &Item| match it.what() {
-                What::Range(i) => (0u8, p.ranges[i].level, i),
-                What::Call(i) => (1, u32::from(p.calls[i].depth), i),
-                What::Span(i) => (2, 0, i),
+                What::Range(i) => (0u8, p.ranges[i].level),
+                What::Call(i) => (1, u32::from(p.calls[i].depth)),
+                What::Span(_) => (2, 0),
             };
-            items.sort_unstable_by(|a, b| {
+            items.sort_by(|a, b| {
                 (a.begin, std::cmp::Reverse(a.end))
                     .cmp(&(b.begin, std::cmp::Reverse(b.end)))
                     .then_with(|| tie(a).cmp(&tie(b)))
@@ -717,8 +717,7 @@ fn stream_tracks(p: &ProcessTimeline) -> Vec<StreamLanes> {
     streams
         .into_par_iter()
         .map(|(stream, mut items)| {
-            // Spans were listed in index order: the index makes the order total, sorted in place.
-            items.sort_unstable_by_key(|it| (it.begin, std::cmp::Reverse(it.end), it.index));
+            items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
             StreamLanes {
                 stream,
                 lanes: greedy_lanes(items, Vec::new()),
