@@ -776,3 +776,56 @@ fn a_single_ring_file_exports_like_its_directory() {
     assert_eq!(a.device.len(), b.device.len());
     assert_eq!(a.flows.len(), b.flows.len());
 }
+
+/// `CAUSEWAY_STAGES` prints each stage of an export once, in order, with its time and memory, and
+/// leaves the output as it is; unset or empty, nothing is printed.
+#[test]
+fn stages_are_printed_in_order_only_when_asked() {
+    let dir = TempDir::new("export-stages");
+    let cap = written(&dir);
+    let stages = |env: Option<&str>, format: &str, out: &Path| -> Vec<String> {
+        let mut c = causeway();
+        c.env_remove("CAUSEWAY_STAGES");
+        if let Some(v) = env {
+            c.env("CAUSEWAY_STAGES", v);
+        }
+        let o = c
+            .args(["export", "--format", format, "-o"])
+            .arg(out)
+            .arg(&cap)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (err.lines())
+            .filter_map(|l| l.strip_prefix("causeway: stage "))
+            .map(|l| {
+                let (name, rest) = l.split_once(": ").unwrap();
+                let (ms, rest) = rest.split_once(" ms, resident ").unwrap();
+                assert!(ms.parse::<f64>().unwrap() >= 0.0, "{l}");
+                assert!(rest.contains(" MB, peak since the last stage ") && rest.ends_with(" MB"));
+                name.to_string()
+            })
+            .collect()
+    };
+    let quiet = dir.join("quiet.pftrace");
+    assert!(stages(None, "perfetto", &quiet).is_empty());
+    assert!(stages(Some(""), "perfetto", &dir.join("empty.pftrace")).is_empty());
+    let loud = dir.join("loud.pftrace");
+    assert_eq!(
+        stages(Some("1"), "perfetto", &loud),
+        ["begin", "timeline", "tokens", "layout", "written", "synced"]
+    );
+    assert_eq!(
+        std::fs::read(&quiet).unwrap(),
+        std::fs::read(&loud).unwrap()
+    );
+    let mut parquet = stages(Some("1"), "parquet", &dir.join("pq"));
+    assert_eq!(parquet[..3], ["begin", "timeline", "tokens"]);
+    parquet.drain(..3);
+    parquet.sort();
+    let mut tables: Vec<&str> = causeway_scanner::export::parquet::TABLES.to_vec();
+    tables.extend(causeway_scanner::export::parquet::GRAPH_TABLES);
+    tables.sort();
+    assert_eq!(parquet, tables);
+}

@@ -59,9 +59,13 @@ pub mod env {
     /// Diagnostic of the `events` backend: `grow-during-run` brings back the event pool that grew
     /// while the program ran (the distortion of issue 19). Not for normal use.
     pub const EVENTS_DIAG: &str = "CAUSEWAY_EVENTS_DIAG";
+    /// Set (to anything but empty): `causeway export` prints each of its stages to stderr as it
+    /// ends (time since the start, resident memory, the peak since the stage before), to measure
+    /// where an export's time and memory go (docs/costs.md). Read by the CLI only; not for normal use.
+    pub const STAGES: &str = "CAUSEWAY_STAGES";
 
     /// Every variable above with one line on what it does, in that order (for help and docs).
-    pub const ALL: [(&str, &str); 15] = [
+    pub const ALL: [(&str, &str); 16] = [
         (OUT, "directory the ring files are written into (required)"),
         (
             LEVEL,
@@ -103,6 +107,10 @@ pub mod env {
         (
             EVENTS_DIAG,
             "events backend diagnostics (not for normal use)",
+        ),
+        (
+            STAGES,
+            "causeway export: each stage's time and memory on stderr (for measuring)",
         ),
     ];
 }
@@ -563,6 +571,7 @@ mod tests {
             env::CUPTI_CORRELATION,
             env::CUPTI_DIAG,
             env::EVENTS_DIAG,
+            env::STAGES,
         ] {
             assert!(names.contains(&n), "{n} is not in env::ALL");
         }

@@ -97,12 +97,15 @@ pub fn export(
         return parquet::export(capture, output, force);
     }
     check_output(output, force)?;
+    crate::util::stages::mark("begin");
     let cap = Capture::open(capture)?;
     cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
+    crate::util::stages::mark("timeline");
     let tokens = TokenSource::of(&rings);
     tokens.read_all_and_release(&cap);
+    crate::util::stages::mark("tokens");
     let label = capture.display().to_string();
     let out_err = |e: io::Error| ExportError(format!("{}: cannot write: {}", output.display(), e));
     let written = write_output(output, force, "export", |w| {
@@ -128,6 +131,7 @@ pub fn write(
         Format::Graph => graph::write(timeline, tokens, capture, w)?,
         Format::Chrome | Format::Perfetto => {
             let layout = Layout::of(timeline, tokens);
+            crate::util::stages::mark("layout");
             if format == Format::Chrome {
                 chrome::write(&layout, capture, w)?
             } else {

@@ -874,13 +874,19 @@ pub fn write_dir(
     let (sizes, edges) = std::thread::scope(|s| {
         let edges = || {
             let batches = streamed_edges(s, ps, toks, CHUNK, &deps);
-            write_table(dir, GRAPH_TABLES[0], properties, batches)
+            let written = write_table(dir, GRAPH_TABLES[0], properties, batches);
+            crate::util::stages::mark(GRAPH_TABLES[0]);
+            written
         };
         rayon::join(
             || {
                 (0..TABLES.len())
                     .into_par_iter()
-                    .map(table)
+                    .map(|i| {
+                        let written = table(i);
+                        crate::util::stages::mark(TABLES[i]);
+                        written
+                    })
                     .collect::<Vec<_>>()
             },
             edges,
@@ -895,6 +901,7 @@ pub fn write_dir(
 /// `causeway export --format parquet`: opens `capture` and writes its tables into the directory
 /// `output` (see the module docs for how an existing one is treated).
 pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, ExportError> {
+    crate::util::stages::mark("begin");
     let exists = match std::fs::symlink_metadata(output) {
         Ok(m) if !m.is_dir() => {
             return Err(ExportError(format!(
@@ -945,8 +952,10 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
     }
     let rings = cap.rings()?;
     let timeline = Timeline::build(&rings);
+    crate::util::stages::mark("timeline");
     let tokens = TokenSource::of(&rings);
     tokens.read_all_and_release(&cap);
+    crate::util::stages::mark("tokens");
 
     let tmp = sibling(output, "tmp");
     causeway_ring::private::create_dir(&tmp).map_err(|e| {

@@ -15,3 +15,4 @@ pub mod output;
 pub mod progress;
 pub mod rank;
 pub mod reach;
+pub mod stages;

@@ -51,7 +51,9 @@ pub fn write_output<T>(
             .into_inner()
             .map_err(|e| cannot(e.into_error()))?
             .into_file();
+        crate::util::stages::mark("written");
         file.sync_all().map_err(cannot)?;
+        crate::util::stages::mark("synced");
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         if !force {
             causeway_ring::private::create_file(output, false)
