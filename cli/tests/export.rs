@@ -801,8 +801,10 @@ fn stages_are_printed_in_order_only_when_asked() {
             .filter_map(|l| l.strip_prefix("causeway: stage "))
             .map(|l| {
                 let (name, rest) = l.split_once(": ").unwrap();
-                let (ms, rest) = rest.split_once(" ms, resident ").unwrap();
+                let (ms, rest) = rest.split_once(" ms, cpu ").unwrap();
                 assert!(ms.parse::<f64>().unwrap() >= 0.0, "{l}");
+                let (cpu, rest) = rest.split_once(" ms, resident ").unwrap();
+                assert!(cpu.parse::<f64>().unwrap() >= 0.0, "{l}");
                 assert!(rest.contains(" MB, peak since the last stage ") && rest.ends_with(" MB"));
                 name.to_string()
             })

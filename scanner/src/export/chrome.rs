@@ -298,7 +298,7 @@ impl<'b> Args<'b> {
         let mut out = [0u8; 20];
         out[..3].copy_from_slice(b"\"0x");
         for (i, o) in out[3..3 + digits].iter_mut().enumerate() {
-            *o = b"0123456789abcdef"[(v >> (4 * (digits - 1 - i)) & 15) as usize];
+            *o = b"0123456789abcdef"[((v >> (4 * (digits - 1 - i))) & 15) as usize];
         }
         out[3 + digits] = b'"';
         self.b.extend_from_slice(&out[..4 + digits]);
@@ -381,7 +381,7 @@ impl Texts {
             self.slots = vec![(0, 0, 0, 0); TEXT_SLOTS];
         }
         let at = s.as_ptr() as usize;
-        let i = (at >> 3 ^ at >> 11) & (TEXT_SLOTS - 1);
+        let i = ((at >> 3) ^ (at >> 11)) & (TEXT_SLOTS - 1);
         let (a, n, lo, hi) = self.slots[i];
         if a == at && n == s.len() {
             b.extend_from_slice(&self.json[lo as usize..hi as usize]);
@@ -478,12 +478,10 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Text
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64, texts: &mut Texts) {
     flow_named(b, ph, pid, tid, ns, id, FLOW_NAME, FLOW_CAT, texts);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn dep_flow(
     b: &mut Vec<u8>,
     ph: &str,
