@@ -354,6 +354,9 @@ struct Texts {
     /// `'static` text is never freed nor changed, so its address and length name its contents.
     slots: Vec<(usize, usize, u32, u32)>,
     json: Vec<u8>,
+    /// `","pid":P,"tid":T` for the unit's track (every event of a unit is on one), made once.
+    track: Option<(u32, u32)>,
+    ids: Vec<u8>,
 }
 
 /// `Texts`' slots (a power of two): more than the names a unit of 4 Ki events shows, as a rule.
@@ -364,6 +367,20 @@ const TEXT_SLOTS: usize = 256;
 const TEXT_BYTES: usize = 1 << 16;
 
 impl Texts {
+    /// `start(b, true, ph, pid, tid)`'s bytes, the ids formatted once a track.
+    #[inline]
+    fn start(&mut self, b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32) {
+        if self.track != Some((pid, tid)) {
+            self.ids.clear();
+            start(&mut self.ids, false, "", pid, tid);
+            self.ids.drain(..b"{\"ph\":\"".len());
+            self.track = Some((pid, tid));
+        }
+        b.extend_from_slice(b",\n{\"ph\":\"");
+        b.extend_from_slice(ph.as_bytes());
+        b.extend_from_slice(&self.ids);
+    }
+
     fn label(&mut self, pl: &ProcLayout, s: &StreamId) -> &[u8] {
         if self.stream.as_ref() != Some(s) {
             self.label.clear();
@@ -404,7 +421,7 @@ impl Texts {
 
 fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Texts) {
     let pid = pl.p.pid;
-    start(b, true, "X", pid, tid);
+    texts.start(b, "X", pid, tid);
     key_us(b, "ts", it.begin);
     key_us(b, "dur", it.end - it.begin);
     let mut call = None;
@@ -470,11 +487,14 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Text
         }
     }
     // The causal graph's dependencies: named by edge type, categorised by evidence class.
-    for d in pl.deps_from(it.what()) {
-        dep_flow(b, "s", pid, tid, it.begin, d, texts);
-    }
-    for d in pl.deps_into(it.what()) {
-        dep_flow(b, "f", pid, tid, it.begin, d, texts);
+    // Most slices have none: one bit spares them the two searches.
+    if pl.has_deps(it.what()) {
+        for d in pl.deps_from(it.what()) {
+            dep_flow(b, "s", pid, tid, it.begin, d, texts);
+        }
+        for d in pl.deps_into(it.what()) {
+            dep_flow(b, "f", pid, tid, it.begin, d, texts);
+        }
     }
 }
 
@@ -511,7 +531,7 @@ fn flow_named(
     cat: &'static str,
     texts: &mut Texts,
 ) {
-    start(b, true, ph, pid, tid);
+    texts.start(b, ph, pid, tid);
     key_us(b, "ts", ns);
     b.extend_from_slice(b",\"id\":");
     int(b, id);
@@ -525,7 +545,7 @@ fn flow_named(
 
 fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize, texts: &mut Texts) {
     let m = &pl.p.marks[m];
-    start(b, true, "i", pl.p.pid, tid);
+    texts.start(b, "i", pl.p.pid, tid);
     key_str(b, "s", "t");
     key_us(b, "ts", m.ns);
     key_text(b, "name", m.name.as_str(), texts);
