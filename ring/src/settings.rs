@@ -60,7 +60,7 @@ pub mod env {
     /// while the program ran (the distortion of issue 19). Not for normal use.
     pub const EVENTS_DIAG: &str = "CAUSEWAY_EVENTS_DIAG";
     /// Set (to anything but empty): `causeway export` prints each of its stages to stderr as it
-    /// ends (time since the start, resident memory, the peak since the stage before), to measure
+    /// ends (time and CPU time since the start, resident memory, the peak within the stage), to measure
     /// where an export's time and memory go (docs/costs.md). Read by the CLI only; not for normal use.
     pub const STAGES: &str = "CAUSEWAY_STAGES";
 
@@ -110,7 +110,7 @@ pub mod env {
         ),
         (
             STAGES,
-            "causeway export: each stage's time and memory on stderr (for measuring)",
+            "causeway export: each stage's time, CPU and memory on stderr (for measuring)",
         ),
     ];
 }

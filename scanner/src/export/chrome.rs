@@ -190,13 +190,15 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
 
 // ---- events, written straight into a byte buffer ----------------------------------------------------
 
-/// `{"ph":PH,"pid":PID,"tid":TID` (after the separating `,\n` when `sep`).
-fn start(b: &mut Vec<u8>, sep: bool, ph: &str, pid: u32, tid: u32) {
-    if sep {
-        b.extend_from_slice(b",\n");
-    }
+/// `{"ph":PH,"pid":PID,"tid":TID`: a metadata event's start (`Texts::start` starts the others).
+fn start(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32) {
     b.extend_from_slice(b"{\"ph\":\"");
     b.extend_from_slice(ph.as_bytes());
+    ids(b, pid, tid);
+}
+
+/// `","pid":PID,"tid":TID`, which closes an event's `ph` and names its track.
+fn ids(b: &mut Vec<u8>, pid: u32, tid: u32) {
     b.extend_from_slice(b"\",\"pid\":");
     int(b, pid);
     b.extend_from_slice(b",\"tid\":");
@@ -239,7 +241,7 @@ fn key_us(b: &mut Vec<u8>, k: &'static str, ns: u64) {
 }
 
 fn meta_str(b: &mut Vec<u8>, pid: u32, tid: u32, name: &str, key: &str, value: &str) {
-    start(b, false, "M", pid, tid);
+    start(b, "M", pid, tid);
     key_str(b, "name", name);
     b.extend_from_slice(b",\"args\":{\"");
     b.extend_from_slice(key.as_bytes());
@@ -249,7 +251,7 @@ fn meta_str(b: &mut Vec<u8>, pid: u32, tid: u32, name: &str, key: &str, value: &
 }
 
 fn meta_num(b: &mut Vec<u8>, pid: u32, tid: u32, name: &str, v: u64) {
-    start(b, false, "M", pid, tid);
+    start(b, "M", pid, tid);
     key_str(b, "name", name);
     b.extend_from_slice(b",\"args\":{\"sort_index\":");
     int(b, v);
@@ -367,13 +369,12 @@ const TEXT_SLOTS: usize = 256;
 const TEXT_BYTES: usize = 1 << 16;
 
 impl Texts {
-    /// `start(b, true, ph, pid, tid)`'s bytes, the ids formatted once a track.
+    /// `,\n` then `start`'s bytes, the ids formatted once a track.
     #[inline]
     fn start(&mut self, b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32) {
         if self.track != Some((pid, tid)) {
             self.ids.clear();
-            start(&mut self.ids, false, "", pid, tid);
-            self.ids.drain(..b"{\"ph\":\"".len());
+            ids(&mut self.ids, pid, tid);
             self.track = Some((pid, tid));
         }
         b.extend_from_slice(b",\n{\"ph\":\"");
