@@ -138,7 +138,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
         Unit::Slices { pl, tid, items } => {
             b.reserve(items.len() * 200);
             let mut texts = Texts::default();
-            for it in *items {
+            for &it in *items {
                 slice(b, pl, *tid, it, &mut texts);
             }
         }
@@ -420,11 +420,12 @@ impl Texts {
     }
 }
 
-fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Texts) {
+fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts) {
     let pid = pl.p.pid;
+    let (begin, end) = pl.times.of(it);
     texts.start(b, "X", pid, tid);
-    key_us(b, "ts", it.begin);
-    key_us(b, "dur", it.end - it.begin);
+    key_us(b, "ts", begin);
+    key_us(b, "dur", end - begin);
     let mut call = None;
     let mut a = match it.what() {
         What::Call(i) => {
@@ -472,29 +473,29 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: &Item, texts: &mut Text
             a
         }
     };
-    if it.open() {
+    if pl.times.open(it) {
         a.raw("open", "true");
     }
     a.close();
     b.push(b'}');
     if let Some(i) = call {
         for id in pl.flows_of(i) {
-            flow(b, "s", pid, tid, it.begin, id, texts);
+            flow(b, "s", pid, tid, begin, id, texts);
         }
     }
     if let What::Span(i) = it.what() {
-        if let Some(id) = pl.span_flow[i].get() {
-            flow(b, "f", pid, tid, it.begin, id, texts);
+        if let Some(id) = pl.span_flow(i) {
+            flow(b, "f", pid, tid, begin, id, texts);
         }
     }
     // The causal graph's dependencies: named by edge type, categorised by evidence class.
     // Most slices have none: one bit spares them the two searches.
     if pl.has_deps(it.what()) {
         for d in pl.deps_from(it.what()) {
-            dep_flow(b, "s", pid, tid, it.begin, d, texts);
+            dep_flow(b, "s", pid, tid, begin, d, texts);
         }
         for d in pl.deps_into(it.what()) {
-            dep_flow(b, "f", pid, tid, it.begin, d, texts);
+            dep_flow(b, "f", pid, tid, begin, d, texts);
         }
     }
 }

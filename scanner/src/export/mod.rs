@@ -36,7 +36,7 @@ pub mod parquet;
 pub mod perfetto;
 
 pub use crate::analysis::causal::why::TokenSource;
-use crate::facts::model::{Opt64, ProcessTimeline, StreamId, Timeline, NO_ISSUER};
+use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::fastmap::Rows;
@@ -174,50 +174,120 @@ impl What {
     }
 }
 
-/// One slice on a track, with the times it is drawn at. 24 bytes, not the 40 of a `What`, two
-/// times and a flag: a large capture's layout holds one per call, range and device span.
+/// One slice on a track: what it shows, in 5 bytes (a large capture's layout holds one per call,
+/// range and device span). Its times are the model's, read where they are needed (`Times`): held
+/// here too, they tripled the layout.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed)]
 pub(crate) struct Item {
-    pub begin: u64,
-    pub end: u64,
     /// The index `what` names.
     index: u32,
-    /// Bits 0-1: `What::kind_index`'s kind; bit 2: `open`.
-    tag: u8,
+    /// `What::kind_index`'s kind.
+    kind: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Item>() == 24);
+const _: () = assert!(std::mem::size_of::<Item>() == 5);
 
 impl Item {
-    /// `open`: a call that never returned or a range never closed (drawn to the process's last
-    /// timestamp).
-    pub fn new(what: What, begin: u64, end: u64, open: bool) -> Item {
+    pub fn new(what: What) -> Item {
         let (kind, i) = what.kind_index();
         Item {
-            begin,
-            end,
             // A process's calls, ranges and spans are each fewer than 2^32: a timeline holding
             // more would need hundreds of gigabytes before any layout were made.
             index: u32::try_from(i).expect("fewer than 2^32 slices of a kind in a process"),
-            tag: kind as u8 | u8::from(open) << 2,
+            kind: kind as u8,
         }
     }
 
     /// What the slice shows.
     #[inline]
-    pub fn what(&self) -> What {
+    pub fn what(self) -> What {
         let i = self.index as usize;
-        match self.tag & 3 {
+        match self.kind {
             0 => What::Call(i),
             1 => What::Range(i),
             _ => What::Span(i),
         }
     }
+}
 
-    /// Whether the slice never ended (drawn to the process's last timestamp).
+/// When a process's slices are drawn: the model's begin and end, a slice never ended (a call that
+/// never returned, a range never closed) drawn to the process's last timestamp, and an end before
+/// its begin drawn at the begin.
+#[derive(Clone, Copy)]
+pub(crate) struct Times<'t> {
+    p: &'t ProcessTimeline,
+    last_ns: u64,
+}
+
+/// Slices' drawn times, as the layout reads them: from the model (`Times`), or from a test's table.
+pub(crate) trait Spans: Copy {
+    /// Slice `it`'s (begin, end) as drawn.
+    fn span(self, it: Item) -> (u64, u64);
+
+    /// Says that `it`'s times will be read soon.
     #[inline]
-    pub fn open(&self) -> bool {
-        self.tag & 4 != 0
+    fn prefetch(self, _it: Item) {}
+}
+
+/// How far ahead a pass over a lane asks for its slices' times: the layout's passes read the
+/// model's calls and spans in lane order, which interleaves threads and streams (strides no
+/// prefetcher follows), and a miss each made them wait most of their time.
+const AHEAD: usize = 16;
+
+impl Spans for Times<'_> {
+    #[inline]
+    fn span(self, it: Item) -> (u64, u64) {
+        self.of(it)
+    }
+
+    #[inline]
+    fn prefetch(self, it: Item) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (p, i) = (self.p, it.index as usize);
+            // Addresses only: nothing is read here, and an index past the end is never read.
+            let at: *const i8 = match it.what() {
+                What::Call(_) => p.calls.as_ptr().wrapping_add(i).cast(),
+                What::Range(_) => p.ranges.as_ptr().wrapping_add(i).cast(),
+                What::Span(_) => p.device.as_ptr().wrapping_add(i).cast(),
+            };
+            // SAFETY: a prefetch is a hint: it reads no memory and faults on no address.
+            unsafe { _mm_prefetch(at, _MM_HINT_T0) };
+        }
+    }
+}
+
+impl Times<'_> {
+    /// Slice `it`'s (begin, end) as drawn.
+    #[inline]
+    pub fn of(&self, it: Item) -> (u64, u64) {
+        let (begin, end) = match it.what() {
+            What::Call(i) => {
+                let c = &self.p.calls[i];
+                (c.begin_ns, c.end_ns.get())
+            }
+            What::Range(i) => {
+                let r = &self.p.ranges[i];
+                (r.begin_ns, r.end_ns)
+            }
+            What::Span(i) => {
+                let d = &self.p.device[i];
+                (d.begin_ns, Some(d.end_ns))
+            }
+        };
+        (begin, end.unwrap_or(self.last_ns).max(begin))
+    }
+
+    /// Whether slice `it` never ended (drawn to the process's last timestamp).
+    #[inline]
+    pub fn open(&self, it: Item) -> bool {
+        match it.what() {
+            What::Call(i) => self.p.calls[i].end_ns.get().is_none(),
+            What::Range(i) => self.p.ranges[i].end_ns.is_none(),
+            What::Span(_) => false,
+        }
     }
 }
 
@@ -243,16 +313,21 @@ pub(crate) struct ProcLayout<'t> {
     pub p: &'t ProcessTimeline,
     /// Earliest timestamp of anything in the process (0 when it has nothing).
     pub first_ns: u64,
+    /// When its slices are drawn.
+    pub times: Times<'t>,
     pub threads: Vec<ThreadLanes>,
     pub streams: Vec<StreamLanes>,
     /// Largest conversion bound of the process's device spans.
     pub bound_max_ns: u64,
-    /// The ids of the flows the calls start, by call, each call's in span order (`flows_of`).
-    call_flows: Vec<u64>,
+    /// The process's first call -> device flow id: the flows below are numbered from it (4 bytes
+    /// each, not 8: a process has fewer than 2^32 spans).
+    flow_base: u64,
+    /// The flows the calls start, by call, each call's in span order (`flows_of`).
+    call_flows: Vec<u32>,
     /// Where each call's flows start in `call_flows` (one more than there are calls).
     call_flow_start: Vec<u32>,
-    /// The flow ending at each device span (8 bytes each, not an `Option`'s 16).
-    pub span_flow: Vec<Opt64>,
+    /// The flow ending at each device span (`NO_FLOW`: none; `span_flow`).
+    span_flow: Vec<u32>,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
     shown: Vec<u64>,
     /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
@@ -357,10 +432,11 @@ impl<'t> Layout<'t> {
 impl<'t> ProcLayout<'t> {
     fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
         let (first_ns, last_ns) = p.extent();
+        let times = Times { p, last_ns };
         // The tracks, the causal graph and the call -> device flows need nothing of each other:
         // built side by side. The flows are numbered from `next_flow`, the dependencies after them.
         let ((threads, streams), (dep_edges, flows)) = rayon::join(
-            || rayon::join(|| thread_tracks(p, last_ns), || stream_tracks(p)),
+            || rayon::join(|| thread_tracks(p, times), || stream_tracks(p, times)),
             || {
                 // Each device span's issuing call: both need it.
                 let issuers = p.issuers();
@@ -370,7 +446,7 @@ impl<'t> ProcLayout<'t> {
                             p, tokens, &issuers,
                         )
                     },
-                    || Flows::of(p, &issuers, *next_flow),
+                    || Flows::of(p, &issuers),
                 )
             },
         );
@@ -380,6 +456,7 @@ impl<'t> ProcLayout<'t> {
             call_flow_start,
             shown,
         } = flows;
+        let flow_base = *next_flow;
         *next_flow += call_flows.len() as u64;
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
@@ -423,9 +500,11 @@ impl<'t> ProcLayout<'t> {
         ProcLayout {
             p,
             first_ns,
+            times,
             threads,
             streams,
             bound_max_ns: (p.device.par_iter().map(|d| d.bound_ns).max()).unwrap_or(0),
+            flow_base,
             call_flows,
             call_flow_start,
             span_flow,
@@ -498,7 +577,15 @@ impl<'t> ProcLayout<'t> {
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
         let (lo, hi) = (self.call_flow_start[i], self.call_flow_start[i + 1]);
-        self.call_flows[lo as usize..hi as usize].iter().copied()
+        let calls = &self.call_flows[lo as usize..hi as usize];
+        calls.iter().map(|&k| self.flow_base + u64::from(k))
+    }
+
+    /// The id of the flow ending at device span `j`, if it is tied to a call.
+    #[inline]
+    pub fn span_flow(&self, j: usize) -> Option<u64> {
+        let k = self.span_flow[j];
+        (k != NO_FLOW).then(|| self.flow_base + u64::from(k))
     }
 
     pub fn exe_name(&self) -> &str {
@@ -523,12 +610,16 @@ fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
 }
 
-/// The call -> device flows of a process: one per device span tied to a call, numbered in span order.
+/// A device span tied to no call ends no flow.
+const NO_FLOW: u32 = u32::MAX;
+
+/// The call -> device flows of a process: one per device span tied to a call, numbered in span order
+/// from 0 (`ProcLayout::flow_base` is added where they are written).
 struct Flows {
-    /// The flow ending at each device span.
-    span_flow: Vec<Opt64>,
-    /// The ids of the flows each call starts, by call (`call_flow_start`), in span order.
-    call_flows: Vec<u64>,
+    /// The flow ending at each device span (`NO_FLOW`: none).
+    span_flow: Vec<u32>,
+    /// The flows each call starts, by call (`call_flow_start`), in span order.
+    call_flows: Vec<u32>,
     call_flow_start: Vec<u32>,
     /// Calls whose kernel and stream their device work shows (`ProcLayout::call_shown`).
     shown: Vec<u64>,
@@ -536,7 +627,7 @@ struct Flows {
 
 impl Flows {
     /// `p`'s flows, the first numbered `first`; `issuers` is `p.issuers()`.
-    fn of(p: &ProcessTimeline, issuers: &[u32], first: u64) -> Flows {
+    fn of(p: &ProcessTimeline, issuers: &[u32]) -> Flows {
         // Whether each span's track and name show its call's stream and kernel: on every thread.
         let shows: Vec<bool> = (p.device.par_iter().zip(issuers))
             .map(|(d, &ci)| ci != NO_ISSUER && shows_call(d, &p.calls[ci as usize]))
@@ -546,22 +637,19 @@ impl Flows {
             set_bit(&mut shown, ci as usize);
         }
         drop(shows);
-        let mut id = first;
-        let span_flow: Vec<Opt64> = (issuers.iter())
+        let mut next = 0u32;
+        let span_flow: Vec<u32> = (issuers.iter())
             .map(|&ci| {
-                (ci != NO_ISSUER)
-                    .then(|| {
-                        id += 1;
-                        id - 1
-                    })
-                    .into()
+                if ci == NO_ISSUER {
+                    return NO_FLOW;
+                }
+                next += 1;
+                next - 1
             })
             .collect();
         // Each call's flows, in span order: its tied spans' (all have one).
         let Groups { start, items } = Groups::by_key(p.calls.len(), issuers);
-        let call_flows = (items.iter())
-            .map(|&j| span_flow[j as usize].get().unwrap_or_default())
-            .collect();
+        let call_flows = (items.iter()).map(|&j| span_flow[j as usize]).collect();
         let call_flow_start = start;
         shown_through_enclosing(p, &mut shown);
         Flows {
@@ -618,21 +706,12 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
 
 /// The host threads' tracks: every tid with a call, a range or a mark.
 /// A slice never ended is drawn to `last_ns`, the process's last timestamp.
-fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
+fn thread_tracks(p: &ProcessTimeline, times: Times) -> Vec<ThreadLanes> {
     let mut tids: Vec<u32> = p.threads.clone();
     tids.extend(p.ranges.iter().map(|r| r.tid));
     tids.extend(p.marks.iter().map(|m| m.tid));
     tids.sort_unstable();
     tids.dedup();
-    // A slice never ended (a call that never returned, a range never closed) is drawn to the end.
-    let item = |what, begin: u64, end: Option<u64>| {
-        Item::new(
-            what,
-            begin,
-            end.unwrap_or(last_ns).max(begin),
-            end.is_none(),
-        )
-    };
     // An item whose thread the timeline does not list (none a capture gives) is not drawn.
     let slot = |tid: u32| tids.binary_search(&tid).map_or(groups::NONE, |k| k as u32);
     // The calls by thread, in call order, each call's thread found on every thread: the items are
@@ -654,14 +733,8 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
         let calls = &order[w[0] as usize..w[1] as usize];
         move || {
             let mut items: Vec<Item> = Vec::with_capacity(calls.len() + ranges.len());
-            items.extend(calls.iter().map(|&i| {
-                let c = &p.calls[i as usize];
-                item(What::Call(i as usize), c.begin_ns, c.end_ns.get())
-            }));
-            items.extend(ranges.iter().map(|&i| {
-                let r = &p.ranges[i];
-                item(What::Range(i), r.begin_ns, r.end_ns)
-            }));
+            items.extend(calls.iter().map(|&i| Item::new(What::Call(i as usize))));
+            items.extend(ranges.iter().map(|&i| Item::new(What::Range(i))));
             items
         }
     });
@@ -678,26 +751,22 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
         .zip(by_tid.into_par_iter())
         .zip(marks.par_iter_mut())
         .map(|((tid, items), marks)| {
-            let mut items = items();
             // Begin order, the enclosing slice first: longer first, a range before a call of the
-            // same extent, the outer level first (looked up only for slices of the same extent,
-            // so the items need not carry it). Stable, not in place: a thread's items arrive
-            // nearly in order (calls in sequence order), runs the stable sort finds and the
-            // unstable one does not (in place, the layout took 30-100 ms longer at 10 M).
-            let tie = |it: &Item| match it.what() {
-                What::Range(i) => (0u8, p.ranges[i].level),
-                What::Call(i) => (1, u32::from(p.calls[i].depth)),
-                What::Span(_) => (2, 0),
-            };
-            items.sort_by(|a, b| {
-                (a.begin, std::cmp::Reverse(a.end))
-                    .cmp(&(b.begin, std::cmp::Reverse(b.end)))
-                    .then_with(|| tie(a).cmp(&tie(b)))
+            // same extent, the outer level first. A thread's calls arrive in order (sequence
+            // order), its ranges after them.
+            let items = sort_nearly_sorted(items(), times, |it| {
+                let (begin, end) = times.of(it);
+                let tie = match it.what() {
+                    What::Range(i) => (0u8, p.ranges[i].level),
+                    What::Call(i) => (1, u32::from(p.calls[i].depth)),
+                    What::Span(_) => (2, 0),
+                };
+                (begin, std::cmp::Reverse(end), tie)
             });
             marks.sort_by_key(|&i| p.marks[i].ns);
             ThreadLanes {
                 tid,
-                lanes: thread_lanes(items),
+                lanes: thread_lanes(items, times),
                 marks: std::mem::take(marks),
             }
         })
@@ -705,29 +774,80 @@ fn thread_tracks(p: &ProcessTimeline, last_ns: u64) -> Vec<ThreadLanes> {
 }
 
 /// The device streams' tracks, in StreamId order.
-fn stream_tracks(p: &ProcessTimeline) -> Vec<StreamLanes> {
+fn stream_tracks(p: &ProcessTimeline, times: Times) -> Vec<StreamLanes> {
     // Spans interleave among a few streams: `Rows`' recent table finds each one's without hashing.
     let mut by_stream: Rows<StreamId, Vec<Item>> = Rows::default();
     for (i, d) in p.device.iter().enumerate() {
-        by_stream.row(d.stream.get()).push(Item::new(
-            What::Span(i),
-            d.begin_ns,
-            d.end_ns.max(d.begin_ns),
-            false,
-        ));
+        by_stream.row(d.stream.get()).push(Item::new(What::Span(i)));
     }
     let mut streams: Vec<(StreamId, Vec<Item>)> = by_stream.into_iter().collect();
     streams.sort_unstable_by_key(|(stream, _)| *stream);
     streams
         .into_par_iter()
-        .map(|(stream, mut items)| {
-            items.sort_by_key(|it| (it.begin, std::cmp::Reverse(it.end)));
+        .map(|(stream, items)| {
+            // A stream's spans arrive nearly in begin order.
+            let items = sort_nearly_sorted(items, times, |it| {
+                let (begin, end) = times.of(it);
+                (begin, std::cmp::Reverse(end))
+            });
             StreamLanes {
                 stream,
-                lanes: greedy_lanes(items, Vec::new()),
+                lanes: greedy_lanes(items, Vec::new(), times),
             }
         })
         .collect()
+}
+
+/// `items` stably sorted by `key`, for lists that arrive nearly in order: the items in order with
+/// all before them are found in one pass, each item's key read once (an item's times are read
+/// from the model, so a comparison sort's two reads per comparison were most of the layout's
+/// time); the others, few, are sorted and merged in.
+fn sort_nearly_sorted<K: Ord>(
+    items: Vec<Item>,
+    t: impl Spans,
+    key: impl Fn(Item) -> K,
+) -> Vec<Item> {
+    let mut rest: Vec<Item> = Vec::new();
+    let mut last: Option<K> = None;
+    let mut kept = items;
+    let mut n = 0;
+    for k in 0..kept.len() {
+        if let Some(&y) = kept.get(k + AHEAD) {
+            t.prefetch(y);
+        }
+        let x = kept[k];
+        let kx = key(x);
+        if last.as_ref().is_some_and(|l| kx < *l) {
+            rest.push(x);
+        } else {
+            kept[n] = x;
+            n += 1;
+            last = Some(kx);
+        }
+    }
+    kept.truncate(n);
+    if rest.is_empty() {
+        return kept;
+    }
+    rest.sort_by_cached_key(|&x| key(x));
+    // Merged: on equal keys the item in order first (it came first: a later item equal to it
+    // would have been in order too).
+    let mut out = Vec::with_capacity(kept.len() + rest.len());
+    let mut r = rest.into_iter().peekable();
+    let mut r_key = r.peek().map(|&x| key(x));
+    for (k, &x) in kept.iter().enumerate() {
+        if let Some(&y) = kept.get(k + AHEAD) {
+            t.prefetch(y);
+        }
+        let kx = key(x);
+        while r_key.as_ref().is_some_and(|kr| *kr < kx) {
+            out.push(r.next().expect("peeked"));
+            r_key = r.peek().map(|&y| key(y));
+        }
+        out.push(x);
+    }
+    out.extend(r);
+    out
 }
 
 /// The indices listed for `w` in a list sorted by slice.
@@ -742,17 +862,21 @@ fn run(list: &[(What, usize)], w: What) -> impl Iterator<Item = usize> + '_ {
 /// Lanes for one thread's items (in begin order, enclosing first). Lane 0 gets every call and every
 /// range that nests with them; a range that would cross a call is evicted from lane 0 (the call stays),
 /// and a range that would cross what lane 0 holds goes to a further lane.
-fn thread_lanes(mut items: Vec<Item>) -> Vec<Lane> {
+fn thread_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
     let mut evicted = vec![false; items.len()];
     // Open slices of lane 0: (end, index into items).
     let mut stack: Vec<(u64, usize)> = Vec::new();
-    for (i, x) in items.iter().enumerate() {
-        while stack.last().is_some_and(|&(end, _)| end <= x.begin) {
+    for (i, &x) in items.iter().enumerate() {
+        if let Some(&y) = items.get(i + AHEAD) {
+            t.prefetch(y);
+        }
+        let (begin, end) = t.span(x);
+        while stack.last().is_some_and(|&(e, _)| e <= begin) {
             stack.pop();
         }
         loop {
             match stack.last() {
-                Some(&(end, j)) if end < x.end => {
+                Some(&(e, j)) if e < end => {
                     // x would start inside j and end after it.
                     let x_call = matches!(x.what(), What::Call(_));
                     let j_range = matches!(items[j].what(), What::Range(_));
@@ -768,7 +892,7 @@ fn thread_lanes(mut items: Vec<Item>) -> Vec<Lane> {
             }
         }
         if !evicted[i] {
-            stack.push((x.end, i));
+            stack.push((end, i));
         }
     }
     // Lane 0 keeps its items in place; the evicted (few) move out, in order.
@@ -784,26 +908,30 @@ fn thread_lanes(mut items: Vec<Item>) -> Vec<Lane> {
         !evicted[k - 1]
     });
     let mut lanes = vec![items];
-    lanes.extend(greedy_lanes(rest, Vec::new()));
+    lanes.extend(greedy_lanes(rest, Vec::new(), t));
     lanes
 }
 
 /// Puts each item (in begin order, enclosing first) on the first lane where it nests, opening lanes as
 /// needed. Appends to `lanes`.
-fn greedy_lanes(items: Vec<Item>, mut lanes: Vec<Lane>) -> Vec<Lane> {
+fn greedy_lanes(items: Vec<Item>, mut lanes: Vec<Lane>, t: impl Spans) -> Vec<Lane> {
     let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); lanes.len()];
-    for x in items {
+    for (k, &x) in items.iter().enumerate() {
+        if let Some(&y) = items.get(k + AHEAD) {
+            t.prefetch(y);
+        }
+        let (begin, end) = t.span(x);
         let mut placed = false;
         for (lane, stack) in lanes.iter_mut().zip(stacks.iter_mut()) {
-            while stack.last().is_some_and(|&end| end <= x.begin) {
+            while stack.last().is_some_and(|&e| e <= begin) {
                 stack.pop();
             }
             let nests = match stack.last() {
-                Some(&end) => end >= x.end,
+                Some(&e) => e >= end,
                 None => true,
             };
             if nests {
-                stack.push(x.end);
+                stack.push(end);
                 lane.push(x);
                 placed = true;
                 break;
@@ -811,7 +939,7 @@ fn greedy_lanes(items: Vec<Item>, mut lanes: Vec<Lane>) -> Vec<Lane> {
         }
         if !placed {
             lanes.push(vec![x]);
-            stacks.push(vec![x.end]);
+            stacks.push(vec![end]);
         }
     }
     lanes
@@ -824,37 +952,115 @@ pub(crate) enum Edge {
     End(usize),
 }
 
-/// The begin and end events of a lane's slices (indices into the lane), in nesting order: a slice ends
-/// before one that begins at the same time, and a nested slice ends before its parent. Timestamps are
-/// non-decreasing. An iterator, so that a long lane's events are never all held at once.
-pub(crate) fn edges(lane: &[Item]) -> impl Iterator<Item = (u64, Edge)> + '_ {
-    let mut stack: Vec<usize> = Vec::new();
-    let mut next = 0;
-    std::iter::from_fn(move || {
-        if let Some(&j) = stack.last() {
-            if next >= lane.len() || lane[j].end <= lane[next].begin {
-                stack.pop();
-                return Some((lane[j].end, Edge::End(j)));
+/// A walk over the begin and end events of a lane's slices (indices into the lane), in nesting order:
+/// a slice ends before one that begins at the same time, and a nested slice ends before its parent.
+/// Timestamps are non-decreasing. A cursor, not a list: a long lane's events are never all held, and
+/// a walk can be copied where it stands and resumed (Perfetto encodes a lane's events in units side by
+/// side, each from where the one before it ends).
+#[derive(Clone)]
+pub(crate) struct Edges {
+    /// The next slice to begin, and its (begin, end).
+    next: usize,
+    ahead: Option<(u64, u64)>,
+    /// Slices begun and not ended: (end, index in the lane).
+    open: Vec<(u64, usize)>,
+}
+
+impl Edges {
+    /// A walk from the lane's start; `t` gives a slice's (begin, end).
+    pub fn new(lane: &[Item], t: impl Spans) -> Edges {
+        for &y in lane.iter().take(AHEAD) {
+            t.prefetch(y);
+        }
+        Edges {
+            next: 0,
+            ahead: lane.first().map(|&x| t.span(x)),
+            open: Vec::new(),
+        }
+    }
+
+    /// How many of the lane's slices have begun.
+    #[inline]
+    pub fn begun(&self) -> usize {
+        self.next
+    }
+
+    /// The next event and its time, if any.
+    #[inline]
+    pub fn peek(&self) -> Option<(u64, Edge)> {
+        match self.open.last() {
+            // The innermost open slice ends before the next one begins.
+            Some(&(end, j)) if self.ahead.is_none_or(|(begin, _)| end <= begin) => {
+                Some((end, Edge::End(j)))
+            }
+            _ => self.ahead.map(|(begin, _)| (begin, Edge::Begin(self.next))),
+        }
+    }
+
+    /// Passes `edge`, the event `peek` gave; `lane` and `t` are the ones the walk began with.
+    #[inline]
+    pub fn pass(&mut self, edge: Edge, lane: &[Item], t: impl Spans) {
+        match edge {
+            Edge::End(_) => {
+                self.open.pop();
+            }
+            Edge::Begin(i) => {
+                let (_, end) = self.ahead.expect("a slice to begin");
+                self.open.push((end, i));
+                self.next += 1;
+                if let Some(&y) = lane.get(self.next + AHEAD) {
+                    t.prefetch(y);
+                }
+                self.ahead = lane.get(self.next).map(|&x| t.span(x));
             }
         }
-        let i = next;
-        let x = lane.get(i)?;
-        next += 1;
-        stack.push(i);
-        Some((x.begin, Edge::Begin(i)))
-    })
+    }
+
+    /// The next event and its time, passed.
+    #[inline]
+    pub fn next(&mut self, lane: &[Item], t: impl Spans) -> Option<(u64, Edge)> {
+        let (ts, edge) = self.peek()?;
+        self.pass(edge, lane, t);
+        Some((ts, edge))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn it(what: What, begin: u64, end: u64) -> Item {
-        Item::new(what, begin, end, false)
+    /// Slices with the times a test gives them: their items, and the times `span` reads for them.
+    struct Drawn(Vec<(What, u64, u64)>);
+
+    impl Drawn {
+        fn items(&self) -> Vec<Item> {
+            self.0.iter().map(|&(w, _, _)| Item::new(w)).collect()
+        }
+
+        fn spans(&self) -> &Self {
+            self
+        }
+
+        fn nests(&self, lane: &Lane) -> bool {
+            let t: Vec<(u64, u64)> = lane.iter().map(|&x| Spans::span(self, x)).collect();
+            t.iter().enumerate().all(|(i, a)| {
+                t[i + 1..].iter().all(|b| {
+                    b.0 >= a.1 || a.0 >= b.1 || // disjoint
+                    (a.0 <= b.0 && b.1 <= a.1) || (b.0 <= a.0 && a.1 <= b.1)
+                })
+            })
+        }
     }
 
-    /// An item gives back the slice, times and flag it was made with, for every kind, both flags and
-    /// the largest index it holds.
+    impl Spans for &Drawn {
+        fn span(self, it: Item) -> (u64, u64) {
+            let w = it.what();
+            let &(_, b, e) = self.0.iter().find(|x| x.0 == w).expect("a test's slice");
+            (b, e)
+        }
+    }
+
+    /// An item gives back the slice it was made with, for every kind and the largest index it holds.
     #[test]
     fn an_item_keeps_what_it_shows() {
         let big = u32::MAX as usize;
@@ -863,35 +1069,115 @@ mod tests {
             What::Range(7),
             What::Span(big),
             What::Call(big),
+            What::Range(big - 1),
         ] {
-            for open in [false, true] {
-                let x = Item::new(what, 3, u64::MAX, open);
-                assert_eq!(
-                    (x.what(), x.begin, x.end, x.open()),
-                    (what, 3, u64::MAX, open)
-                );
-            }
+            assert_eq!(Item::new(what).what(), what);
         }
     }
 
-    fn nests(lane: &Lane) -> bool {
-        lane.iter().enumerate().all(|(i, a)| {
-            lane[i + 1..].iter().all(|b| {
-                b.begin >= a.end || a.begin >= b.end || // disjoint
-                (a.begin <= b.begin && b.end <= a.end) || (b.begin <= a.begin && a.end <= b.end)
-            })
-        })
+    /// The drawn times: a slice never ended runs to the process's last timestamp and says so; an end
+    /// before its begin is drawn at the begin; a span is never open.
+    #[test]
+    fn times_are_the_models_with_open_slices_drawn_to_the_end() {
+        use crate::facts::model::{Call, DeviceSpan, Range};
+        let name = crate::read::intern("x");
+        let call = |begin, end: Option<u64>| Call {
+            seq: 0,
+            tid: 1,
+            api: name,
+            layer: None,
+            class: None,
+            begin_ns: begin,
+            end_ns: end.into(),
+            depth: 0,
+            result: 0,
+            kernel: None,
+            a0: 0,
+            a1: 0,
+            flags: 0,
+        };
+        let p = ProcessTimeline {
+            calls: vec![call(10, Some(20)), call(30, None), call(50, Some(40))],
+            ranges: vec![Range {
+                tid: 1,
+                name,
+                domain: None,
+                begin_ns: 5,
+                end_ns: None,
+                level: 0,
+                attrs: Default::default(),
+            }],
+            device: vec![DeviceSpan {
+                graph_node: None,
+                kind: causeway_ring::layout::DeviceKind::Kernel,
+                name,
+                begin_ns: 7,
+                end_ns: 3,
+                bound_ns: 0,
+                stream: StreamId::Handle(1).into(),
+                call: None.into(),
+                bytes: 0,
+                queued_ns: None.into(),
+                submitted_ns: None.into(),
+            }],
+            ..ProcessTimeline::empty(1)
+        };
+        let t = Times { p: &p, last_ns: 99 };
+        let got = |w| {
+            let it = Item::new(w);
+            (t.of(it), t.open(it))
+        };
+        assert_eq!(got(What::Call(0)), ((10, 20), false));
+        assert_eq!(got(What::Call(1)), ((30, 99), true));
+        assert_eq!(got(What::Call(2)), ((50, 50), false));
+        assert_eq!(got(What::Range(0)), ((5, 99), true));
+        assert_eq!(got(What::Span(0)), ((7, 7), false));
+    }
+
+    /// The merge of the items in order with the few sorted apart is the stable sort's order, for
+    /// lists in order, reversed, nearly in order and random, with many equal keys.
+    #[test]
+    fn nearly_sorted_lists_sort_as_the_stable_sort_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..40 {
+            let n = [0, 1, 2, 50, 3000][case % 5];
+            let keys: Vec<u64> = (0..n as u64)
+                .map(|i| match case % 4 {
+                    0 => i / 3,
+                    1 => n as u64 - i / 2,
+                    2 if rand(20) == 0 => rand(n as u64 + 1),
+                    2 => i / 2,
+                    _ => rand(10),
+                })
+                .collect();
+            let items: Vec<Item> = (0..n).map(|i| Item::new(What::Call(i))).collect();
+            let key = |it: Item| match it.what() {
+                What::Call(i) => keys[i],
+                _ => unreachable!(),
+            };
+            let mut want = items.clone();
+            want.sort_by_key(|&x| key(x));
+            let got = sort_nearly_sorted(items, &Drawn(Vec::new()), key);
+            let whats = |v: &[Item]| v.iter().map(|x| x.what()).collect::<Vec<_>>();
+            assert_eq!(whats(&got), whats(&want), "case {case}");
+        }
     }
 
     #[test]
     fn a_range_crossing_a_call_moves_and_the_call_stays() {
         // Range [0, 150) crosses call [100, 200).
-        let items = vec![
-            it(What::Range(0), 0, 150),
-            it(What::Call(0), 100, 200),
-            it(What::Call(1), 300, 400),
-        ];
-        let lanes = thread_lanes(items);
+        let d = Drawn(vec![
+            (What::Range(0), 0, 150),
+            (What::Call(0), 100, 200),
+            (What::Call(1), 300, 400),
+        ]);
+        let lanes = thread_lanes(d.items(), d.spans());
         assert_eq!(lanes.len(), 2);
         assert_eq!(
             lanes[0].iter().map(|x| x.what()).collect::<Vec<_>>(),
@@ -903,27 +1189,39 @@ mod tests {
     #[test]
     fn interleaved_ranges_get_a_second_lane_and_every_lane_nests() {
         // A [0,100) and B [50,150) interleave; C [60,70) nests in both; D [100,120) follows A.
-        let items = vec![
-            it(What::Range(0), 0, 100),
-            it(What::Range(1), 50, 150),
-            it(What::Call(0), 60, 70),
-            it(What::Range(2), 100, 120),
-        ];
-        let lanes = thread_lanes(items);
+        let d = Drawn(vec![
+            (What::Range(0), 0, 100),
+            (What::Range(1), 50, 150),
+            (What::Call(0), 60, 70),
+            (What::Range(2), 100, 120),
+        ]);
+        let lanes = thread_lanes(d.items(), d.spans());
         assert_eq!(lanes.len(), 2);
-        assert!(lanes.iter().all(nests));
+        assert!(lanes.iter().all(|l| d.nests(l)));
         assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 4);
     }
 
     #[test]
     fn edges_close_children_first_and_touching_slices_in_order() {
-        let lane = vec![
-            it(What::Call(0), 0, 100),
-            it(What::Call(1), 50, 100),
-            it(What::Call(2), 100, 100),
-            it(What::Call(3), 100, 130),
-        ];
-        let e: Vec<_> = edges(&lane).collect();
+        let d = Drawn(vec![
+            (What::Call(0), 0, 100),
+            (What::Call(1), 50, 100),
+            (What::Call(2), 100, 100),
+            (What::Call(3), 100, 130),
+        ]);
+        let lane = d.items();
+        let mut walk = Edges::new(&lane, d.spans());
+        let e: Vec<_> = std::iter::from_fn(|| walk.next(&lane, d.spans())).collect();
+        // A copy taken midway resumes where the walk stood.
+        let mut half = Edges::new(&lane, d.spans());
+        for _ in 0..3 {
+            let (_, edge) = half.peek().unwrap();
+            half.pass(edge, &lane, d.spans());
+        }
+        assert_eq!(half.peek(), Some(e[3]));
+        let mut resumed = half.clone();
+        let rest: Vec<_> = std::iter::from_fn(|| resumed.next(&lane, d.spans())).collect();
+        assert_eq!(rest, e[3..]);
         use Edge::*;
         assert_eq!(
             e.iter().map(|x| x.1).collect::<Vec<_>>(),

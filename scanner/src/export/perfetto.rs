@@ -43,7 +43,7 @@
 //!   `kernel` nor `stream`; nor has a call nested in a call of its class that shows the same ones (a
 //!   runtime launch's driver launch): read them from that call.
 
-use super::{edges, Edge, Item, Layout, ProcLayout, What};
+use super::{Edge, Edges, Item, Layout, ProcLayout, What};
 use crate::facts::model::Call;
 use crate::util::fastmap::HashMap;
 use causeway_ring::layout::DeviceKind;
@@ -532,36 +532,177 @@ const NAMES: usize = 0;
 const CATEGORIES: usize = 1;
 const VALUES: usize = 2;
 
-/// One event of a track, in the order its packets are written: a slice's begin or end (its index in
-/// the track's lane), a mark (its index in the process's marks), the capture instant. Small (8
-/// bytes, its time found through the index): a track holds two of these per slice.
+/// One event of a track, in the order its packets are written: a slice's begin (its index in the
+/// track's lane) or end, a mark (its index in the process's marks), the capture instant.
 #[derive(Clone, Copy)]
 enum Ev {
     Begin(u32),
-    End(u32),
+    End,
     Mark(u32),
     Capture,
 }
 
-/// A track with events: its uuid, sequence, process and events (timestamp order).
+/// A track with events: its uuid, sequence, process and what its events are made from.
 struct Track<'l, 't> {
     uuid: u64,
     sequence: u32,
     pl: &'l ProcLayout<'t>,
     /// The lane whose slices `Ev::Begin` indexes (empty for the process track).
     lane: &'l [Item],
-    events: Vec<Ev>,
+    /// The marks drawn on it (indices into the process's marks, in time order).
+    marks: &'l [usize],
+    /// The process track: its one event is the capture instant.
+    capture: bool,
+    /// How many events it has.
+    len: usize,
+    /// Where its listing stands before event `UNIT * k`, for each `k`: a unit of encoding starts
+    /// there. The events are listed as they are encoded, never held (two per slice were 16 bytes a
+    /// slice, 160 MB at 10 M entries).
+    starts: Vec<Cursor>,
 }
 
-impl Track<'_, '_> {
-    /// When event `ev` of this track happens.
-    fn ts(&self, ev: Ev) -> u64 {
-        match ev {
-            Ev::Begin(i) => self.lane[i as usize].begin,
-            Ev::End(i) => self.lane[i as usize].end,
-            Ev::Mark(m) => self.pl.p.marks[m as usize].ns,
-            Ev::Capture => self.pl.first_ns,
+impl<'l, 't> Track<'l, 't> {
+    /// `capture`: the process track (`lane` and `marks` empty).
+    fn new(
+        uuid: u64,
+        sequence: u32,
+        pl: &'l ProcLayout<'t>,
+        (lane, marks): (&'l [Item], &'l [usize]),
+        capture: bool,
+    ) -> Self {
+        Track {
+            uuid,
+            sequence,
+            pl,
+            lane,
+            marks,
+            capture,
+            len: 0,
+            starts: Vec::new(),
         }
+    }
+
+    /// Lists the events once, counting them and keeping where each unit starts.
+    fn find_starts(&mut self) {
+        let mut c = Cursor::new(self);
+        let mut n = 0;
+        loop {
+            if n % UNIT == 0 {
+                self.starts.push(c.clone());
+            }
+            if c.next(self).is_none() {
+                break;
+            }
+            n += 1;
+        }
+        if n % UNIT == 0 {
+            // The cursor past the last event starts no unit.
+            self.starts.pop();
+        }
+        self.len = n;
+    }
+
+    /// The events of `range` (a unit's: `range.start` a multiple of `UNIT`) with their times, and
+    /// the time of the event before (the first's own for the first event).
+    fn events(&self, range: std::ops::Range<usize>) -> (u64, impl Iterator<Item = (u64, Ev)> + '_) {
+        let mut c = self.starts[range.start / UNIT].clone();
+        let prev = c.prev;
+        (
+            prev,
+            std::iter::from_fn(move || c.next(self)).take(range.len()),
+        )
+    }
+
+    /// The events of unit `range` that name strings (its slices' begins and its marks) in file
+    /// order, found without walking the slices' ends: a mark comes before a slice's begin exactly
+    /// when it is earlier.
+    fn begins(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Ev> + '_ {
+        let from = &self.starts[range.start / UNIT];
+        let to = self.starts.get(range.start / UNIT + 1);
+        let (mut i, items_end) = (
+            from.edges.begun(),
+            to.map_or(self.lane.len(), |c| c.edges.begun()),
+        );
+        let (mut m, marks_end) = (from.mark, to.map_or(self.marks.len(), |c| c.mark));
+        std::iter::from_fn(move || {
+            let mark_ns = (m < marks_end).then(|| self.pl.p.marks[self.marks[m]].ns);
+            if i < items_end {
+                let (begin, _) = self.pl.times.of(self.lane[i]);
+                if mark_ns.is_none_or(|ns| ns >= begin) {
+                    i += 1;
+                    return Some(Ev::Begin(i as u32 - 1));
+                }
+            }
+            mark_ns?;
+            m += 1;
+            Some(Ev::Mark(self.marks[m - 1] as u32))
+        })
+    }
+
+    /// The time of its first event (0 when it has none).
+    fn first_ts(&self) -> u64 {
+        Cursor::new(self).next(self).map_or(0, |(ts, _)| ts)
+    }
+}
+
+/// Where a track's listing stands: its lane's slice edges in nesting order (`super::Edges`) merged
+/// with its marks by time (edges first on a tie); for the process track, the capture instant.
+#[derive(Clone)]
+struct Cursor {
+    edges: Edges,
+    /// The next mark, by its place in the track's marks.
+    mark: usize,
+    /// The capture instant is still to come.
+    capture: bool,
+    /// The last event's time (the first event's before any).
+    prev: u64,
+}
+
+impl Cursor {
+    fn new(t: &Track) -> Cursor {
+        let mut c = Cursor {
+            edges: Edges::new(t.lane, t.pl.times),
+            mark: 0,
+            capture: t.capture,
+            prev: 0,
+        };
+        c.prev = c.clone().next(t).map_or(0, |(ts, _)| ts);
+        c
+    }
+
+    fn next(&mut self, t: &Track) -> Option<(u64, Ev)> {
+        let ev = self.step(t)?;
+        self.prev = ev.0;
+        Some(ev)
+    }
+
+    fn step(&mut self, t: &Track) -> Option<(u64, Ev)> {
+        if self.capture {
+            self.capture = false;
+            return Some((t.pl.first_ns, Ev::Capture));
+        }
+        let span = t.pl.times;
+        let (ts, e) = match t.marks.get(self.mark) {
+            None => self.edges.next(t.lane, span)?,
+            Some(&m) => {
+                let edge = self.edges.peek();
+                let ns = t.pl.p.marks[m].ns;
+                if edge.is_none_or(|(ts, _)| ns < ts) {
+                    self.mark += 1;
+                    return Some((ns, Ev::Mark(m as u32)));
+                }
+                let (ts, e) = edge?;
+                self.edges.pass(e, t.lane, span);
+                (ts, e)
+            }
+        };
+        Some((
+            ts,
+            match e {
+                Edge::Begin(i) => Ev::Begin(i as u32),
+                Edge::End(_) => Ev::End,
+            },
+        ))
     }
 }
 
@@ -591,8 +732,6 @@ pub(crate) fn write<'l>(
     // Descriptors (on sequence 1, uuids 1, 2, 3, … in layout order) and each track's events.
     let mut next_uuid = 1u64;
     let mut tracks: Vec<Track> = Vec::new();
-    // The lanes' tracks whose events are still to be listed (below, side by side), with their marks.
-    let mut pending: Vec<(usize, &'l [usize])> = Vec::new();
     for pl in layout.drawn() {
         let pid = pl.p.pid as i32;
         let process_track = next_uuid;
@@ -609,18 +748,12 @@ pub(crate) fn write<'l>(
             },
         );
         // Adds a track; returns its index.
-        let mut track = |uuid: u64, lane: &'l [Item], events: Vec<Ev>| {
+        let mut track = |uuid: u64, lane: &'l [Item], marks: &'l [usize], capture: bool| {
             let sequence = FIRST_TRACK_SEQUENCE + tracks.len() as u32;
-            tracks.push(Track {
-                uuid,
-                sequence,
-                pl,
-                lane,
-                events,
-            });
+            tracks.push(Track::new(uuid, sequence, pl, (lane, marks), capture));
             tracks.len() - 1
         };
-        track(process_track, &[], vec![Ev::Capture]);
+        track(process_track, &[], &[], true);
         for t in &pl.threads {
             for (li, lane) in t.lanes.iter().enumerate() {
                 let uuid = next_uuid;
@@ -648,7 +781,7 @@ pub(crate) fn write<'l>(
                     },
                 );
                 let marks: &[usize] = if li == 0 { &t.marks } else { &[] };
-                pending.push((track(uuid, lane, Vec::new()), marks));
+                track(uuid, lane, marks, false);
             }
         }
         for st in &pl.streams {
@@ -664,16 +797,12 @@ pub(crate) fn write<'l>(
                         ..Default::default()
                     },
                 );
-                pending.push((track(uuid, lane, Vec::new()), &[]));
+                track(uuid, lane, &[], false);
             }
         }
     }
-    let listed: Vec<Vec<Ev>> = (pending.par_iter())
-        .map(|&(k, marks)| lane_events(tracks[k].lane, marks, tracks[k].pl))
-        .collect();
-    for (&(k, _), events) in pending.iter().zip(listed) {
-        tracks[k].events = events;
-    }
+    // Each track's events counted and its units' starts found, side by side.
+    tracks.par_iter_mut().for_each(Track::find_starts);
     w.write_all(&head)?;
 
     // Units in file order: each track's first packet (its clock, defaults and interned strings),
@@ -681,7 +810,7 @@ pub(crate) fn write<'l>(
     let mut units: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for (k, t) in tracks.iter().enumerate() {
         units.push((k, 0..0));
-        let n = t.events.len();
+        let n = t.len;
         units.extend((0..n).step_by(UNIT).map(|a| (k, a..(a + UNIT).min(n))));
     }
 
@@ -694,8 +823,8 @@ pub(crate) fn write<'l>(
             let t = &tracks[*k];
             let mut seen = Seen::default();
             let mut lists: [Vec<&str>; 3] = Default::default();
-            for ev in &t.events[range.clone()] {
-                for_strings(t.pl, t.lane, ev, |table, s| {
+            for ev in t.begins(range.clone()) {
+                for_strings(t.pl, t.lane, &ev, |table, s| {
                     if seen.first(table, s) {
                         lists[table].push(s);
                     }
@@ -725,18 +854,14 @@ pub(crate) fn write<'l>(
     drop(used_by_unit);
 
     // Encoded on every thread, a window of units at a time, written in order.
-    let written = crate::util::output::write_in_order(&units, w, |(k, range), buf| {
+    crate::util::output::write_in_order(&units, w, |(k, range), buf| {
         let t = &tracks[*k];
         if range.is_empty() {
             first_packet(t, &used[*k], &strings, buf)
         } else {
             events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
         }
-    });
-    // The event lists (two per slice) are given back off the command's path.
-    let lists: Vec<Vec<Ev>> = tracks.into_iter().map(|t| t.events).collect();
-    crate::util::drop::drop_later(lists);
-    written
+    })
 }
 
 /// Strings a unit of encoding has met, by address (the timeline shares each name among its uses): a
@@ -821,28 +946,6 @@ impl<'s> Iids<'s> {
     }
 }
 
-/// A lane's slice edges in nesting order merged with its marks by time (edges first on a tie).
-fn lane_events(lane: &[Item], marks: &[usize], pl: &ProcLayout) -> Vec<Ev> {
-    let mut out = Vec::with_capacity(lane.len() * 2 + marks.len());
-    let mut m = marks.iter().peekable();
-    for (ts, e) in edges(lane) {
-        while let Some(&&mi) = m.peek() {
-            if pl.p.marks[mi].ns < ts {
-                out.push(Ev::Mark(mi as u32));
-                m.next();
-            } else {
-                break;
-            }
-        }
-        out.push(match e {
-            Edge::Begin(i) => Ev::Begin(i as u32),
-            Edge::End(j) => Ev::End(j as u32),
-        });
-    }
-    out.extend(m.map(|&mi| Ev::Mark(mi as u32)));
-    out
-}
-
 /// A call's category: its class and its layer as one interned string (`launch,runtime`), which
 /// trace_processor shows as it shows two categories; one iid in place of a `layer` annotation. A
 /// call of no known class is `call`; of no known layer, `unknown`.
@@ -924,7 +1027,7 @@ fn for_strings<'a>(pl: &'a ProcLayout, lane: &[Item], ev: &Ev, mut f: impl FnMut
                 f(2, d);
             }
         }
-        Ev::End(_) | Ev::Capture => {}
+        Ev::End | Ev::Capture => {}
     }
 }
 
@@ -942,7 +1045,7 @@ fn clock(id: u32, ts: u64) -> Clock {
 /// the nanoseconds since the previous one), makes the track and that clock the sequence's defaults,
 /// and interns the strings the track's events use.
 fn first_packet(t: &Track, used: &[Vec<u64>; 3], strings: &Strings, out: &mut Vec<u8>) {
-    let t0 = t.events.first().map_or(0, |&e| t.ts(e));
+    let t0 = t.first_ts();
     put(
         out,
         &TracePacket {
@@ -1067,13 +1170,8 @@ fn events(
     out.reserve(range.len() * 40);
     let mut te = Vec::with_capacity(256);
     let mut scratch = Vec::with_capacity(64);
-    let mut prev = if range.start == 0 {
-        t.events.first().map_or(0, |&e| t.ts(e))
-    } else {
-        t.ts(t.events[range.start - 1])
-    };
-    for &ev in &t.events[range] {
-        let ts = t.ts(ev);
+    let (mut prev, listed) = t.events(range);
+    for (ts, ev) in listed {
         te.clear();
         match ev {
             Ev::Begin(i) => {
@@ -1118,12 +1216,12 @@ fn events(
                         if matches!(d.kind, DeviceKind::Memcpy | DeviceKind::Memset) {
                             annotation(&mut te, A_BYTES, 3, d.bytes);
                         }
-                        if let (Some(seq), None) = (d.call.get(), pl.span_flow[i].get()) {
+                        if let (Some(seq), None) = (d.call.get(), pl.span_flow(i)) {
                             annotation(&mut te, A_CALL_SEQ, 3, seq);
                         }
                     }
                 }
-                if it.open() {
+                if pl.times.open(it) {
                     annotation(&mut te, A_OPEN, 2, 1);
                 }
                 // The causal graph's dependencies: a flow from the slice depended on, ending here.
@@ -1138,10 +1236,7 @@ fn events(
                 };
                 match it.what() {
                     What::Call(i) => pl.flows_of(i).for_each(|f| flow(&mut te, f)),
-                    What::Span(i) => pl.span_flow[i]
-                        .get()
-                        .into_iter()
-                        .for_each(|f| flow(&mut te, f)),
+                    What::Span(i) => pl.span_flow(i).into_iter().for_each(|f| flow(&mut te, f)),
                     What::Range(_) => {}
                 }
                 if deps {
@@ -1154,7 +1249,7 @@ fn events(
                     }
                 }
             }
-            Ev::End(_) => uint(&mut te, 9, Type::SliceEnd as u64),
+            Ev::End => uint(&mut te, 9, Type::SliceEnd as u64),
             Ev::Mark(m) => {
                 let m = &pl.p.marks[m as usize];
                 uint(&mut te, 9, Type::Instant as u64);
@@ -1234,4 +1329,112 @@ fn descriptor(out: &mut Vec<u8>, d: TrackDescriptor) {
             ..Default::default()
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::model::{Call, Mark, ProcessTimeline, Range};
+
+    /// A thread of nested calls over several units of encoding, with ranges and marks at the
+    /// same times as slices begin and end: each unit's strings are read from its begins and marks
+    /// alone, in the order the full walk gives them; the walk resumed from each unit's start gives
+    /// the unit's events, and every event once.
+    #[test]
+    fn units_resume_the_walk_and_find_its_begins_and_marks() {
+        let name = crate::read::intern("f");
+        let call = |i: u64, begin: u64, end: u64, depth: u16| Call {
+            seq: i,
+            tid: 7,
+            api: name,
+            layer: None,
+            class: None,
+            begin_ns: begin,
+            end_ns: Some(end).into(),
+            depth,
+            result: 0,
+            kernel: None,
+            a0: 0,
+            a1: 0,
+            flags: 0,
+        };
+        // Pairs of an outer call [10i, 10i+8) and an inner one [10i+2, 10i+8).
+        let n = UNIT as u64;
+        let calls = (0..n)
+            .flat_map(|i| {
+                [
+                    call(2 * i, 10 * i, 10 * i + 8, 0),
+                    call(2 * i + 1, 10 * i + 2, 10 * i + 8, 1),
+                ]
+            })
+            .collect();
+        let marks = (0..n / 3)
+            .map(|i| Mark {
+                tid: 7,
+                name,
+                domain: None,
+                // At an outer begin, an inner begin, a shared end, between slices.
+                ns: 30 * i + [0, 2, 8, 9][i as usize % 4],
+                attrs: Default::default(),
+            })
+            .collect();
+        let ranges = vec![Range {
+            tid: 7,
+            name,
+            domain: None,
+            begin_ns: 5,
+            end_ns: Some(10 * n),
+            level: 0,
+            attrs: Default::default(),
+        }];
+        let p = ProcessTimeline {
+            threads: vec![7],
+            calls,
+            marks,
+            ranges,
+            ..ProcessTimeline::empty(1)
+        };
+        let pl = ProcLayout::of(&p, None, &mut 1);
+        let t = &pl.threads[0];
+        assert_eq!(
+            t.lanes.len(),
+            2,
+            "the range crosses calls: a lane of its own"
+        );
+        let mut track = Track::new(2, 3, &pl, (&t.lanes[0], &t.marks), false);
+        track.find_starts();
+        assert_eq!(track.len, 4 * n as usize + p.marks.len());
+        assert!(track.starts.len() > 4);
+        // The whole walk, from the start.
+        let mut c = Cursor::new(&track);
+        let all: Vec<(u64, Ev)> = std::iter::from_fn(|| c.next(&track)).collect();
+        assert_eq!(all.len(), track.len);
+        assert!(all.windows(2).all(|w| w[0].0 <= w[1].0));
+        let key = |e: &Ev| match *e {
+            Ev::Begin(i) => (0, i),
+            Ev::End => (1, 0),
+            Ev::Mark(m) => (2, m),
+            Ev::Capture => (3, 0),
+        };
+        for a in (0..track.len).step_by(UNIT) {
+            let range = a..(a + UNIT).min(track.len);
+            let (prev, events) = track.events(range.clone());
+            let events: Vec<_> = events.collect();
+            let want = &all[range.clone()];
+            assert_eq!(prev, all[a.saturating_sub(1)].0);
+            assert_eq!(
+                events
+                    .iter()
+                    .map(|(ts, e)| (*ts, key(e)))
+                    .collect::<Vec<_>>(),
+                want.iter().map(|(ts, e)| (*ts, key(e))).collect::<Vec<_>>()
+            );
+            let begins: Vec<_> = track.begins(range).map(|e| key(&e)).collect();
+            let want: Vec<_> = (want.iter())
+                .filter(|(_, e)| matches!(e, Ev::Begin(_) | Ev::Mark(_)))
+                .map(|(_, e)| key(e))
+                .collect();
+            assert_eq!(begins, want, "unit at {a}");
+        }
+    }
 }
