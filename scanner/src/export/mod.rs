@@ -830,24 +830,30 @@ fn sort_nearly_sorted<K: Ord>(
         return kept;
     }
     rest.sort_by_cached_key(|&x| key(x));
-    // Merged: on equal keys the item in order first (it came first: a later item equal to it
-    // would have been in order too).
-    let mut out = Vec::with_capacity(kept.len() + rest.len());
-    let mut r = rest.into_iter().peekable();
-    let mut r_key = r.peek().map(|&x| key(x));
-    for (k, &x) in kept.iter().enumerate() {
-        if let Some(&y) = kept.get(k + AHEAD) {
-            t.prefetch(y);
+    // Merged in place, from the back (the list has room: it held them all): on equal keys the item
+    // in order first (it came first: a later item equal to it would have been in order too).
+    let (mut i, mut j) = (n, rest.len());
+    kept.resize(n + j, Item::new(What::Call(0)));
+    let mut r_key = key(rest[j - 1]);
+    let mut k_key = (i > 0).then(|| key(kept[i - 1]));
+    while j > 0 {
+        let w = i + j - 1;
+        if k_key.as_ref().is_some_and(|kk| *kk > r_key) {
+            kept[w] = kept[i - 1];
+            i -= 1;
+            if let Some(&y) = i.checked_sub(AHEAD).and_then(|a| kept.get(a)) {
+                t.prefetch(y);
+            }
+            k_key = (i > 0).then(|| key(kept[i - 1]));
+        } else {
+            kept[w] = rest[j - 1];
+            j -= 1;
+            if j > 0 {
+                r_key = key(rest[j - 1]);
+            }
         }
-        let kx = key(x);
-        while r_key.as_ref().is_some_and(|kr| *kr < kx) {
-            out.push(r.next().expect("peeked"));
-            r_key = r.peek().map(|&y| key(y));
-        }
-        out.push(x);
     }
-    out.extend(r);
-    out
+    kept
 }
 
 /// The indices listed for `w` in a list sorted by slice.
@@ -979,6 +985,25 @@ impl Edges {
         }
     }
 
+    /// A walk standing where slice `next` of `lane` is about to begin, with the slices `open`
+    /// ((end, index), outermost first) still open.
+    pub fn resume(lane: &[Item], t: impl Spans, next: usize, open: Vec<(u64, usize)>) -> Edges {
+        for &y in lane.iter().skip(next).take(AHEAD) {
+            t.prefetch(y);
+        }
+        Edges {
+            next,
+            ahead: lane.get(next).map(|&x| t.span(x)),
+            open,
+        }
+    }
+
+    /// How many slices are open.
+    #[cfg(test)]
+    pub fn open_count(&self) -> usize {
+        self.open.len()
+    }
+
     /// How many of the lane's slices have begun.
     #[inline]
     pub fn begun(&self) -> usize {
@@ -1017,7 +1042,7 @@ impl Edges {
     }
 
     /// The next event and its time, passed.
-    #[inline]
+    #[cfg(test)]
     pub fn next(&mut self, lane: &[Item], t: impl Spans) -> Option<(u64, Edge)> {
         let (ts, edge) = self.peek()?;
         self.pass(edge, lane, t);

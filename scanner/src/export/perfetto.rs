@@ -43,7 +43,7 @@
 //!   `kernel` nor `stream`; nor has a call nested in a call of its class that shows the same ones (a
 //!   runtime launch's driver launch): read them from that call.
 
-use super::{Edge, Edges, Item, Layout, ProcLayout, What};
+use super::{Edge, Edges, Item, Layout, ProcLayout, Spans, What};
 use crate::facts::model::Call;
 use crate::util::fastmap::HashMap;
 use causeway_ring::layout::DeviceKind;
@@ -553,11 +553,10 @@ struct Track<'l, 't> {
     marks: &'l [usize],
     /// The process track: its one event is the capture instant.
     capture: bool,
-    /// How many events it has.
-    len: usize,
-    /// Where its listing stands before event `UNIT * k`, for each `k`: a unit of encoding starts
-    /// there. The events are listed as they are encoded, never held (two per slice were 16 bytes a
-    /// slice, 160 MB at 10 M entries).
+    /// Where its listing stands when the first slice of each unit of `UNIT` slices begins (the
+    /// first unit: at the start), found by `find_starts`. A unit's events run from there to the
+    /// next unit's start (the last: to the end). The events are listed as they are encoded, never
+    /// held (two per slice were 16 bytes a slice, 160 MB at 10 M entries).
     starts: Vec<Cursor>,
 }
 
@@ -577,48 +576,85 @@ impl<'l, 't> Track<'l, 't> {
             lane,
             marks,
             capture,
-            len: 0,
             starts: Vec::new(),
         }
     }
 
-    /// Lists the events once, counting them and keeping where each unit starts.
+    /// Where each unit starts, without listing the events before it. Before slice `a` begins,
+    /// the slices open are those before it that end after it begins (in a nested lane, the ones
+    /// that enclose it), the marks listed are those earlier than it, and the last event is the
+    /// latest of the slices begun, the slices ended and the marks listed. So each unit's slices
+    /// are read once, all units side by side, for what stays open past the next unit's start and
+    /// the latest end before it; those are then carried from unit to unit.
     fn find_starts(&mut self) {
-        let mut c = Cursor::new(self);
-        let mut n = 0;
-        loop {
-            if n % UNIT == 0 {
-                self.starts.push(c.clone());
-            }
-            if c.next(self).is_none() {
-                break;
-            }
-            n += 1;
+        let (lane, t) = (self.lane, self.pl.times);
+        let units = lane.len().div_ceil(UNIT).max(1);
+        let begin = |a: usize| t.of(lane[a]).0;
+        // Unit k's slices open when unit k + 1 starts ((end, index), in lane order), and the latest
+        // end of the others.
+        let scans: Vec<(Vec<(u64, usize)>, u64)> = (1..units)
+            .into_par_iter()
+            .map(|k| {
+                let (from, to) = ((k - 1) * UNIT, k * UNIT);
+                let next = begin(to);
+                let (mut open, mut closed) = (Vec::new(), 0);
+                for j in from..to {
+                    if let Some(&y) = lane.get(j + super::AHEAD) {
+                        t.prefetch(y);
+                    }
+                    let (_, end) = t.of(lane[j]);
+                    if end > next {
+                        open.push((end, j));
+                    } else {
+                        closed = closed.max(end);
+                    }
+                }
+                (open, closed)
+            })
+            .collect();
+        let mut starts = Vec::with_capacity(units);
+        starts.push(Cursor::new(self));
+        let mut open: Vec<(u64, usize)> = Vec::new();
+        for (k, (unit_open, unit_closed)) in (1..units).zip(scans) {
+            let a = k * UNIT;
+            let next = begin(a);
+            // The enclosing slices carried from before that end by now: the outer ones end last.
+            let kept = open.partition_point(|&(end, _)| end > next);
+            let ended = open[kept..].iter().map(|&(end, _)| end).max().unwrap_or(0);
+            open.truncate(kept);
+            open.extend(unit_open);
+            let mark = self
+                .marks
+                .partition_point(|&m| self.pl.p.marks[m].ns < next);
+            let last_mark = mark
+                .checked_sub(1)
+                .map_or(0, |m| self.pl.p.marks[self.marks[m]].ns);
+            starts.push(Cursor {
+                edges: Edges::resume(lane, t, a, open.clone()),
+                mark,
+                capture: false,
+                prev: begin(a - 1).max(ended).max(unit_closed).max(last_mark),
+            });
         }
-        if n % UNIT == 0 {
-            // The cursor past the last event starts no unit.
-            self.starts.pop();
-        }
-        self.len = n;
+        self.starts = starts;
     }
 
-    /// The events of `range` (a unit's: `range.start` a multiple of `UNIT`) with their times, and
-    /// the time of the event before (the first's own for the first event).
-    fn events(&self, range: std::ops::Range<usize>) -> (u64, impl Iterator<Item = (u64, Ev)> + '_) {
-        let mut c = self.starts[range.start / UNIT].clone();
-        let prev = c.prev;
-        (
-            prev,
-            std::iter::from_fn(move || c.next(self)).take(range.len()),
-        )
+    /// Unit `k`'s events with their times, and the time of the event before (the first's own for
+    /// the first event).
+    fn events(&self, k: usize) -> (u64, impl Iterator<Item = (u64, Ev)> + '_) {
+        let mut c = self.starts[k].clone();
+        let until = self
+            .starts
+            .get(k + 1)
+            .map_or(usize::MAX, |n| n.edges.begun());
+        (c.prev, std::iter::from_fn(move || c.next(self, until)))
     }
 
-    /// The events of unit `range` that name strings (its slices' begins and its marks) in file
-    /// order, found without walking the slices' ends: a mark comes before a slice's begin exactly
-    /// when it is earlier.
-    fn begins(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Ev> + '_ {
-        let from = &self.starts[range.start / UNIT];
-        let to = self.starts.get(range.start / UNIT + 1);
+    /// The events of unit `k` that name strings (its slices' begins and its marks) in file order,
+    /// found without walking the slices' ends: a mark comes before a slice's begin exactly when it
+    /// is earlier.
+    fn begins(&self, k: usize) -> impl Iterator<Item = Ev> + '_ {
+        let (from, to) = (&self.starts[k], self.starts.get(k + 1));
         let (mut i, items_end) = (
             from.edges.begun(),
             to.map_or(self.lane.len(), |c| c.edges.begun()),
@@ -641,7 +677,9 @@ impl<'l, 't> Track<'l, 't> {
 
     /// The time of its first event (0 when it has none).
     fn first_ts(&self) -> u64 {
-        Cursor::new(self).next(self).map_or(0, |(ts, _)| ts)
+        Cursor::new(self)
+            .next(self, usize::MAX)
+            .map_or(0, |(ts, _)| ts)
     }
 }
 
@@ -666,36 +704,35 @@ impl Cursor {
             capture: t.capture,
             prev: 0,
         };
-        c.prev = c.clone().next(t).map_or(0, |(ts, _)| ts);
+        c.prev = c.clone().next(t, usize::MAX).map_or(0, |(ts, _)| ts);
         c
     }
 
-    fn next(&mut self, t: &Track) -> Option<(u64, Ev)> {
-        let ev = self.step(t)?;
+    /// The next event, unless it is slice `until`'s begin (where the next unit starts).
+    fn next(&mut self, t: &Track, until: usize) -> Option<(u64, Ev)> {
+        let ev = self.step(t, until)?;
         self.prev = ev.0;
         Some(ev)
     }
 
-    fn step(&mut self, t: &Track) -> Option<(u64, Ev)> {
+    fn step(&mut self, t: &Track, until: usize) -> Option<(u64, Ev)> {
         if self.capture {
             self.capture = false;
             return Some((t.pl.first_ns, Ev::Capture));
         }
-        let span = t.pl.times;
-        let (ts, e) = match t.marks.get(self.mark) {
-            None => self.edges.next(t.lane, span)?,
-            Some(&m) => {
-                let edge = self.edges.peek();
-                let ns = t.pl.p.marks[m].ns;
-                if edge.is_none_or(|(ts, _)| ns < ts) {
-                    self.mark += 1;
-                    return Some((ns, Ev::Mark(m as u32)));
-                }
-                let (ts, e) = edge?;
-                self.edges.pass(e, t.lane, span);
-                (ts, e)
+        let edge = self.edges.peek();
+        if let Some(&m) = t.marks.get(self.mark) {
+            let ns = t.pl.p.marks[m].ns;
+            if edge.is_none_or(|(ts, _)| ns < ts) {
+                self.mark += 1;
+                return Some((ns, Ev::Mark(m as u32)));
             }
-        };
+        }
+        let (ts, e) = edge?;
+        if e == Edge::Begin(until) {
+            return None;
+        }
+        self.edges.pass(e, t.lane, t.pl.times);
         Some((
             ts,
             match e {
@@ -706,8 +743,8 @@ impl Cursor {
     }
 }
 
-/// Events per unit of parallel encoding.
-const UNIT: usize = 32 << 10;
+/// Slices per unit of parallel encoding (two events each, and the marks among them).
+const UNIT: usize = 16 << 10;
 
 pub(crate) fn write<'l>(
     layout: &'l Layout,
@@ -801,17 +838,16 @@ pub(crate) fn write<'l>(
             }
         }
     }
-    // Each track's events counted and its units' starts found, side by side.
+    // Each track's units' starts found, side by side.
     tracks.par_iter_mut().for_each(Track::find_starts);
     w.write_all(&head)?;
 
-    // Units in file order: each track's first packet (its clock, defaults and interned strings),
-    // then its events in chunks.
-    let mut units: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    // Units in file order: each track's first packet (its clock, defaults and interned strings;
+    // `None`), then its events in units (`Some`).
+    let mut units: Vec<(usize, Option<usize>)> = Vec::new();
     for (k, t) in tracks.iter().enumerate() {
-        units.push((k, 0..0));
-        let n = t.len;
-        units.extend((0..n).step_by(UNIT).map(|a| (k, a..(a + UNIT).min(n))));
+        units.push((k, None));
+        units.extend((0..t.starts.len()).map(|u| (k, Some(u))));
     }
 
     // The interning tables, filled in file order (so the file is the same on any number of threads),
@@ -819,11 +855,15 @@ pub(crate) fn write<'l>(
     // thread; the lists are then merged in file order.
     let used_by_unit: Vec<[Vec<&str>; 3]> = units
         .par_iter()
-        .map(|(k, range)| {
-            let t = &tracks[*k];
+        .map(|&(k, unit)| {
+            let t = &tracks[k];
             let mut seen = Seen::default();
             let mut lists: [Vec<&str>; 3] = Default::default();
-            for ev in t.begins(range.clone()) {
+            let Some(unit) = unit else {
+                // A first packet uses what its track's events use.
+                return lists;
+            };
+            for ev in t.begins(unit) {
                 for_strings(t.pl, t.lane, &ev, |table, s| {
                     if seen.first(table, s) {
                         lists[table].push(s);
@@ -854,12 +894,11 @@ pub(crate) fn write<'l>(
     drop(used_by_unit);
 
     // Encoded on every thread, a window of units at a time, written in order.
-    crate::util::output::write_in_order(&units, w, |(k, range), buf| {
-        let t = &tracks[*k];
-        if range.is_empty() {
-            first_packet(t, &used[*k], &strings, buf)
-        } else {
-            events(t, range.clone(), &strings, capture, layout.procs.len(), buf)
+    crate::util::output::write_in_order(&units, w, |&(k, unit), buf| {
+        let t = &tracks[k];
+        match unit {
+            None => first_packet(t, &used[k], &strings, buf),
+            Some(u) => events(t, u, &strings, capture, layout.procs.len(), buf),
         }
     })
 }
@@ -1155,11 +1194,11 @@ fn attr_annotations(te: &mut Vec<u8>, scratch: &mut Vec<u8>, x: &crate::facts::m
     }
 }
 
-/// `range` of track `t`'s events, each a `Trace.packet`. `capture` and `processes` fill the
+/// Unit `unit` of track `t`'s events, each a `Trace.packet`. `capture` and `processes` fill the
 /// `causeway capture` instant.
 fn events(
     t: &Track,
-    range: std::ops::Range<usize>,
+    unit: usize,
     strings: &Strings,
     capture: &str,
     processes: usize,
@@ -1167,10 +1206,10 @@ fn events(
 ) {
     let pl = t.pl;
     let mut iids = Iids::new(strings);
-    out.reserve(range.len() * 40);
+    out.reserve(UNIT * 80);
     let mut te = Vec::with_capacity(256);
     let mut scratch = Vec::with_capacity(64);
-    let (mut prev, listed) = t.events(range);
+    let (mut prev, listed) = t.events(unit);
     for (ts, ev) in listed {
         te.clear();
         match ev {
@@ -1336,15 +1375,16 @@ mod tests {
     use super::*;
     use crate::facts::model::{Call, Mark, ProcessTimeline, Range};
 
-    /// A thread of nested calls over several units of encoding, with ranges and marks at the
-    /// same times as slices begin and end: each unit's strings are read from its begins and marks
-    /// alone, in the order the full walk gives them; the walk resumed from each unit's start gives
-    /// the unit's events, and every event once.
+    /// A thread of nested calls over several units of encoding, some enclosing the units'
+    /// boundaries (one the whole thread), with a range that crosses them and marks at the same times
+    /// as slices begin and end: each unit resumes the full walk where the one before stopped (its
+    /// open slices, its marks, the time of its last event), and its strings are read from its
+    /// begins and marks alone, in the walk's order.
     #[test]
     fn units_resume_the_walk_and_find_its_begins_and_marks() {
         let name = crate::read::intern("f");
-        let call = |i: u64, begin: u64, end: u64, depth: u16| Call {
-            seq: i,
+        let call = |begin: u64, end: u64, depth: u16| Call {
+            seq: 0,
             tid: 7,
             api: name,
             layer: None,
@@ -1358,23 +1398,40 @@ mod tests {
             a1: 0,
             flags: 0,
         };
-        // Pairs of an outer call [10i, 10i+8) and an inner one [10i+2, 10i+8).
-        let n = UNIT as u64;
-        let calls = (0..n)
+        // Pairs of an outer call [10i, 10i+10) (ending as the next begins) and an inner one
+        // [10i+2, 10i+8), in blocks each enclosed by a call, all enclosed by one. A block is
+        // 2 * UNIT - 2 slices: the first is open when the second unit starts and ends as the third
+        // starts, where the second block begins, after all its pairs.
+        let n = 3 * UNIT as u64 / 2;
+        let mut calls = vec![call(0, 10 * n + 5, 0)];
+        for i in 0..n {
+            let block = UNIT as u64 - 1;
+            if i % block == 0 {
+                calls.push(call(10 * i, (10 * (i + block)).min(10 * n + 1), 1));
+            }
+            // A block's last pair ends before the block does.
+            let last = (i + 1) % block == 0;
+            calls.push(call(10 * i, 10 * i + if last { 8 } else { 10 }, 2));
+            calls.push(call(10 * i + 2, 10 * i + 8, 3));
+        }
+        for (k, c) in calls.iter_mut().enumerate() {
+            c.seq = k as u64;
+        }
+        // At every slice's begin, and at some ends and between slices.
+        let marks = (0..n)
             .flat_map(|i| {
                 [
-                    call(2 * i, 10 * i, 10 * i + 8, 0),
-                    call(2 * i + 1, 10 * i + 2, 10 * i + 8, 1),
+                    10 * i,
+                    10 * i + 1,
+                    10 * i + 2,
+                    10 * i + [8, 9, 10][i as usize % 3],
                 ]
             })
-            .collect();
-        let marks = (0..n / 3)
-            .map(|i| Mark {
+            .map(|ns| Mark {
                 tid: 7,
                 name,
                 domain: None,
-                // At an outer begin, an inner begin, a shared end, between slices.
-                ns: 30 * i + [0, 2, 8, 9][i as usize % 4],
+                ns,
                 attrs: Default::default(),
             })
             .collect();
@@ -1383,7 +1440,7 @@ mod tests {
             name,
             domain: None,
             begin_ns: 5,
-            end_ns: Some(10 * n),
+            end_ns: Some(10 * n + 7),
             level: 0,
             attrs: Default::default(),
         }];
@@ -1403,12 +1460,21 @@ mod tests {
         );
         let mut track = Track::new(2, 3, &pl, (&t.lanes[0], &t.marks), false);
         track.find_starts();
-        assert_eq!(track.len, 4 * n as usize + p.marks.len());
-        assert!(track.starts.len() > 4);
+        assert_eq!(track.starts.len(), t.lanes[0].len().div_ceil(UNIT));
+        assert!(track.starts.len() >= 3);
+        assert_eq!(
+            t.lanes[0][2 * UNIT].what(),
+            What::Call(2 * UNIT),
+            "a block begins"
+        );
+        assert!(
+            track.starts[1..].iter().all(|c| c.edges.open_count() >= 1),
+            "slices enclose the units' starts"
+        );
         // The whole walk, from the start.
         let mut c = Cursor::new(&track);
-        let all: Vec<(u64, Ev)> = std::iter::from_fn(|| c.next(&track)).collect();
-        assert_eq!(all.len(), track.len);
+        let all: Vec<(u64, Ev)> = std::iter::from_fn(|| c.next(&track, usize::MAX)).collect();
+        assert_eq!(all.len(), 2 * t.lanes[0].len() + p.marks.len());
         assert!(all.windows(2).all(|w| w[0].0 <= w[1].0));
         let key = |e: &Ev| match *e {
             Ev::Begin(i) => (0, i),
@@ -1416,25 +1482,22 @@ mod tests {
             Ev::Mark(m) => (2, m),
             Ev::Capture => (3, 0),
         };
-        for a in (0..track.len).step_by(UNIT) {
-            let range = a..(a + UNIT).min(track.len);
-            let (prev, events) = track.events(range.clone());
+        let listed = |v: &[(u64, Ev)]| v.iter().map(|(ts, e)| (*ts, key(e))).collect::<Vec<_>>();
+        let mut at = 0;
+        for k in 0..track.starts.len() {
+            let (prev, events) = track.events(k);
             let events: Vec<_> = events.collect();
-            let want = &all[range.clone()];
-            assert_eq!(prev, all[a.saturating_sub(1)].0);
-            assert_eq!(
-                events
-                    .iter()
-                    .map(|(ts, e)| (*ts, key(e)))
-                    .collect::<Vec<_>>(),
-                want.iter().map(|(ts, e)| (*ts, key(e))).collect::<Vec<_>>()
-            );
-            let begins: Vec<_> = track.begins(range).map(|e| key(&e)).collect();
+            let want = &all[at..at + events.len()];
+            assert_eq!(prev, all[at.saturating_sub(1)].0, "unit {k}");
+            assert_eq!(listed(&events), listed(want), "unit {k}");
+            let begins: Vec<_> = track.begins(k).map(|e| key(&e)).collect();
             let want: Vec<_> = (want.iter())
                 .filter(|(_, e)| matches!(e, Ev::Begin(_) | Ev::Mark(_)))
                 .map(|(_, e)| key(e))
                 .collect();
-            assert_eq!(begins, want, "unit at {a}");
+            assert_eq!(begins, want, "unit {k}");
+            at += events.len();
         }
+        assert_eq!(at, all.len());
     }
 }
