@@ -648,8 +648,14 @@ impl Flows {
             })
             .collect();
         // Each call's flows, in span order: its tied spans' (all have one).
-        let Groups { start, items } = Groups::by_key(p.calls.len(), issuers);
-        let call_flows = (items.iter()).map(|&j| span_flow[j as usize]).collect();
+        let Groups {
+            start,
+            items: mut call_flows,
+        } = Groups::by_key(p.calls.len(), issuers);
+        // Each tied span's flow in its place (not a second list).
+        for j in &mut call_flows {
+            *j = span_flow[*j as usize];
+        }
         let call_flow_start = start;
         shown_through_enclosing(p, &mut shown);
         Flows {
@@ -998,10 +1004,9 @@ impl Edges {
         }
     }
 
-    /// How many slices are open.
-    #[cfg(test)]
-    pub fn open_count(&self) -> usize {
-        self.open.len()
+    /// The slices open ((end, index), outermost first).
+    pub fn open(&self) -> &[(u64, usize)] {
+        &self.open
     }
 
     /// How many of the lane's slices have begun.

@@ -580,61 +580,90 @@ impl<'l, 't> Track<'l, 't> {
         }
     }
 
-    /// Where each unit starts, without listing the events before it. Before slice `a` begins,
-    /// the slices open are those before it that end after it begins (in a nested lane, the ones
-    /// that enclose it), the marks listed are those earlier than it, and the last event is the
-    /// latest of the slices begun, the slices ended and the marks listed. So each unit's slices
-    /// are read once, all units side by side, for what stays open past the next unit's start and
-    /// the latest end before it; those are then carried from unit to unit.
+    /// Where each unit starts, without listing the events before it. Units are cut every `UNIT`
+    /// slices, and a unit with more than `UNIT` marks is cut every `UNIT` marks too (a thread of
+    /// marks and few slices). Before an event at time `t` (slice `a`'s begin, or a mark at `t`),
+    /// the slices begun are those before it, the slices open are those of them that end after `t`
+    /// (in a nested lane, the ones that enclose it), the marks listed are the earlier ones, and the
+    /// last event is the latest of the slices begun, the slices ended and the marks listed. So
+    /// each unit's slices are read once, all units side by side, for what stays open past the next
+    /// unit's start and the latest end before it; those are then carried from unit to unit.
     fn find_starts(&mut self) {
         let (lane, t) = (self.lane, self.pl.times);
         let units = lane.len().div_ceil(UNIT).max(1);
         let begin = |a: usize| t.of(lane[a]).0;
-        // Unit k's slices open when unit k + 1 starts ((end, index), in lane order), and the latest
-        // end of the others.
+        let mark_ns = |m: usize| self.pl.p.marks[self.marks[m]].ns;
+        // Slices `from..to` that end after `next` ((end, index), in lane order), and the latest end
+        // of the others.
+        let scan = |from: usize, to: usize, next: u64| {
+            let (mut open, mut closed) = (Vec::new(), 0);
+            for (j, &x) in lane.iter().enumerate().take(to).skip(from) {
+                if let Some(&y) = lane.get(j + super::AHEAD) {
+                    t.prefetch(y);
+                }
+                let (_, end) = t.of(x);
+                if end > next {
+                    open.push((end, j));
+                } else {
+                    closed = closed.max(end);
+                }
+            }
+            (open, closed)
+        };
+        // Each unit's, against the next unit's start.
         let scans: Vec<(Vec<(u64, usize)>, u64)> = (1..units)
             .into_par_iter()
-            .map(|k| {
-                let (from, to) = ((k - 1) * UNIT, k * UNIT);
-                let next = begin(to);
-                let (mut open, mut closed) = (Vec::new(), 0);
-                for j in from..to {
-                    if let Some(&y) = lane.get(j + super::AHEAD) {
-                        t.prefetch(y);
-                    }
-                    let (_, end) = t.of(lane[j]);
-                    if end > next {
-                        open.push((end, j));
-                    } else {
-                        closed = closed.max(end);
-                    }
-                }
-                (open, closed)
-            })
+            .map(|k| scan((k - 1) * UNIT, k * UNIT, begin(k * UNIT)))
             .collect();
-        let mut starts = Vec::with_capacity(units);
-        starts.push(Cursor::new(self));
-        let mut open: Vec<(u64, usize)> = Vec::new();
-        for (k, (unit_open, unit_closed)) in (1..units).zip(scans) {
-            let a = k * UNIT;
-            let next = begin(a);
+        // The walk as it stands just before an event at `next` with `a` slices begun and `mark`
+        // marks listed, the slices open at the unit's start (`open`, at or before `next`) and the
+        // unit's own slices' ends beyond `next` and latest end up to it given.
+        let at = |a: usize,
+                  mark: usize,
+                  next: u64,
+                  open: &[(u64, usize)],
+                  own: (&[(u64, usize)], u64)| {
             // The enclosing slices carried from before that end by now: the outer ones end last.
             let kept = open.partition_point(|&(end, _)| end > next);
             let ended = open[kept..].iter().map(|&(end, _)| end).max().unwrap_or(0);
-            open.truncate(kept);
-            open.extend(unit_open);
-            let mark = self
-                .marks
-                .partition_point(|&m| self.pl.p.marks[m].ns < next);
-            let last_mark = mark
-                .checked_sub(1)
-                .map_or(0, |m| self.pl.p.marks[self.marks[m]].ns);
-            starts.push(Cursor {
-                edges: Edges::resume(lane, t, a, open.clone()),
+            let mut now = open[..kept].to_vec();
+            now.extend_from_slice(own.0);
+            let last_begin = a.checked_sub(1).map_or(0, begin);
+            let last_mark = mark.checked_sub(1).map_or(0, mark_ns);
+            Cursor {
+                edges: Edges::resume(lane, t, a, now),
                 mark,
                 capture: false,
-                prev: begin(a - 1).max(ended).max(unit_closed).max(last_mark),
-            });
+                prev: last_begin.max(ended).max(own.1).max(last_mark),
+            }
+        };
+        let mut starts = vec![Cursor::new(self)];
+        let mut open: Vec<(u64, usize)> = Vec::new();
+        let mut scans = scans.into_iter();
+        for k in 0..units {
+            let (from, to) = (k * UNIT, ((k + 1) * UNIT).min(lane.len()));
+            let last = k + 1 == units;
+            let marks_end = if last {
+                self.marks.len()
+            } else {
+                self.marks
+                    .partition_point(|&m| self.pl.p.marks[m].ns < begin(to))
+            };
+            // Marks beyond a unit's worth: a start before every `UNIT`th (rare; read here).
+            let mut m = starts.last().expect("a first start").mark;
+            while marks_end - m > UNIT {
+                m += UNIT;
+                let ns = mark_ns(m);
+                let a = from + lane[from..to].partition_point(|&x| t.of(x).0 <= ns);
+                let (own, closed) = scan(from, a, ns);
+                starts.push(at(a, m, ns, &open, (&own, closed)));
+            }
+            if !last {
+                let (own, closed) = scans.next().expect("a scan per unit after the first");
+                let c = at(to, marks_end, begin(to), &open, (&own, closed));
+                open = c.edges.open().to_vec();
+                starts.push(c);
+            }
         }
         self.starts = starts;
     }
@@ -643,10 +672,7 @@ impl<'l, 't> Track<'l, 't> {
     /// the first event).
     fn events(&self, k: usize) -> (u64, impl Iterator<Item = (u64, Ev)> + '_) {
         let mut c = self.starts[k].clone();
-        let until = self
-            .starts
-            .get(k + 1)
-            .map_or(usize::MAX, |n| n.edges.begun());
+        let until = (self.starts.get(k + 1)).map_or(END, |n| (n.edges.begun(), n.mark));
         (c.prev, std::iter::from_fn(move || c.next(self, until)))
     }
 
@@ -675,11 +701,17 @@ impl<'l, 't> Track<'l, 't> {
         })
     }
 
+    /// About how many events unit `k` has: its slices' two and its marks.
+    fn unit_len(&self, k: usize) -> usize {
+        let (from, to) = (&self.starts[k], self.starts.get(k + 1));
+        let slices = to.map_or(self.lane.len(), |c| c.edges.begun()) - from.edges.begun();
+        let marks = to.map_or(self.marks.len(), |c| c.mark) - from.mark;
+        2 * slices + marks + 1
+    }
+
     /// The time of its first event (0 when it has none).
     fn first_ts(&self) -> u64 {
-        Cursor::new(self)
-            .next(self, usize::MAX)
-            .map_or(0, |(ts, _)| ts)
+        Cursor::new(self).next(self, END).map_or(0, |(ts, _)| ts)
     }
 }
 
@@ -704,18 +736,19 @@ impl Cursor {
             capture: t.capture,
             prev: 0,
         };
-        c.prev = c.clone().next(t, usize::MAX).map_or(0, |(ts, _)| ts);
+        c.prev = c.clone().next(t, END).map_or(0, |(ts, _)| ts);
         c
     }
 
-    /// The next event, unless it is slice `until`'s begin (where the next unit starts).
-    fn next(&mut self, t: &Track, until: usize) -> Option<(u64, Ev)> {
+    /// The next event, unless it is where the next unit starts: the event after `until.0` slices
+    /// have begun and `until.1` marks have been listed (`END`: none).
+    fn next(&mut self, t: &Track, until: (usize, usize)) -> Option<(u64, Ev)> {
         let ev = self.step(t, until)?;
         self.prev = ev.0;
         Some(ev)
     }
 
-    fn step(&mut self, t: &Track, until: usize) -> Option<(u64, Ev)> {
+    fn step(&mut self, t: &Track, until: (usize, usize)) -> Option<(u64, Ev)> {
         if self.capture {
             self.capture = false;
             return Some((t.pl.first_ns, Ev::Capture));
@@ -724,12 +757,15 @@ impl Cursor {
         if let Some(&m) = t.marks.get(self.mark) {
             let ns = t.pl.p.marks[m].ns;
             if edge.is_none_or(|(ts, _)| ns < ts) {
+                if (self.edges.begun(), self.mark) == until {
+                    return None;
+                }
                 self.mark += 1;
                 return Some((ns, Ev::Mark(m as u32)));
             }
         }
         let (ts, e) = edge?;
-        if e == Edge::Begin(until) {
+        if e == Edge::Begin(until.0) && self.mark == until.1 {
             return None;
         }
         self.edges.pass(e, t.lane, t.pl.times);
@@ -743,8 +779,12 @@ impl Cursor {
     }
 }
 
-/// Slices per unit of parallel encoding (two events each, and the marks among them).
+/// Slices per unit of parallel encoding (two events each, and the marks among them, `UNIT` at
+/// most).
 const UNIT: usize = 16 << 10;
+
+/// No unit after: a walk to the track's end.
+const END: (usize, usize) = (usize::MAX, usize::MAX);
 
 pub(crate) fn write<'l>(
     layout: &'l Layout,
@@ -1206,7 +1246,7 @@ fn events(
 ) {
     let pl = t.pl;
     let mut iids = Iids::new(strings);
-    out.reserve(UNIT * 80);
+    out.reserve(t.unit_len(unit) * 40);
     let mut te = Vec::with_capacity(256);
     let mut scratch = Vec::with_capacity(64);
     let (mut prev, listed) = t.events(unit);
@@ -1460,7 +1500,8 @@ mod tests {
         );
         let mut track = Track::new(2, 3, &pl, (&t.lanes[0], &t.marks), false);
         track.find_starts();
-        assert_eq!(track.starts.len(), t.lanes[0].len().div_ceil(UNIT));
+        // More marks than slices: units cut by marks too.
+        assert!(track.starts.len() > t.lanes[0].len().div_ceil(UNIT));
         assert!(track.starts.len() >= 3);
         assert_eq!(
             t.lanes[0][2 * UNIT].what(),
@@ -1468,13 +1509,19 @@ mod tests {
             "a block begins"
         );
         assert!(
-            track.starts[1..].iter().all(|c| c.edges.open_count() >= 1),
+            track.starts[1..].iter().all(|c| !c.edges.open().is_empty()),
             "slices enclose the units' starts"
         );
-        // The whole walk, from the start.
-        let mut c = Cursor::new(&track);
-        let all: Vec<(u64, Ev)> = std::iter::from_fn(|| c.next(&track, usize::MAX)).collect();
-        assert_eq!(all.len(), 2 * t.lanes[0].len() + p.marks.len());
+        units_are_the_walk(&track, 2 * t.lanes[0].len() + p.marks.len());
+    }
+
+    /// Each unit of `track` (of `events` events) resumes the full walk where the one before
+    /// stopped (its open slices, its marks, the time of its last event); its strings are read from
+    /// its begins and marks alone, in the walk's order; every event is in one unit.
+    fn units_are_the_walk(track: &Track, events: usize) {
+        let mut c = Cursor::new(track);
+        let all: Vec<(u64, Ev)> = std::iter::from_fn(|| c.next(track, END)).collect();
+        assert_eq!(all.len(), events);
         assert!(all.windows(2).all(|w| w[0].0 <= w[1].0));
         let key = |e: &Ev| match *e {
             Ev::Begin(i) => (0, i),
@@ -1487,6 +1534,11 @@ mod tests {
         for k in 0..track.starts.len() {
             let (prev, events) = track.events(k);
             let events: Vec<_> = events.collect();
+            assert!(
+                events.len() <= 3 * UNIT,
+                "unit {k}: {} events",
+                events.len()
+            );
             let want = &all[at..at + events.len()];
             assert_eq!(prev, all[at.saturating_sub(1)].0, "unit {k}");
             assert_eq!(listed(&events), listed(want), "unit {k}");
@@ -1499,5 +1551,64 @@ mod tests {
             at += events.len();
         }
         assert_eq!(at, all.len());
+    }
+
+    /// Marks cut units too: a thread of marks alone, and one of long slices few and far between
+    /// with marks dense among them (slices ending between marks, marks at the same times as
+    /// begins and ends), are units of `UNIT` marks at most, each resuming the walk.
+    #[test]
+    fn marks_cut_units_on_a_thread_of_marks() {
+        let name = crate::read::intern("m");
+        let mark = |ns| Mark {
+            tid: 7,
+            name,
+            domain: None,
+            ns,
+            attrs: Default::default(),
+        };
+        let n = 3 * UNIT as u64 + 5;
+        let only = ProcessTimeline {
+            threads: vec![7],
+            marks: (0..n).map(|i| mark(i / 2)).collect(),
+            ..ProcessTimeline::empty(1)
+        };
+        let call = |k: u64, begin: u64, end: u64| Call {
+            seq: k,
+            tid: 7,
+            api: name,
+            layer: None,
+            class: None,
+            begin_ns: begin,
+            end_ns: Some(end).into(),
+            depth: 0,
+            result: 0,
+            kernel: None,
+            a0: 0,
+            a1: 0,
+            flags: 0,
+        };
+        // A call every 64 ns lasting 40, one inside each; a mark every ns (so the units' marks,
+        // every `UNIT`th, are at the same time as a call's begin).
+        let sparse = ProcessTimeline {
+            threads: vec![7],
+            calls: (0..n / 64)
+                .flat_map(|i| {
+                    [
+                        call(2 * i, 64 * i, 64 * i + 40),
+                        call(2 * i + 1, 64 * i + 10, 64 * i + 30),
+                    ]
+                })
+                .collect(),
+            marks: (0..n).map(mark).collect(),
+            ..ProcessTimeline::empty(1)
+        };
+        for p in [only, sparse] {
+            let pl = ProcLayout::of(&p, None, &mut 1);
+            let t = &pl.threads[0];
+            let mut track = Track::new(2, 3, &pl, (&t.lanes[0], &t.marks), false);
+            track.find_starts();
+            assert!(track.starts.len() >= 4, "{} units", track.starts.len());
+            units_are_the_walk(&track, 2 * t.lanes[0].len() + p.marks.len());
+        }
     }
 }
