@@ -1111,21 +1111,7 @@ mod tests {
     fn times_are_the_models_with_open_slices_drawn_to_the_end() {
         use crate::facts::model::{Call, DeviceSpan, Range};
         let name = crate::read::intern("x");
-        let call = |begin, end: Option<u64>| Call {
-            seq: 0,
-            tid: 1,
-            api: name,
-            layer: None,
-            class: None,
-            begin_ns: begin,
-            end_ns: end.into(),
-            depth: 0,
-            result: 0,
-            kernel: None,
-            a0: 0,
-            a1: 0,
-            flags: 0,
-        };
+        let call = |begin, end: Option<u64>| Call::bare(0, 1, name, (begin, end), 0);
         let p = ProcessTimeline {
             calls: vec![call(10, Some(20)), call(30, None), call(50, Some(40))],
             ranges: vec![Range {

@@ -1423,21 +1423,7 @@ mod tests {
     #[test]
     fn units_resume_the_walk_and_find_its_begins_and_marks() {
         let name = crate::read::intern("f");
-        let call = |begin: u64, end: u64, depth: u16| Call {
-            seq: 0,
-            tid: 7,
-            api: name,
-            layer: None,
-            class: None,
-            begin_ns: begin,
-            end_ns: Some(end).into(),
-            depth,
-            result: 0,
-            kernel: None,
-            a0: 0,
-            a1: 0,
-            flags: 0,
-        };
+        let call = |begin, end, depth| Call::bare(0, 7, name, (begin, Some(end)), depth);
         // Pairs of an outer call [10i, 10i+10) (ending as the next begins) and an inner one
         // [10i+2, 10i+8), in blocks each enclosed by a call, all enclosed by one. A block is
         // 2 * UNIT - 2 slices: the first is open when the second unit starts and ends as the third
@@ -1572,21 +1558,7 @@ mod tests {
             marks: (0..n).map(|i| mark(i / 2)).collect(),
             ..ProcessTimeline::empty(1)
         };
-        let call = |k: u64, begin: u64, end: u64| Call {
-            seq: k,
-            tid: 7,
-            api: name,
-            layer: None,
-            class: None,
-            begin_ns: begin,
-            end_ns: Some(end).into(),
-            depth: 0,
-            result: 0,
-            kernel: None,
-            a0: 0,
-            a1: 0,
-            flags: 0,
-        };
+        let call = |k, begin, end| Call::bare(k, 7, name, (begin, Some(end)), 0);
         // A call every 64 ns lasting 40, one inside each; a mark every ns (so the units' marks,
         // every `UNIT`th, are at the same time as a call's begin).
         let sparse = ProcessTimeline {

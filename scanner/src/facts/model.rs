@@ -548,6 +548,35 @@ impl Timeline {
     }
 }
 
+#[cfg(test)]
+impl Call {
+    /// A call of no known layer or class, for tests: sequence number `seq` on thread `tid`, named
+    /// `api`, from `begin_ns` to `end_ns` (`None`: it never returned), `depth` calls deep.
+    pub(crate) fn bare(
+        seq: u64,
+        tid: u32,
+        api: Name,
+        (begin_ns, end_ns): (u64, Option<u64>),
+        depth: u16,
+    ) -> Call {
+        Call {
+            seq,
+            tid,
+            api,
+            layer: None,
+            class: None,
+            begin_ns,
+            end_ns: end_ns.into(),
+            depth,
+            result: 0,
+            kernel: None,
+            a0: 0,
+            a1: 0,
+            flags: 0,
+        }
+    }
+}
+
 impl Call {
     /// The layer's name, `unknown` for an API the ring does not describe.
     pub fn layer_name(&self) -> &'static str {
