@@ -626,7 +626,7 @@ struct Flows {
 }
 
 impl Flows {
-    /// `p`'s flows, the first numbered `first`; `issuers` is `p.issuers()`.
+    /// `p`'s flows, numbered from 0; `issuers` is `p.issuers()`.
     fn of(p: &ProcessTimeline, issuers: &[u32]) -> Flows {
         // Whether each span's track and name show its call's stream and kernel: on every thread.
         let shows: Vec<bool> = (p.device.par_iter().zip(issuers))
@@ -710,8 +710,7 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
     }
 }
 
-/// The host threads' tracks: every tid with a call, a range or a mark.
-/// A slice never ended is drawn to `last_ns`, the process's last timestamp.
+/// The host threads' tracks: every tid with a call, a range or a mark, its slices drawn at `times`.
 fn thread_tracks(p: &ProcessTimeline, times: Times) -> Vec<ThreadLanes> {
     let mut tids: Vec<u32> = p.threads.clone();
     tids.extend(p.ranges.iter().map(|r| r.tid));
@@ -1067,10 +1066,6 @@ mod tests {
             self.0.iter().map(|&(w, _, _)| Item::new(w)).collect()
         }
 
-        fn spans(&self) -> &Self {
-            self
-        }
-
         fn nests(&self, lane: &Lane) -> bool {
             let t: Vec<(u64, u64)> = lane.iter().map(|&x| Spans::span(self, x)).collect();
             t.iter().enumerate().all(|(i, a)| {
@@ -1193,7 +1188,7 @@ mod tests {
             (What::Call(0), 100, 200),
             (What::Call(1), 300, 400),
         ]);
-        let lanes = thread_lanes(d.items(), d.spans());
+        let lanes = thread_lanes(d.items(), &d);
         assert_eq!(lanes.len(), 2);
         assert_eq!(
             lanes[0].iter().map(|x| x.what()).collect::<Vec<_>>(),
@@ -1211,7 +1206,7 @@ mod tests {
             (What::Call(0), 60, 70),
             (What::Range(2), 100, 120),
         ]);
-        let lanes = thread_lanes(d.items(), d.spans());
+        let lanes = thread_lanes(d.items(), &d);
         assert_eq!(lanes.len(), 2);
         assert!(lanes.iter().all(|l| d.nests(l)));
         assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 4);
@@ -1226,17 +1221,17 @@ mod tests {
             (What::Call(3), 100, 130),
         ]);
         let lane = d.items();
-        let mut walk = Edges::new(&lane, d.spans());
-        let e: Vec<_> = std::iter::from_fn(|| walk.next(&lane, d.spans())).collect();
+        let mut walk = Edges::new(&lane, &d);
+        let e: Vec<_> = std::iter::from_fn(|| walk.next(&lane, &d)).collect();
         // A copy taken midway resumes where the walk stood.
-        let mut half = Edges::new(&lane, d.spans());
+        let mut half = Edges::new(&lane, &d);
         for _ in 0..3 {
             let (_, edge) = half.peek().unwrap();
-            half.pass(edge, &lane, d.spans());
+            half.pass(edge, &lane, &d);
         }
         assert_eq!(half.peek(), Some(e[3]));
         let mut resumed = half.clone();
-        let rest: Vec<_> = std::iter::from_fn(|| resumed.next(&lane, d.spans())).collect();
+        let rest: Vec<_> = std::iter::from_fn(|| resumed.next(&lane, &d)).collect();
         assert_eq!(rest, e[3..]);
         use Edge::*;
         assert_eq!(

@@ -553,10 +553,10 @@ struct Track<'l, 't> {
     marks: &'l [usize],
     /// The process track: its one event is the capture instant.
     capture: bool,
-    /// Where its listing stands when the first slice of each unit of `UNIT` slices begins (the
-    /// first unit: at the start), found by `find_starts`. A unit's events run from there to the
-    /// next unit's start (the last: to the end). The events are listed as they are encoded, never
-    /// held (two per slice were 16 bytes a slice, 160 MB at 10 M entries).
+    /// Where its listing stands where each unit starts (`find_starts`; the first unit: at the
+    /// start). A unit's events run from there to the next unit's start (the last: to the end).
+    /// The events are listed as they are encoded, never held (two per slice were 16 bytes a
+    /// slice, 160 MB at 10 M entries).
     starts: Vec<Cursor>,
 }
 
@@ -592,7 +592,7 @@ impl<'l, 't> Track<'l, 't> {
         let (lane, t) = (self.lane, self.pl.times);
         let units = lane.len().div_ceil(UNIT).max(1);
         let begin = |a: usize| t.of(lane[a]).0;
-        let mark_ns = |m: usize| self.pl.p.marks[self.marks[m]].ns;
+        let mark_ns = |m: usize| self.mark_ns(m);
         // Slices `from..to` that end after `next` ((end, index), in lane order), and the latest end
         // of the others.
         let scan = |from: usize, to: usize, next: u64| {
@@ -646,8 +646,9 @@ impl<'l, 't> Track<'l, 't> {
             let marks_end = if last {
                 self.marks.len()
             } else {
+                let next = begin(to);
                 self.marks
-                    .partition_point(|&m| self.pl.p.marks[m].ns < begin(to))
+                    .partition_point(|&m| self.pl.p.marks[m].ns < next)
             };
             // Marks beyond a unit's worth: a start before every `UNIT`th (rare; read here).
             let mut m = starts.last().expect("a first start").mark;
@@ -676,42 +677,49 @@ impl<'l, 't> Track<'l, 't> {
         (c.prev, std::iter::from_fn(move || c.next(self, until)))
     }
 
+    /// The time of its `m`th mark.
+    fn mark_ns(&self, m: usize) -> u64 {
+        self.pl.p.marks[self.marks[m]].ns
+    }
+
+    /// Unit `k`'s slices (those that begin in it) and marks, by their places in the lane and in
+    /// the track's marks.
+    fn unit_bounds(&self, k: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let (from, to) = (&self.starts[k], self.starts.get(k + 1));
+        let slices = from.edges.begun()..to.map_or(self.lane.len(), |c| c.edges.begun());
+        let marks = from.mark..to.map_or(self.marks.len(), |c| c.mark);
+        (slices, marks)
+    }
+
     /// The events of unit `k` that name strings (its slices' begins and its marks) in file order,
     /// found without walking the slices' ends: a mark comes before a slice's begin exactly when it
     /// is earlier.
     fn begins(&self, k: usize) -> impl Iterator<Item = Ev> + '_ {
-        let (from, to) = (&self.starts[k], self.starts.get(k + 1));
-        let (mut i, items_end) = (
-            from.edges.begun(),
-            to.map_or(self.lane.len(), |c| c.edges.begun()),
-        );
-        let (mut m, marks_end) = (from.mark, to.map_or(self.marks.len(), |c| c.mark));
+        let (mut slices, mut marks) = self.unit_bounds(k);
         std::iter::from_fn(move || {
-            let mark_ns = (m < marks_end).then(|| self.pl.p.marks[self.marks[m]].ns);
-            if i < items_end {
+            let mark_ns = (!marks.is_empty()).then(|| self.mark_ns(marks.start));
+            if let Some(i) = slices.clone().next() {
                 let (begin, _) = self.pl.times.of(self.lane[i]);
                 if mark_ns.is_none_or(|ns| ns >= begin) {
-                    i += 1;
-                    return Some(Ev::Begin(i as u32 - 1));
+                    slices.start += 1;
+                    return Some(Ev::Begin(i as u32));
                 }
             }
             mark_ns?;
-            m += 1;
-            Some(Ev::Mark(self.marks[m - 1] as u32))
+            marks.start += 1;
+            Some(Ev::Mark(self.marks[marks.start - 1] as u32))
         })
     }
 
     /// About how many events unit `k` has: its slices' two and its marks.
     fn unit_len(&self, k: usize) -> usize {
-        let (from, to) = (&self.starts[k], self.starts.get(k + 1));
-        let slices = to.map_or(self.lane.len(), |c| c.edges.begun()) - from.edges.begun();
-        let marks = to.map_or(self.marks.len(), |c| c.mark) - from.mark;
-        2 * slices + marks + 1
+        let (slices, marks) = self.unit_bounds(k);
+        2 * slices.len() + marks.len() + 1
     }
 
-    /// The time of its first event (0 when it has none).
+    /// The time of its first event (0 when it has none): where the first unit's listing starts.
     fn first_ts(&self) -> u64 {
-        Cursor::new(self).next(self, END).map_or(0, |(ts, _)| ts)
+        self.starts[0].prev
     }
 }
 
@@ -755,7 +763,7 @@ impl Cursor {
         }
         let edge = self.edges.peek();
         if let Some(&m) = t.marks.get(self.mark) {
-            let ns = t.pl.p.marks[m].ns;
+            let ns = t.mark_ns(self.mark);
             if edge.is_none_or(|(ts, _)| ns < ts) {
                 if (self.edges.begun(), self.mark) == until {
                     return None;
