@@ -287,8 +287,9 @@ pub const NO_ELAPSED: u64 = u64::MAX;
 /// `a0` of a device interval no issuing call could be tied to.
 pub const NO_CALL: u64 = u64::MAX;
 
-/// What a device interval is (its `api` field).
-#[repr(u16)]
+/// What a device interval is (its `api` field, which `as u16` writes). One byte in memory: the
+/// scanner's device spans, millions of them, hold one each.
+#[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
     Kernel = 1,

@@ -71,7 +71,7 @@ impl P {
     fn launch(&mut self, stream: u64, b: u64, name: &str, k0: u64, k1: u64) -> u64 {
         let seq = self.call("cudaLaunchKernel", "launch", b, b + 100, Some(stream), None);
         self.p.device.push(DeviceSpan {
-            graph_node: None,
+            graph_node: causeway_scanner::facts::model::GraphNode::NONE,
             kind: causeway_ring::layout::DeviceKind::Kernel,
             name: intern(name),
             begin_ns: k0,
@@ -114,7 +114,9 @@ impl P {
         });
         for &(k, name, b, e) in runs {
             self.p.device.push(DeviceSpan {
-                graph_node: Some(u16::try_from(k).unwrap()),
+                graph_node: causeway_scanner::facts::model::GraphNode::index(
+                    u16::try_from(k).unwrap(),
+                ),
                 kind: causeway_ring::layout::DeviceKind::Kernel,
                 name: intern(name),
                 begin_ns: b,
@@ -278,7 +280,7 @@ fn a_slow_first_launch_after_a_host_gap_names_both_the_larger_first() {
         None,
     );
     p.p.device.push(DeviceSpan {
-        graph_node: None,
+        graph_node: causeway_scanner::facts::model::GraphNode::NONE,
         kind: causeway_ring::layout::DeviceKind::Kernel,
         name: intern("first"),
         begin_ns: 559_000,

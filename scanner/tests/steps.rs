@@ -53,7 +53,7 @@ fn range(tid: u32, name: &str, b: u64, e: u64, level: u32) -> Range {
 
 fn span(kind: &'static str, stream: u64, b: u64, e: u64) -> DeviceSpan {
     DeviceSpan {
-        graph_node: None,
+        graph_node: causeway_scanner::facts::model::GraphNode::NONE,
         kind: match kind {
             "kernel" => DeviceKind::Kernel,
             "memcpy" => DeviceKind::Memcpy,

@@ -1119,7 +1119,7 @@ mod tests {
                 attrs: Default::default(),
             }],
             device: vec![DeviceSpan {
-                graph_node: None,
+                graph_node: crate::facts::model::GraphNode::NONE,
                 kind: causeway_ring::layout::DeviceKind::Kernel,
                 name,
                 begin_ns: 7,

@@ -1202,7 +1202,7 @@ mod tests {
         let device: Vec<DeviceSpan> = (0..n as u64)
             .step_by(3)
             .map(|i| DeviceSpan {
-                graph_node: None,
+                graph_node: crate::facts::model::GraphNode::NONE,
                 kind: causeway_ring::layout::DeviceKind::Kernel,
                 name: crate::read::intern(&format!("k{}", i % 5)),
                 begin_ns: 10 * i + 7,

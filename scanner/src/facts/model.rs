@@ -279,8 +279,8 @@ impl Serialize for Opt64 {
     }
 }
 
-/// Calls are most of a large timeline's memory (millions of them): keep one at 72 bytes.
-const _: () = assert!(std::mem::size_of::<Call>() <= 72);
+/// Calls are most of a large timeline's memory (millions of them): keep one at 64 bytes.
+const _: () = assert!(std::mem::size_of::<Call>() <= 64);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -433,12 +433,52 @@ pub struct DeviceSpan {
     pub submitted_ns: Opt64,
     /// Work a graph launch ran (CUPTI): the node's index in its executable graph, as
     /// `GraphTopology` numbers nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub graph_node: Option<u16>,
+    #[serde(skip_serializing_if = "GraphNode::is_none")]
+    pub graph_node: GraphNode,
 }
 
-/// Spans are a large timeline's second table (millions of them): keep one at 80 bytes.
-const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 80);
+/// Spans are a large timeline's second table (millions of them): keep one at 72 bytes.
+const _: () = assert!(std::mem::size_of::<DeviceSpan>() <= 72);
+
+/// A node's index in its executable graph, or none, in 2 bytes (`Option<u16>` takes 4): as the
+/// ring writes it, the index plus one, 0 for none. Reads (`get`) and serialises as the `Option`.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphNode(u16);
+
+impl GraphNode {
+    pub const NONE: GraphNode = GraphNode(0);
+
+    /// From an entry's node field (the index plus one; 0: none).
+    pub fn from_entry(field: u16) -> GraphNode {
+        GraphNode(field)
+    }
+
+    /// Node `k`; `k` is below `u16::MAX`, as every node an entry can name.
+    pub fn index(k: u16) -> GraphNode {
+        GraphNode(k.checked_add(1).expect("a node an entry can name"))
+    }
+
+    #[inline]
+    pub fn get(self) -> Option<u16> {
+        self.0.checked_sub(1)
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::fmt::Debug for GraphNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl Serialize for GraphNode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
 
 /// A [`StreamId`] in 9 bytes on any byte (the enum takes 16 with its padding), so that a span's
 /// stream shares its last word with its kind and graph node. Reads (`get`), compares, prints and
@@ -1205,15 +1245,12 @@ fn spans_of_part(
         let (name, bytes) = match kind {
             // The runtime's own profiling (Unified Runtime, Level Zero) names the kernel by its
             // handle: the issuing call may be an execute of many.
-            DeviceKind::Kernel if e.flags & entry_flags::PROFILED != 0 => (
-                names
-                    .kernel_name(e.a1)
-                    .unwrap_or(Name::constant(&crate::facts::device::UNKNOWN_KERNEL_ROW)),
-                0,
-            ),
+            DeviceKind::Kernel if e.flags & entry_flags::PROFILED != 0 => {
+                (names.kernel_name(e.a1).unwrap_or(Name::UNKNOWN_KERNEL), 0)
+            }
             DeviceKind::Kernel if anchored_kernel => (
                 call.and_then(|c| names.kernel_name(c.a1))
-                    .unwrap_or(Name::constant(&crate::facts::device::UNKNOWN_KERNEL_ROW)),
+                    .unwrap_or(Name::UNKNOWN_KERNEL),
                 0,
             ),
             DeviceKind::Kernel => (names.kernel_text_name(e.a1), 0),
@@ -1223,8 +1260,8 @@ fn spans_of_part(
                     .or_insert_with(|| intern(&crate::facts::device::copy_kind_name(e.depth))),
                 e.a1,
             ),
-            DeviceKind::Memset => (Name::constant(&"memset"), e.a1),
-            DeviceKind::Graph => (Name::constant(&crate::facts::device::GRAPH_ROW), 0),
+            DeviceKind::Memset => (Name::MEMSET, e.a1),
+            DeviceKind::Graph => (Name::GRAPH_LAUNCH, 0),
         };
         // A call recorded through CUPTI's callback carries no arguments: use the backend's stream.
         let stream = match call {
@@ -1251,7 +1288,7 @@ fn spans_of_part(
             bytes,
             queued_ns: latency.map(|l| l.0).into(),
             submitted_ns: latency.map(|l| l.1).into(),
-            graph_node: e.node.checked_sub(1),
+            graph_node: GraphNode::from_entry(e.node),
         });
     }
     unplaced
@@ -1318,7 +1355,7 @@ mod tests {
             bytes: 0,
             queued_ns: Opt64::NONE,
             submitted_ns: Some(9).into(),
-            graph_node: None,
+            graph_node: GraphNode::NONE,
         };
         let j = serde_json::to_value(span).unwrap();
         assert_eq!(j["call"], serde_json::Value::Null);

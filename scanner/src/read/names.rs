@@ -7,27 +7,94 @@ use causeway_ring::layout::{ApiInfo, Class};
 use causeway_ring::{Entry, StrKind};
 
 /// A name as the model keeps it: one interned copy of each text (`intern`), so a million calls of
-/// one API hold one pointer, copied without touching a shared count. (A shared count was the
+/// one API hold one number, copied without touching a shared count. (A shared count was the
 /// timeline's bottleneck: every call's clone of the same API name bounced one cache line among the
 /// building threads, and dropping the timeline gave each count back one by one.)
 ///
-/// One pointer (8 bytes, and `Option<Name>` too) to the interned text's own `&str`: a timeline holds
-/// a name or two per call and span, millions of them, where a `&str` would take 16 bytes. It reads
-/// as the `str` it points to (`Deref`), and compares, hashes, orders, prints and serialises as that
-/// text.
+/// The text's number in the process's table of names (4 bytes, and `Option<Name>` too): a timeline
+/// holds a name or two per call and span, millions of them, where a pointer takes 8 bytes and a
+/// `&str` 16. It reads as the `str` it stands for (`Deref`), and compares, hashes, orders, prints
+/// and serialises as that text.
 #[derive(Clone, Copy)]
-pub struct Name(&'static &'static str);
+pub struct Name(std::num::NonZeroU32);
+
+/// The names the binary holds, numbered 1.. in this order, read without the table.
+const SEEDED: [&str; 4] = ["<unnamed>", "memset", "[graph launch]", "[unknown kernel]"];
 
 impl Name {
-    /// A name for a text the binary holds (not interned: it compares as its text all the same).
-    pub const fn constant(text: &'static &'static str) -> Name {
-        Name(text)
+    /// The name of a text record a ring never wrote (id 0).
+    pub const UNNAMED: Name = Name::seeded(0);
+    /// A memset's row.
+    pub const MEMSET: Name = Name::seeded(1);
+    /// A whole graph launch's row (`facts::device::GRAPH_ROW`).
+    pub const GRAPH_LAUNCH: Name = Name::seeded(2);
+    /// A kernel whose name no entry gave (`facts::device::UNKNOWN_KERNEL_ROW`).
+    pub const UNKNOWN_KERNEL: Name = Name::seeded(3);
+
+    const fn seeded(k: usize) -> Name {
+        match std::num::NonZeroU32::new(k as u32 + 1) {
+            Some(n) => Name(n),
+            None => panic!("a seeded name's number is never 0"),
+        }
     }
 
     /// The text, for as long as the process lives.
     #[inline]
     pub fn as_str(self) -> &'static str {
-        self.0
+        let n = self.0.get() as usize;
+        if n <= SEEDED.len() {
+            return SEEDED[n - 1];
+        }
+        table::get(n - SEEDED.len())
+    }
+}
+
+/// The interned texts by number: chunks of doubling size (chunk `c` holds numbers `2^c..2^(c+1)`),
+/// each made once and never moved or freed, so that a name reads its text without a lock.
+mod table {
+    use std::sync::atomic::{AtomicPtr, Ordering};
+
+    const CHUNKS: usize = 32;
+
+    static CHUNK: [AtomicPtr<Slot>; CHUNKS] =
+        [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
+
+    /// One text: null until its number is given out (`put`), then the interned `&str`, never freed.
+    type Slot = AtomicPtr<&'static str>;
+
+    fn place(n: usize) -> (usize, usize) {
+        let c = n.ilog2() as usize;
+        (c, n - (1 << c))
+    }
+
+    /// Text number `n` (from 1), which `put` gave out.
+    #[inline]
+    pub(super) fn get(n: usize) -> &'static str {
+        let (c, at) = place(n);
+        let chunk = CHUNK[c].load(Ordering::Acquire);
+        assert!(!chunk.is_null(), "a name's number was given out by `put`");
+        // SAFETY: chunk `c` is an array of `2^c` slots (made in `put`, never freed) and `at < 2^c`.
+        let slot = unsafe { &*chunk.add(at) };
+        let text = slot.load(Ordering::Acquire);
+        assert!(!text.is_null(), "a name's number was given out by `put`");
+        // SAFETY: a set slot holds a leaked `&'static str` (`put`), never freed or changed.
+        unsafe { *text }
+    }
+
+    /// Sets text number `n` (from 1); called once per number, under `intern`'s lock.
+    pub(super) fn put(n: usize, text: &'static str) {
+        let (c, at) = place(n);
+        let mut chunk = CHUNK[c].load(Ordering::Acquire);
+        if chunk.is_null() {
+            let slots: Box<[Slot]> = (0..1usize << c).map(|_| Slot::default()).collect();
+            chunk = Box::leak(slots).as_mut_ptr();
+            // Only `intern`, under its lock, makes chunks: nothing else can have set this one.
+            CHUNK[c].store(chunk, Ordering::Release);
+        }
+        let text: &'static &'static str = Box::leak(Box::new(text));
+        // SAFETY: as in `get`: the chunk holds `2^c` slots, `at < 2^c`.
+        let slot = unsafe { &*chunk.add(at) };
+        slot.store(std::ptr::from_ref(text).cast_mut(), Ordering::Release);
     }
 }
 
@@ -35,28 +102,28 @@ impl std::ops::Deref for Name {
     type Target = str;
     #[inline]
     fn deref(&self) -> &'static str {
-        self.0
+        self.as_str()
     }
 }
 
 impl AsRef<str> for Name {
     fn as_ref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl std::borrow::Borrow<str> for Name {
     fn borrow(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
 
 impl PartialEq for Name {
     #[inline]
     fn eq(&self, other: &Name) -> bool {
-        // One text has one copy: the same pointer is the same text (the common case, decided
-        // without reading it).
-        std::ptr::eq(self.0, other.0) || *self.0 == *other.0
+        // One text has one number: the same number is the same text (the common case, decided
+        // without reading it). A seeded text interned again has another.
+        self.0 == other.0 || self.as_str() == other.as_str()
     }
 }
 
@@ -64,31 +131,31 @@ impl Eq for Name {}
 
 impl PartialEq<str> for Name {
     fn eq(&self, other: &str) -> bool {
-        *self.0 == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Name {
     fn eq(&self, other: &&str) -> bool {
-        *self.0 == *other
+        self.as_str() == *other
     }
 }
 
 impl PartialEq<Name> for &str {
     fn eq(&self, other: &Name) -> bool {
-        *self == *other.0
+        *self == other.as_str()
     }
 }
 
 impl PartialEq<Name> for str {
     fn eq(&self, other: &Name) -> bool {
-        self == *other.0
+        self == other.as_str()
     }
 }
 
 impl std::hash::Hash for Name {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        (*self.0).hash(h)
+        self.as_str().hash(h)
     }
 }
 
@@ -100,29 +167,29 @@ impl PartialOrd for Name {
 
 impl Ord for Name {
     fn cmp(&self, other: &Name) -> std::cmp::Ordering {
-        (*self.0).cmp(*other.0)
+        self.as_str().cmp(other.as_str())
     }
 }
 
 impl std::fmt::Debug for Name {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(*self.0, f)
+        std::fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl std::fmt::Display for Name {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(*self.0, f)
+        std::fmt::Display::fmt(self.as_str(), f)
     }
 }
 
 impl serde::Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
+        s.serialize_str(self.as_str())
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Option<Name>>() == 8);
+const _: () = assert!(std::mem::size_of::<Option<Name>>() == 4);
 
 /// `s` interned: the one copy of its text the process keeps. Texts are kept for the life of the
 /// process, shared by every capture it reads, so what they cost is bounded by the distinct names of
@@ -137,7 +204,14 @@ pub fn intern(s: &str) -> Name {
         return t;
     }
     let text: &'static str = Box::leak(s.into());
-    let t = Name(Box::leak(Box::new(text)));
+    // Numbered on from the seeded names: the set holds each number given out, and only this does.
+    let n = set.len() + 1;
+    table::put(n, text);
+    let t = u32::try_from(n + SEEDED.len())
+        .ok()
+        .and_then(std::num::NonZeroU32::new)
+        .map(Name)
+        .expect("fewer than 2^32 distinct names (each is kept in memory)");
     set.insert(t);
     t
 }
@@ -145,27 +219,17 @@ pub fn intern(s: &str) -> Name {
 /// `<api N>`, the name of an API the ring does not describe (a damaged string area names none:
 /// every call may be one), made once per id, then read without a lock.
 pub(crate) fn unknown_api(id: u16) -> Name {
-    use std::sync::atomic::{AtomicPtr, Ordering};
-    // Null pointers (zeroed memory, no space in the binary) until a name is set; each set pointer is
-    // an interned name's text (`intern`), never freed.
-    static NAMES: [AtomicPtr<&'static str>; 1 << 16] =
-        [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << 16];
+    use std::sync::atomic::{AtomicU32, Ordering};
+    // Zeros (zeroed memory, no space in the binary) until a name is set; each set number is an
+    // interned name's (`intern`).
+    static NAMES: [AtomicU32; 1 << 16] = [const { AtomicU32::new(0) }; 1 << 16];
     let slot = &NAMES[usize::from(id)];
-    let p = slot.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: a non-null slot holds an interned name's pointer, which lives as long as the
-        // process (set below).
-        return Name(unsafe { &*p });
+    if let Some(n) = std::num::NonZeroU32::new(slot.load(Ordering::Acquire)) {
+        return Name(n);
     }
     let name = intern(&format!("<api {id}>"));
-    // Interning gives every racing thread the same pointer: whichever stores it, the slot holds it.
-    let mine = std::ptr::from_ref::<&'static str>(name.0).cast_mut();
-    let _ = slot.compare_exchange(
-        std::ptr::null_mut(),
-        mine,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    );
+    // Interning gives every racing thread the same number: whichever stores it, the slot holds it.
+    slot.store(name.0.get(), Ordering::Release);
     name
 }
 
@@ -361,7 +425,7 @@ impl Names {
     /// `text`, shared rather than copied where the ring names it.
     pub(crate) fn text_name(&self, id: u64) -> Name {
         match id {
-            0 => Name::constant(&"<unnamed>"),
+            0 => Name::UNNAMED,
             _ => self
                 .texts
                 .get(&id)
@@ -425,16 +489,34 @@ mod tests {
             unknown_api(4242).as_str(),
             intern("<api 4242>").as_str()
         ));
-        // A name is one pointer, and an absent one costs nothing more.
-        assert_eq!(std::mem::size_of::<Option<super::Name>>(), 8);
-        // It compares, hashes and orders as its text, interned or not.
-        let c = super::Name::constant(&"cudaLaunchKernel");
-        assert_eq!(a, c);
+        // A name is one number, and an absent one costs nothing more.
+        assert_eq!(std::mem::size_of::<Option<super::Name>>(), 4);
+        // It compares, hashes and orders as its text, seeded or interned.
+        let (c, m) = (super::Name::MEMSET, intern("memset"));
+        assert_eq!(c, m);
+        assert_ne!(c, a);
+        assert_eq!(&*c, "memset");
         assert_eq!(a, "cudaLaunchKernel");
         assert_eq!("cudaLaunchKernel", a);
         assert!(intern("a") < intern("b"));
-        let set: std::collections::HashSet<super::Name> = [a].into();
-        assert!(set.contains("cudaLaunchKernel") && set.contains(&c));
+        assert!(
+            super::Name::UNKNOWN_KERNEL < c,
+            "as the texts order ('[' before 'm')"
+        );
+        let set: std::collections::HashSet<super::Name> = [a, m].into();
+        assert!(set.contains("cudaLaunchKernel") && set.contains(&c) && set.contains("memset"));
+        // The seeded texts are the rows the facts name.
+        assert_eq!(&*super::Name::GRAPH_LAUNCH, crate::facts::device::GRAPH_ROW);
+        assert_eq!(
+            &*super::Name::UNKNOWN_KERNEL,
+            crate::facts::device::UNKNOWN_KERNEL_ROW
+        );
+        // Texts far past the first chunks read back as written.
+        let many: Vec<_> = (0..5000).map(|i| intern(&format!("name {i}"))).collect();
+        assert!(many
+            .iter()
+            .enumerate()
+            .all(|(i, n)| **n == format!("name {i}")));
     }
 
     #[test]

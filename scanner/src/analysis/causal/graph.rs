@@ -915,7 +915,7 @@ impl<'t> Builder<'t> {
         // execution has another kernel's name, means the numbering is not the one recorded.
         let mut ran: HashMap<u32, usize> = HashMap::default();
         for &j in self.spans_of.of(i) {
-            let Some(k) = p.device[j as usize].graph_node.map(u32::from) else {
+            let Some(k) = p.device[j as usize].graph_node.get().map(u32::from) else {
                 continue;
             };
             if ran.insert(k, j as usize).is_some() {
