@@ -214,11 +214,13 @@ fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
         .filter(|e| e.kind.crosses_tracks())
         .map(key)
         .collect();
-    let cross: Vec<_> = Graph::cross_track_edges(p, None, &p.issuers())
-        .iter()
-        .map(key)
-        .collect();
+    let issuers = p.issuers();
+    let issued = causeway_scanner::util::groups::Groups::by_key(p.calls.len(), &issuers);
+    let (cross, issued) = Graph::cross_track_edges(p, None, &issuers, issued);
+    let cross: Vec<_> = cross.iter().map(key).collect();
     assert_eq!(cross, full);
+    // The spans each call issued come back as lent.
+    assert!((0..p.calls.len()).all(|i| issued.of(i) == g.spans_of(i)));
     g
 }
 

@@ -322,10 +322,8 @@ pub(crate) struct ProcLayout<'t> {
     /// The process's first call -> device flow id: the flows below are numbered from it (4 bytes
     /// each, not 8: a process has fewer than 2^32 spans).
     flow_base: u64,
-    /// The flows the calls start, by call, each call's in span order (`flows_of`).
-    call_flows: Vec<u32>,
-    /// Where each call's flows start in `call_flows` (one more than there are calls).
-    call_flow_start: Vec<u32>,
+    /// The spans each call issued, in span order: the flows it starts end there (`flows_of`).
+    issued: Groups,
     /// The flow ending at each device span (`NO_FLOW`: none; `span_flow`).
     span_flow: Vec<u32>,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
@@ -387,7 +385,7 @@ impl<'t> Layout<'t> {
         let owned: Vec<_> = (self.procs.into_iter())
             .map(|pl| {
                 let lanes = (pl.threads, pl.streams);
-                let flows = (pl.span_flow, pl.call_flows, pl.call_flow_start, pl.shown);
+                let flows = (pl.span_flow, pl.issued, pl.shown);
                 (lanes, flows, pl.deps, pl.deps_out, pl.deps_in, pl.dep_bits)
             })
             .collect();
@@ -411,7 +409,7 @@ impl<'t> Layout<'t> {
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
             // One flow per tied span, listed under its call.
-            s.flows += pl.call_flows.len();
+            s.flows += pl.issued.items.len();
             s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
@@ -435,29 +433,26 @@ impl<'t> ProcLayout<'t> {
         let times = Times { p, last_ns };
         // The tracks, the causal graph and the call -> device flows need nothing of each other:
         // built side by side. The flows are numbered from `next_flow`, the dependencies after them.
-        let ((threads, streams), (dep_edges, flows)) = rayon::join(
+        let ((threads, streams), ((dep_edges, issued), flows)) = rayon::join(
             || rayon::join(|| thread_tracks(p, times), || stream_tracks(p, times)),
             || {
-                // Each device span's issuing call: both need it.
+                // Each device span's issuing call, and the spans each call issued: the graph and
+                // the flows both need them (one list, lent to the graph and given back).
                 let issuers = p.issuers();
+                let issued = Groups::by_key(p.calls.len(), &issuers);
                 rayon::join(
                     || {
                         crate::analysis::causal::graph::Graph::cross_track_edges(
-                            p, tokens, &issuers,
+                            p, tokens, &issuers, issued,
                         )
                     },
                     || Flows::of(p, &issuers),
                 )
             },
         );
-        let Flows {
-            span_flow,
-            call_flows,
-            call_flow_start,
-            shown,
-        } = flows;
+        let Flows { span_flow, shown } = flows;
         let flow_base = *next_flow;
-        *next_flow += call_flows.len() as u64;
+        *next_flow += issued.items.len() as u64;
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
@@ -505,8 +500,7 @@ impl<'t> ProcLayout<'t> {
             streams,
             bound_max_ns: (p.device.par_iter().map(|d| d.bound_ns).max()).unwrap_or(0),
             flow_base,
-            call_flows,
-            call_flow_start,
+            issued,
             span_flow,
             shown,
             deps,
@@ -576,9 +570,10 @@ impl<'t> ProcLayout<'t> {
 
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
-        let (lo, hi) = (self.call_flow_start[i], self.call_flow_start[i + 1]);
-        let calls = &self.call_flows[lo as usize..hi as usize];
-        calls.iter().map(|&k| self.flow_base + u64::from(k))
+        let spans = self.issued.of(i);
+        spans
+            .iter()
+            .map(|&j| self.flow_base + u64::from(self.span_flow[j as usize]))
     }
 
     /// The id of the flow ending at device span `j`, if it is tied to a call.
@@ -618,9 +613,6 @@ const NO_FLOW: u32 = u32::MAX;
 struct Flows {
     /// The flow ending at each device span (`NO_FLOW`: none).
     span_flow: Vec<u32>,
-    /// The flows each call starts, by call (`call_flow_start`), in span order.
-    call_flows: Vec<u32>,
-    call_flow_start: Vec<u32>,
     /// Calls whose kernel and stream their device work shows (`ProcLayout::call_shown`).
     shown: Vec<u64>,
 }
@@ -647,23 +639,8 @@ impl Flows {
                 next - 1
             })
             .collect();
-        // Each call's flows, in span order: its tied spans' (all have one).
-        let Groups {
-            start,
-            items: mut call_flows,
-        } = Groups::by_key(p.calls.len(), issuers);
-        // Each tied span's flow in its place (not a second list).
-        for j in &mut call_flows {
-            *j = span_flow[*j as usize];
-        }
-        let call_flow_start = start;
         shown_through_enclosing(p, &mut shown);
-        Flows {
-            span_flow,
-            call_flows,
-            call_flow_start,
-            shown,
-        }
+        Flows { span_flow, shown }
     }
 }
 

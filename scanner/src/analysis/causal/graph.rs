@@ -584,7 +584,7 @@ impl<'t> Graph<'t> {
             absent,
             spans_of,
             ..
-        } = Builder::run(p, tokens, true, &p.issuers(), None);
+        } = Builder::run(p, tokens, true, &p.issuers(), None, None);
         let mut g = Graph {
             p,
             edges,
@@ -599,7 +599,7 @@ impl<'t> Graph<'t> {
     /// Every edge of `build_with`'s graph, in its order, and its absent nodes' descriptions, without
     /// the index by target a walk of the graph needs: what a table of the edges needs.
     pub fn edges_with(p: &ProcessTimeline, tokens: Option<&Tokens>) -> (Vec<Edge>, Vec<String>) {
-        let b = Builder::run(p, tokens, true, &p.issuers(), None);
+        let b = Builder::run(p, tokens, true, &p.issuers(), None, None);
         (b.edges, b.absent)
     }
 
@@ -618,20 +618,24 @@ impl<'t> Graph<'t> {
             absent_sent: 0,
             take,
         };
-        Builder::run(p, tokens, true, &p.issuers(), Some(sink));
+        Builder::run(p, tokens, true, &p.issuers(), None, Some(sink));
     }
 
     /// Only the edges between tracks (`EdgeKind::crosses_tracks`), in the order `build_with` lists
     /// them: what the trace exports draw as dependency flows (an absent node's index is not the full
     /// graph's; they draw none). The walk is the same; program order, stream order and issue edges
     /// (nearly all of a graph) are not kept, nor indexed.
-    /// `issuers` is `p.issuers()` (a caller that needs it too computes it once).
+    /// `issuers` is `p.issuers()` and `spans_of` the spans each call issued,
+    /// `Groups::by_key(p.calls.len(), issuers)`, given back (a caller that needs them too makes
+    /// them once).
     pub fn cross_track_edges(
         p: &ProcessTimeline,
         tokens: Option<&Tokens>,
         issuers: &[u32],
-    ) -> Vec<Edge> {
-        Builder::run(p, tokens, false, issuers, None).edges
+        spans_of: Groups,
+    ) -> (Vec<Edge>, Groups) {
+        let b = Builder::run(p, tokens, false, issuers, Some(spans_of), None);
+        (b.edges, b.spans_of)
     }
 
     fn slot(&self, n: Node) -> usize {
@@ -768,6 +772,7 @@ impl<'t> Builder<'t> {
         tokens: Option<&Tokens>,
         all: bool,
         issuer: &[u32],
+        spans_of: Option<Groups>,
         sink: Option<Sink<'t>>,
     ) -> Builder<'t> {
         let mut b = Builder {
@@ -787,7 +792,7 @@ impl<'t> Builder<'t> {
             topologies: HashMap::default(),
             sink,
         };
-        b.issue_edges(issuer);
+        b.issue_edges(issuer, spans_of);
         b.spill(false);
         b.walk();
         if let Some(t) = tokens {
@@ -837,10 +842,11 @@ impl<'t> Builder<'t> {
     }
 
     /// Call → device work, by the interval's issuing sequence number; work whose call the capture
-    /// lost comes from an absent node.
-    fn issue_edges(&mut self, issuer: &[u32]) {
+    /// lost comes from an absent node. `spans_of`, when given, is the spans each call issued
+    /// (`Groups::by_key(p.calls.len(), issuer)`).
+    fn issue_edges(&mut self, issuer: &[u32], spans_of: Option<Groups>) {
         let p = self.p;
-        let spans_of = Groups::by_key(p.calls.len(), issuer);
+        let spans_of = spans_of.unwrap_or_else(|| Groups::by_key(p.calls.len(), issuer));
         debug_assert!((0..p.calls.len()).all(|k| {
             spans_of.of(k).windows(2).all(|w| {
                 let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
