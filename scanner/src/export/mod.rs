@@ -39,6 +39,7 @@ pub use crate::analysis::causal::why::TokenSource;
 use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
+use crate::util::bits::Ranked;
 use crate::util::fastmap::Rows;
 use crate::util::groups::{self, Groups};
 use crate::util::output::io_problem;
@@ -324,8 +325,8 @@ pub(crate) struct ProcLayout<'t> {
     flow_base: u64,
     /// The spans each call issued, in span order: the flows it starts end there (`flows_of`).
     issued: Groups,
-    /// The flow ending at each device span (`NO_FLOW`: none; `span_flow`).
-    span_flow: Vec<u32>,
+    /// The spans tied to a call: the flow ending at each is its rank among them (`span_flow`).
+    tied: Ranked,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
     shown: Vec<u64>,
     /// The dependency flows (`Dep`), and their indices sorted by source and by target slice.
@@ -385,7 +386,7 @@ impl<'t> Layout<'t> {
         let owned: Vec<_> = (self.procs.into_iter())
             .map(|pl| {
                 let lanes = (pl.threads, pl.streams);
-                let flows = (pl.span_flow, pl.issued, pl.shown);
+                let flows = (pl.tied, pl.issued, pl.shown);
                 (lanes, flows, pl.deps, pl.deps_out, pl.deps_in, pl.dep_bits)
             })
             .collect();
@@ -450,7 +451,7 @@ impl<'t> ProcLayout<'t> {
                 )
             },
         );
-        let Flows { span_flow, shown } = flows;
+        let Flows { tied, shown } = flows;
         let flow_base = *next_flow;
         *next_flow += issued.items.len() as u64;
 
@@ -501,7 +502,7 @@ impl<'t> ProcLayout<'t> {
             bound_max_ns: (p.device.par_iter().map(|d| d.bound_ns).max()).unwrap_or(0),
             flow_base,
             issued,
-            span_flow,
+            tied,
             shown,
             deps,
             deps_out,
@@ -573,14 +574,13 @@ impl<'t> ProcLayout<'t> {
         let spans = self.issued.of(i);
         spans
             .iter()
-            .map(|&j| self.flow_base + u64::from(self.span_flow[j as usize]))
+            .map(|&j| self.flow_base + u64::from(self.tied.rank(j as usize)))
     }
 
     /// The id of the flow ending at device span `j`, if it is tied to a call.
     #[inline]
     pub fn span_flow(&self, j: usize) -> Option<u64> {
-        let k = self.span_flow[j];
-        (k != NO_FLOW).then(|| self.flow_base + u64::from(k))
+        (self.tied.contains(j)).then(|| self.flow_base + u64::from(self.tied.rank(j)))
     }
 
     pub fn exe_name(&self) -> &str {
@@ -605,14 +605,11 @@ fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
 }
 
-/// A device span tied to no call ends no flow.
-const NO_FLOW: u32 = u32::MAX;
-
 /// The call -> device flows of a process: one per device span tied to a call, numbered in span order
 /// from 0 (`ProcLayout::flow_base` is added where they are written).
 struct Flows {
-    /// The flow ending at each device span (`NO_FLOW`: none).
-    span_flow: Vec<u32>,
+    /// The spans tied to a call: a span's flow is its rank among them.
+    tied: Ranked,
     /// Calls whose kernel and stream their device work shows (`ProcLayout::call_shown`).
     shown: Vec<u64>,
 }
@@ -629,18 +626,9 @@ impl Flows {
             set_bit(&mut shown, ci as usize);
         }
         drop(shows);
-        let mut next = 0u32;
-        let span_flow: Vec<u32> = (issuers.iter())
-            .map(|&ci| {
-                if ci == NO_ISSUER {
-                    return NO_FLOW;
-                }
-                next += 1;
-                next - 1
-            })
-            .collect();
+        let tied = Ranked::from_fn(issuers.len(), |j| issuers[j] != NO_ISSUER);
         shown_through_enclosing(p, &mut shown);
-        Flows { span_flow, shown }
+        Flows { tied, shown }
     }
 }
 
@@ -758,7 +746,16 @@ fn thread_tracks(p: &ProcessTimeline, times: Times) -> Vec<ThreadLanes> {
 /// The device streams' tracks, in StreamId order.
 fn stream_tracks(p: &ProcessTimeline, times: Times) -> Vec<StreamLanes> {
     // Spans interleave among a few streams: `Rows`' recent table finds each one's without hashing.
+    // Counted first, each stream's list then made at its size (grown by doubling, a list was up
+    // to twice its size, and copied as it grew).
+    let mut count: Rows<StreamId, usize> = Rows::default();
+    for d in &p.device {
+        *count.row(d.stream.get()) += 1;
+    }
     let mut by_stream: Rows<StreamId, Vec<Item>> = Rows::default();
+    for (stream, n) in count.into_iter() {
+        *by_stream.row(stream) = Vec::with_capacity(n);
+    }
     for (i, d) in p.device.iter().enumerate() {
         by_stream.row(d.stream.get()).push(Item::new(What::Span(i)));
     }
@@ -774,7 +771,7 @@ fn stream_tracks(p: &ProcessTimeline, times: Times) -> Vec<StreamLanes> {
             });
             StreamLanes {
                 stream,
-                lanes: greedy_lanes(items, Vec::new(), times),
+                lanes: greedy_lanes(items, times),
             }
         })
         .collect()
@@ -896,40 +893,57 @@ fn thread_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
         !evicted[k - 1]
     });
     let mut lanes = vec![items];
-    lanes.extend(greedy_lanes(rest, Vec::new(), t));
+    lanes.extend(greedy_lanes(rest, t));
     lanes
 }
 
 /// Puts each item (in begin order, enclosing first) on the first lane where it nests, opening lanes as
-/// needed. Appends to `lanes`.
-fn greedy_lanes(items: Vec<Item>, mut lanes: Vec<Lane>, t: impl Spans) -> Vec<Lane> {
-    let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); lanes.len()];
+/// needed. Lane 0 keeps its items in `items`' own list (nearly all of a stream's: a copy was a
+/// second list as long); the few on other lanes move out, in order.
+fn greedy_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
+    let mut stacks: Vec<Vec<u64>> = Vec::new();
+    // (item, lane) of the items not on lane 0, and one bit per item: moved.
+    let mut moved: Vec<(usize, usize)> = Vec::new();
+    let mut moved_bits = vec![0u64; items.len().div_ceil(64)];
     for (k, &x) in items.iter().enumerate() {
         if let Some(&y) = items.get(k + AHEAD) {
             t.prefetch(y);
         }
         let (begin, end) = t.span(x);
-        let mut placed = false;
-        for (lane, stack) in lanes.iter_mut().zip(stacks.iter_mut()) {
+        let mut lane = stacks.len();
+        for (l, stack) in stacks.iter_mut().enumerate() {
             while stack.last().is_some_and(|&e| e <= begin) {
                 stack.pop();
             }
-            let nests = match stack.last() {
-                Some(&e) => e >= end,
-                None => true,
-            };
-            if nests {
-                stack.push(end);
-                lane.push(x);
-                placed = true;
+            if stack.last().is_none_or(|&e| e >= end) {
+                lane = l;
                 break;
             }
         }
-        if !placed {
-            lanes.push(vec![x]);
-            stacks.push(vec![end]);
+        if lane == stacks.len() {
+            stacks.push(Vec::new());
+        }
+        stacks[lane].push(end);
+        if lane > 0 {
+            moved.push((k, lane));
+            set_bit(&mut moved_bits, k);
         }
     }
+    if stacks.is_empty() {
+        return Vec::new();
+    }
+    let mut lanes: Vec<Lane> = vec![Vec::new(); stacks.len()];
+    for &(k, lane) in &moved {
+        lanes[lane].push(items[k]);
+    }
+    if !moved.is_empty() {
+        let mut k = 0;
+        items.retain(|_| {
+            k += 1;
+            !bit(&moved_bits, k - 1)
+        });
+    }
+    lanes[0] = items;
     lanes
 }
 
@@ -1187,6 +1201,61 @@ mod tests {
         assert_eq!(lanes.len(), 2);
         assert!(lanes.iter().all(|l| d.nests(l)));
         assert_eq!(lanes.iter().map(Vec::len).sum::<usize>(), 4);
+    }
+
+    /// Overlapping spans go to the first lane they nest on, each lane in begin order; lane 0 is
+    /// the list given, less the spans moved out (a plain copy into lanes is the reference).
+    #[test]
+    fn greedy_lanes_put_each_span_on_the_first_lane_it_nests_on() {
+        // Begin order, longer first; overlaps three deep, touching ends, a zero-length span, a span
+        // ending with the one it is in.
+        let spans = [
+            (0, 100),
+            (10, 20),
+            (50, 150),
+            (60, 70),
+            (90, 200),
+            (100, 100),
+            (100, 110),
+            (120, 130),
+            (150, 160),
+            (210, 220),
+            (300, 400),
+            (350, 400),
+        ];
+        let d = Drawn(
+            (spans.iter().enumerate())
+                .map(|(i, &(b, e))| (What::Span(i), b, e))
+                .collect(),
+        );
+        let mut want: Vec<(Vec<u64>, Lane)> = Vec::new();
+        for x in d.items() {
+            let (b, e) = Spans::span(&d, x);
+            let lane = want.iter_mut().position(|(stack, _)| {
+                while stack.last().is_some_and(|&end| end <= b) {
+                    stack.pop();
+                }
+                stack.last().is_none_or(|&end| end >= e)
+            });
+            match lane {
+                Some(l) => {
+                    want[l].0.push(e);
+                    want[l].1.push(x);
+                }
+                None => want.push((vec![e], vec![x])),
+            }
+        }
+        let want: Vec<Vec<What>> = (want.into_iter())
+            .map(|(_, l)| l.iter().map(|x| x.what()).collect())
+            .collect();
+        let got = greedy_lanes(d.items(), &d);
+        let got: Vec<Vec<What>> = got
+            .iter()
+            .map(|l| l.iter().map(|x| x.what()).collect())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 3, "three deep");
+        assert!(greedy_lanes(Vec::new(), &d).is_empty());
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Helpers that know nothing of captures: fast hash maps keyed by small integers, vectors that grow
 //! in huge pages without copying, percentiles, the progress bar long scans show, and dropping a large
-//! model off the caller's path; indices grouped by key; which intervals reach a window.
+//! model off the caller's path; indices grouped by key, or kept as bits with their ranks; which
+//! intervals reach a window.
 
 pub(crate) mod bigvec;
+pub mod bits;
 pub mod drop;
 pub mod escape;
 pub(crate) mod fastmap;
