@@ -27,7 +27,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use causeway_ring::Class;
-use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers, ArrowColumnChunk};
+use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -88,14 +88,27 @@ fn opt_i64s(name: &str, v: Vec<Option<i64>>) -> Col {
 fn strs(name: &str, v: Vec<&str>) -> Col {
     Col(
         Field::new(name, DataType::Utf8, false),
-        Arc::new(StringArray::from(v)),
+        Arc::new(string_array(v.iter().map(|s| Some(*s)))),
     )
 }
 fn opt_strs(name: &str, v: Vec<Option<&str>>) -> Col {
     Col(
         Field::new(name, DataType::Utf8, true),
-        Arc::new(StringArray::from(v)),
+        Arc::new(string_array(v.iter().copied())),
     )
+}
+
+/// The texts as one array, its bytes counted first and copied once (grown as they came, they were
+/// copied again at each doubling, most of making a batch).
+fn string_array<'a>(v: impl Iterator<Item = Option<&'a str>> + Clone) -> StringArray {
+    let (rows, bytes) = v
+        .clone()
+        .fold((0, 0), |(n, b), s| (n + 1, b + s.map_or(0, str::len)));
+    let mut a = arrow_array::builder::StringBuilder::with_capacity(rows, bytes);
+    for s in v {
+        a.append_option(s);
+    }
+    a.finish()
 }
 
 fn batch(cols: Vec<Col>) -> RecordBatch {
@@ -261,9 +274,17 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
 }
 
 fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
-    let labels: Vec<String> = spans
-        .iter()
-        .map(|s| s.0.stream_label(&s.1.stream.get()))
+    // Each stream's label made once (formatted per span, they were a tenth of making the batch).
+    let mut made = std::collections::HashMap::new();
+    let mut texts: Vec<String> = Vec::new();
+    let label: Vec<usize> = (spans.iter())
+        .map(|s| {
+            let key = (std::ptr::from_ref(s.0), s.1.stream.get());
+            *made.entry(key).or_insert_with(|| {
+                texts.push(s.0.stream_label(&key.1));
+                texts.len() - 1
+            })
+        })
         .collect();
     batch(vec![
         strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
@@ -280,7 +301,7 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
         i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
         i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
         i64s("bound_ns", spans.iter().map(|s| ns(s.1.bound_ns)).collect()),
-        strs("stream", labels.iter().map(String::as_str).collect()),
+        strs("stream", label.iter().map(|&k| texts[k].as_str()).collect()),
         opt_u64s(
             "stream_handle",
             spans
@@ -474,7 +495,7 @@ fn streamed_edges<'s>(
     rows: usize,
     drawn: &'s AtomicUsize,
 ) -> impl Iterator<Item = RecordBatch> + Send + 's {
-    use std::sync::mpsc::{sync_channel, RecvTimeoutError, TryRecvError};
+    use std::sync::mpsc::sync_channel;
     // Runs taken at once, their batches made side by side: as many batches as `par_batches` makes
     // at a time (a run is 16 of the Parquet table's batches, one of the Python module's). The batches
     // of 16 runs at a time were 300 MB at 10 M entries on 16 threads.
@@ -489,23 +510,11 @@ fn streamed_edges<'s>(
             Graph::edges_streamed(p, tk, GROUP_ROWS, &mut take);
         }
     });
-    // The next run. A rayon worker waiting here runs the pool's other work meanwhile (the walk's own
-    // parallel parts among it): with one worker thread, blocking it would stop the walk for good.
-    let next = move |wait: bool| loop {
-        match rx.try_recv() {
-            Ok(m) => return Some(m),
-            Err(TryRecvError::Empty) if wait => {
-                if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                    continue;
-                }
-                match rx.recv_timeout(std::time::Duration::from_micros(200)) {
-                    Ok(m) => return Some(m),
-                    Err(RecvTimeoutError::Disconnected) => return None,
-                    Err(RecvTimeoutError::Timeout) => {}
-                }
-            }
-            Err(_) => return None,
-        }
+    // The next run (waited for, the walk's own parallel parts run meanwhile: `recv_helping`), or
+    // the next already sent.
+    let next = move |wait: bool| match wait {
+        true => recv_helping(&rx),
+        false => rx.try_recv().ok(),
     };
     let (mut absent, mut current, mut any) = (Vec::new(), usize::MAX, false);
     let mut held: Option<(usize, Vec<Edge>, Vec<String>)> = None;
@@ -554,6 +563,28 @@ fn streamed_edges<'s>(
             .collect();
         ready = made.into_iter();
     })
+}
+
+/// The next message on `rx`, or `None` once every sender is gone. A rayon worker waiting here runs
+/// the pool's other work meanwhile: with one worker thread, blocking it would stop for good the work
+/// that sends.
+fn recv_helping<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+    use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+    loop {
+        match rx.try_recv() {
+            Ok(m) => return Some(m),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+            continue;
+        }
+        match rx.recv_timeout(std::time::Duration::from_micros(200)) {
+            Ok(m) => return Some(m),
+            Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
 }
 
 /// One row of `edges`: an edge and the process it is in.
@@ -676,9 +707,9 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
 /// one thread: the `edges` table's names at 10 M entries.)
 const GROUP_ROWS: usize = 128 << 10;
 
-/// Row groups encoded at a time: enough (group, column) tasks for every thread twice over, no more,
-/// so the batches waiting to be encoded stay a few row groups' worth.
-fn groups_per_window(columns: usize) -> usize {
+/// Row groups being encoded at once: enough (group, column) tasks for every thread twice over, no
+/// more, so the batches waiting to be encoded stay a few row groups' worth.
+fn groups_in_flight(columns: usize) -> usize {
     (2 * rayon::current_num_threads()).div_ceil(columns.max(1))
 }
 
@@ -754,35 +785,41 @@ fn write_table(
             })
             .collect::<parquet::errors::Result<Vec<_>>>()
     };
-    let window = groups_per_window(fields.len());
-    // The encoded row groups of a window, appended to the file in order.
-    let mut append = |encoded: Vec<parquet::errors::Result<Vec<ArrowColumnChunk>>>| {
-        for chunks in encoded {
-            let mut group = w.next_row_group().map_err(|e| err(&e))?;
-            for chunk in chunks.map_err(|e| err(&e))? {
-                chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
+    let in_flight = groups_in_flight(fields.len());
+    // Each row group is encoded on every thread as soon as one of the `in_flight` before it is done
+    // (a window of groups waited for its slowest column before the next began), and appended to the
+    // file in order, here, while the others encode.
+    let (tx, rx) = std::sync::mpsc::channel();
+    rayon::in_place_scope(|s| {
+        let (mut started, mut appended, mut more) = (0usize, 0usize, true);
+        let mut done = std::collections::BTreeMap::new();
+        loop {
+            while more && started - appended < in_flight {
+                match next_group() {
+                    Some(group) => {
+                        let (tx, encode) = (tx.clone(), &encode);
+                        // A send fails only when the table failed and its groups are not wanted.
+                        s.spawn(move |_| drop(tx.send((started, encode(&group)))));
+                        started += 1;
+                    }
+                    None => more = false,
+                }
             }
-            group.close().map_err(|e| err(&e))?;
+            if appended == started {
+                return Ok::<_, ExportError>(());
+            }
+            let (k, chunks) = recv_helping(&rx).expect("a sender is held here");
+            done.insert(k, chunks);
+            while let Some(chunks) = done.remove(&appended) {
+                let mut group = w.next_row_group().map_err(|e| err(&e))?;
+                for chunk in chunks.map_err(|e| err(&e))? {
+                    chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
+                }
+                group.close().map_err(|e| err(&e))?;
+                appended += 1;
+            }
         }
-        Ok::<_, ExportError>(())
-    };
-    // Each window is cut and encoded on every thread while the one before is appended (one thread).
-    let mut last = Vec::new();
-    loop {
-        let (encoded, appended) = rayon::join(
-            || {
-                let groups: Vec<Vec<RecordBatch>> =
-                    std::iter::from_fn(&mut next_group).take(window).collect();
-                groups.par_iter().map(encode).collect::<Vec<_>>()
-            },
-            || append(std::mem::take(&mut last)),
-        );
-        appended?;
-        if encoded.is_empty() {
-            break;
-        }
-        last = encoded;
-    }
+    })?;
     let file = w.into_inner().map_err(|e| err(&e))?.into_file();
     file.sync_all().map_err(|e| err(&io_problem(&e)))?;
     Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
