@@ -989,7 +989,7 @@ mod tests {
             &dictionary,
             WriterProperties::builder()
                 .set_compression(Compression::UNCOMPRESSED)
-                .set_max_row_group_size(2)
+                .set_max_row_group_row_count(Some(2))
                 .set_dictionary_enabled(false)
                 .set_statistics_enabled(EnabledStatistics::None)
                 .set_created_by("someone else".into())

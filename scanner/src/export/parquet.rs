@@ -25,9 +25,10 @@ use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
     UInt64Array,
 };
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use causeway_ring::Class;
-use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -101,14 +102,31 @@ fn opt_strs(name: &str, v: Vec<Option<&str>>) -> Col {
 /// The texts as one array, its bytes counted first and copied once (grown as they came, they were
 /// copied again at each doubling, most of making a batch).
 fn string_array<'a>(v: impl Iterator<Item = Option<&'a str>> + Clone) -> StringArray {
-    let (rows, bytes) = v
-        .clone()
-        .fold((0, 0), |(n, b), s| (n + 1, b + s.map_or(0, str::len)));
-    let mut a = arrow_array::builder::StringBuilder::with_capacity(rows, bytes);
-    for s in v {
-        a.append_option(s);
+    let (rows, bytes, nulls) = v.clone().fold((0, 0, 0), |(n, b, z), s| {
+        (
+            n + 1,
+            b + s.map_or(0, str::len),
+            z + usize::from(s.is_none()),
+        )
+    });
+    let mut values = Vec::with_capacity(bytes);
+    let mut offsets = Vec::with_capacity(rows + 1);
+    offsets.push(0i32);
+    for s in v.clone() {
+        values.extend_from_slice(s.unwrap_or("").as_bytes());
+        // A batch's texts are CHUNK names or labels of bounded length, far below 2 GiB.
+        offsets.push(i32::try_from(values.len()).expect("a batch's texts fit in 2 GiB"));
     }
-    a.finish()
+    let nulls = (nulls > 0).then(|| v.map(|s| s.is_some()).collect::<NullBuffer>());
+    // SAFETY: `values` is the concatenation of whole `str`s (valid UTF-8), and `offsets` starts at 0
+    // and ends each one there, rising, at most `values.len()`; `nulls`, if any, has one bit per row.
+    unsafe {
+        StringArray::new_unchecked(
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(values),
+            nulls,
+        )
+    }
 }
 
 fn batch(cols: Vec<Col>) -> RecordBatch {
@@ -736,7 +754,7 @@ fn write_table(
         .convert(&schema)
         .map_err(|e| err(&e))?;
     let props = Arc::new(props);
-    let group_rows = props.max_row_group_size();
+    let group_rows = props.max_row_group_row_count().unwrap_or(usize::MAX);
     let file =
         causeway_ring::private::create_file(&path, false).map_err(|e| err(&io_problem(&e)))?;
     // The pages go to writeback as they are written: the sync below waits for the last part only.
@@ -746,6 +764,7 @@ fn write_table(
         props.clone(),
     )
     .map_err(|e| err(&e))?;
+    let columns = ArrowRowGroupWriterFactory::new(&w, schema.clone());
     let fields = schema.fields();
     // The batches of the next row group, cut as `ArrowWriter` cuts them: a batch that would cross
     // the group's end is split there, and an empty batch is skipped (a table without rows has no
@@ -771,13 +790,13 @@ fn write_table(
     };
     // One row group's column chunks: column c is field c's writer (every table is flat: a nested
     // field has several), given every batch of the group, then closed.
-    let encode = |group: &Vec<RecordBatch>| {
-        let columns = get_column_writers(&layout, &props, &schema)?;
+    let encode = |k: usize, group: &Vec<RecordBatch>| {
+        let columns = columns.create_column_writers(k)?;
         assert_eq!(columns.len(), fields.len(), "{name}: a flat schema");
         (columns.into_par_iter().enumerate())
             .map(|(c, mut cw)| {
                 for b in group {
-                    for leaf in compute_leaves(&fields[c], b.column(c))? {
+                    for leaf in compute_leaves(fields[c].as_ref(), b.column(c))? {
                         cw.write(&leaf)?;
                     }
                 }
@@ -799,7 +818,7 @@ fn write_table(
                     Some(group) => {
                         let (tx, encode) = (tx.clone(), &encode);
                         // A send fails only when the table failed and its groups are not wanted.
-                        s.spawn(move |_| drop(tx.send((started, encode(&group)))));
+                        s.spawn(move |_| drop(tx.send((started, encode(started, &group)))));
                         started += 1;
                     }
                     None => more = false,
@@ -864,7 +883,7 @@ const DISTINCT: [&str; 23] = [
 fn properties(schema: &Schema) -> WriterProperties {
     let b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
-        .set_max_row_group_size(GROUP_ROWS)
+        .set_max_row_group_row_count(Some(GROUP_ROWS))
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")));
     let b = DISTINCT.iter().fold(b, |b, c| {
         let c = ColumnPath::from(*c);
@@ -1188,7 +1207,7 @@ mod tests {
         assert!(dict("name"), "a name column keeps its dictionary");
         assert!(!dict("seq") && !dict("ns"), "distinct columns have none");
         for c in ["seq", "ns"] {
-            let e = column(c).encodings();
+            let e: Vec<Encoding> = column(c).encodings().collect();
             assert!(
                 e.contains(&Encoding::DELTA_BINARY_PACKED) && !e.contains(&Encoding::PLAIN),
                 "{c}: values delta-encoded, none plain: {e:?}"
@@ -1399,7 +1418,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(1000)
+            .set_max_row_group_row_count(Some(1000))
             .set_data_page_row_count_limit(300)
             .build();
         let cases: [&[usize]; 3] = [&[700, 0, 900, 2500, 1, 999, 3000], &[0], &[1000, 1000]];
