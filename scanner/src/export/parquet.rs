@@ -31,10 +31,12 @@ use causeway_ring::Class;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{Compression, Encoding};
+use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -770,7 +772,7 @@ fn write_table(
     // the group's end is split there, and an empty batch is skipped (a table without rows has no
     // row group).
     let mut pending = Some(first);
-    let mut next_group = || {
+    let next_group = || {
         let (mut group, mut rows) = (Vec::new(), 0);
         while rows < group_rows {
             let Some(mut b) = pending.take().or_else(|| batches.next()) else {
@@ -790,12 +792,12 @@ fn write_table(
     };
     // One row group's column chunks: column c is field c's writer (every table is flat: a nested
     // field has several), given every batch of the group, then closed.
-    let encode = |k: usize, group: &Vec<RecordBatch>| {
+    let encode = |k: usize, group: Vec<RecordBatch>| {
         let columns = columns.create_column_writers(k)?;
         assert_eq!(columns.len(), fields.len(), "{name}: a flat schema");
         (columns.into_par_iter().enumerate())
             .map(|(c, mut cw)| {
-                for b in group {
+                for b in &group {
                     for leaf in compute_leaves(fields[c].as_ref(), b.column(c))? {
                         cw.write(&leaf)?;
                     }
@@ -804,44 +806,71 @@ fn write_table(
             })
             .collect::<parquet::errors::Result<Vec<_>>>()
     };
-    let in_flight = groups_in_flight(fields.len());
-    // Each row group is encoded on every thread as soon as one of the `in_flight` before it is done
-    // (a window of groups waited for its slowest column before the next began), and appended to the
+    // Each row group is encoded on every thread as soon as one of those before it is appended (a
+    // window of groups waited for its slowest column before the next began), and appended to the
     // file in order, here, while the others encode.
+    let failed = || Err(ParquetError::General("encoding a row group failed".into()));
+    in_order(
+        groups_in_flight(fields.len()),
+        next_group,
+        encode,
+        failed,
+        |chunks| {
+            let mut group = w.next_row_group().map_err(|e| err(&e))?;
+            for chunk in chunks.map_err(|e| err(&e))? {
+                chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
+            }
+            group.close().map(drop).map_err(|e| err(&e))
+        },
+    )?;
+    let file = w.into_inner().map_err(|e| err(&e))?.into_file();
+    file.sync_all().map_err(|e| err(&io_problem(&e)))?;
+    Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
+}
+
+/// Gives `append` the result of `encode` for each item `next` gives, in their order, while the
+/// items are encoded on every thread, at most `in_flight` (at least one) of them at a time beyond
+/// the last appended; returns `append`'s first error (no later item is made). Every item answers,
+/// so the wait ends: a panic in `encode` gives that item `failed()`.
+fn in_order<G: Send, R: Send, E>(
+    in_flight: usize,
+    mut next: impl FnMut() -> Option<G>,
+    encode: impl Fn(usize, G) -> R + Sync,
+    failed: impl Fn() -> R,
+    mut append: impl FnMut(R) -> Result<(), E>,
+) -> Result<(), E> {
     let (tx, rx) = std::sync::mpsc::channel();
     rayon::in_place_scope(|s| {
         let (mut started, mut appended, mut more) = (0usize, 0usize, true);
         let mut done = std::collections::BTreeMap::new();
         loop {
-            while more && started - appended < in_flight {
-                match next_group() {
-                    Some(group) => {
+            while more && started - appended < in_flight.max(1) {
+                match next() {
+                    Some(item) => {
                         let (tx, encode) = (tx.clone(), &encode);
-                        // A send fails only when the table failed and its groups are not wanted.
-                        s.spawn(move |_| drop(tx.send((started, encode(started, &group)))));
+                        s.spawn(move |_| {
+                            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                encode(started, item)
+                            }));
+                            // Fails only when the items are no longer wanted (`append` failed).
+                            drop(tx.send((started, r.ok())))
+                        });
                         started += 1;
                     }
                     None => more = false,
                 }
             }
             if appended == started {
-                return Ok::<_, ExportError>(());
+                return Ok(());
             }
-            let (k, chunks) = recv_helping(&rx).expect("a sender is held here");
-            done.insert(k, chunks);
-            while let Some(chunks) = done.remove(&appended) {
-                let mut group = w.next_row_group().map_err(|e| err(&e))?;
-                for chunk in chunks.map_err(|e| err(&e))? {
-                    chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
-                }
-                group.close().map_err(|e| err(&e))?;
+            let (k, r) = recv_helping(&rx).expect("a sender is held here");
+            done.insert(k, r);
+            while let Some(r) = done.remove(&appended) {
+                append(r.unwrap_or_else(&failed))?;
                 appended += 1;
             }
         }
-    })?;
-    let file = w.into_inner().map_err(|e| err(&e))?.into_file();
-    file.sync_all().map_err(|e| err(&io_problem(&e)))?;
-    Ok(file.metadata().map(|m| m.len()).unwrap_or(0))
+    })
 }
 
 /// Columns whose values are nearly all distinct (times, sequence numbers, sizes). A dictionary
@@ -1442,5 +1471,68 @@ mod tests {
             assert!(got == want, "{sizes:?}: the files differ");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A row group whose encoding fails or panics (here arrow-rs's text encoder, given numbers,
+    /// panics) makes the table's error, once every group in flight has answered: no hang, no panic.
+    #[test]
+    fn a_row_group_that_cannot_be_encoded_is_the_tables_error() {
+        let dir = std::env::temp_dir().join(format!("causeway-parquet-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(10))
+            .build();
+        let good = || batch(vec![strs("n", vec!["x"; 10])]);
+        let bad = batch(vec![u32s("n", (0..10).collect())]);
+        let bs = vec![good(), good(), bad, good(), good()];
+        let e = write_table(&dir, "t", |_| props.clone(), bs.into_iter())
+            .expect_err("numbers where a text column is declared");
+        assert!(e.0.contains("t.parquet: cannot write"), "{}", e.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Items are appended in their order whatever order they finish in, a panicking item answers
+    /// `failed()` (no hang), and `append`'s error stops the run; on one thread as on several.
+    #[test]
+    fn in_order_appends_in_order_and_a_panic_is_an_items_failure() {
+        for threads in [1, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut items = 0..40u64;
+                let mut got = Vec::new();
+                let r: Result<(), String> = in_order(
+                    3,
+                    || items.next(),
+                    |k, i| {
+                        assert_eq!(k as u64, i);
+                        // Later items often finish first.
+                        std::thread::sleep(std::time::Duration::from_micros(50 * (i % 4)));
+                        if i == 17 {
+                            panic!("item 17");
+                        }
+                        Some(i * 10)
+                    },
+                    || None,
+                    |r| {
+                        got.push(r);
+                        match r {
+                            Some(_) => Ok(()),
+                            None => Err(format!("failed after {}", got.len())),
+                        }
+                    },
+                );
+                assert_eq!(r, Err("failed after 18".to_string()), "{threads} threads");
+                let want: Vec<_> = (0..17).map(|i| Some(i * 10)).chain([None]).collect();
+                assert_eq!(got, want, "{threads} threads");
+                // No item beyond those in flight was made after the failure.
+                assert!(
+                    items.next().is_some_and(|i| i <= 17 + 3 + 1),
+                    "{threads} threads"
+                );
+            });
+        }
     }
 }
