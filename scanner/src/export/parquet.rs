@@ -116,7 +116,8 @@ fn string_array<'a>(v: impl Iterator<Item = Option<&'a str>> + Clone) -> StringA
     offsets.push(0i32);
     for s in v.clone() {
         values.extend_from_slice(s.unwrap_or("").as_bytes());
-        // A batch's texts are CHUNK names or labels of bounded length, far below 2 GiB.
+        // Utf8's offsets are 32-bit. A batch's texts pass 2 GiB only where a capture's names are
+        // hundreds of KiB each (a hostile ring): that panics here, as arrow-rs's own builders did.
         offsets.push(i32::try_from(values.len()).expect("a batch's texts fit in 2 GiB"));
     }
     let nulls = (nulls > 0).then(|| v.map(|s| s.is_some()).collect::<NullBuffer>());
