@@ -440,8 +440,8 @@ fn tables_written_in_batches_equal_the_model_s_tables_built_whole() {
     let rings = c.rings().unwrap();
     let t = Timeline::build(&rings);
     let tokens = TokenSource::of(&rings);
-    let mut parts = tables(&t);
-    parts.push((GRAPH_TABLES[0], edges(&t, &tokens)));
+    let mut parts = tables(&t).unwrap();
+    parts.push((GRAPH_TABLES[0], edges(&t, &tokens).unwrap()));
     let want: Vec<(&str, RecordBatch)> = (parts.into_iter())
         .map(|(name, bs)| {
             let whole = arrow_select::concat::concat_batches(&bs[0].schema(), &bs).unwrap();

@@ -135,7 +135,7 @@ fn build(path: &Path) -> Result<NativeCapture, CaptureError> {
             }
         })
         .collect();
-    let tables = parquet::tables(&timeline);
+    let tables = parquet::tables(&timeline).map_err(|e| CaptureError::new(path, e.to_string()))?;
     drop(rings);
     Ok(NativeCapture {
         capture,
@@ -418,7 +418,8 @@ impl NativeCapture {
             let rings = self.capture.rings()?;
             let t = Timeline::build(&rings);
             let tokens = causeway_scanner::export::TokenSource::of(&rings);
-            Ok(parquet::edges(&t, &tokens))
+            parquet::edges(&t, &tokens)
+                .map_err(|e| CaptureError::new(&self.capture.path, e.to_string()))
         });
         result.map_err(|e| capture_error(py, &e))
     }

@@ -16,7 +16,7 @@
 
 use super::{io_problem, ExportError, Summary, TokenSource};
 use crate::analysis::causal::graph::{Edge, Evidence, Graph, Node};
-use crate::analysis::steps::{process_steps, StepOptions};
+use crate::analysis::steps::{process_steps, Selection, Step, StepOptions};
 use crate::facts::model::{Call, DeviceSpan, Mark, ProcessTimeline, Range, StreamId, Timeline};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
@@ -31,7 +31,6 @@ use causeway_ring::Class;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{Compression, Encoding};
-use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
@@ -88,48 +87,112 @@ fn opt_i64s(name: &str, v: Vec<Option<i64>>) -> Col {
         Arc::new(Int64Array::from(v)),
     )
 }
-fn strs(name: &str, v: Vec<&str>) -> Col {
-    Col(
+fn strs(name: &str, v: Vec<&str>) -> Result<Col, TooLong> {
+    Ok(Col(
         Field::new(name, DataType::Utf8, false),
-        Arc::new(string_array(v.iter().map(|s| Some(*s)))),
-    )
+        Arc::new(string_array(v.iter().map(|s| Some(*s)))?),
+    ))
 }
-fn opt_strs(name: &str, v: Vec<Option<&str>>) -> Col {
-    Col(
+fn opt_strs(name: &str, v: Vec<Option<&str>>) -> Result<Col, TooLong> {
+    Ok(Col(
         Field::new(name, DataType::Utf8, true),
-        Arc::new(string_array(v.iter().copied())),
-    )
+        Arc::new(string_array(v.iter().copied())?),
+    ))
+}
+
+/// Most bytes of text one column of a batch holds: Arrow's `Utf8` offsets are 32-bit.
+const TEXT_MAX: usize = i32::MAX as usize;
+
+/// A batch's text column would pass `TEXT_MAX` bytes. Only a hostile or corrupt capture's names
+/// come near it (the shim writes none over 1 KiB; a string record may claim 4 GiB): the rows are
+/// made again as smaller batches (`within_texts`), and only one row's text alone over it fails the
+/// table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong;
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a name in the capture is longer than an Arrow text column holds ({TEXT_MAX} bytes)"
+        )
+    }
 }
 
 /// The texts as one array, its bytes counted first and copied once (grown as they came, they were
 /// copied again at each doubling, most of making a batch).
-fn string_array<'a>(v: impl Iterator<Item = Option<&'a str>> + Clone) -> StringArray {
-    let (rows, bytes, nulls) = v.clone().fold((0, 0, 0), |(n, b, z), s| {
+fn string_array<'a>(
+    v: impl Iterator<Item = Option<&'a str>> + Clone,
+) -> Result<StringArray, TooLong> {
+    texts_within(v, TEXT_MAX)
+}
+
+/// `string_array` for at most `max` (≤ `TEXT_MAX`) bytes of text, `TooLong` beyond.
+fn texts_within<'a>(
+    v: impl Iterator<Item = Option<&'a str>> + Clone,
+    max: usize,
+) -> Result<StringArray, TooLong> {
+    let (rows, bytes, nulls) = v.clone().fold((0, 0usize, 0), |(n, b, z), s| {
         (
             n + 1,
-            b + s.map_or(0, str::len),
+            b.saturating_add(s.map_or(0, str::len)),
             z + usize::from(s.is_none()),
         )
     });
+    if bytes > max.min(TEXT_MAX) {
+        return Err(TooLong);
+    }
     let mut values = Vec::with_capacity(bytes);
     let mut offsets = Vec::with_capacity(rows + 1);
     offsets.push(0i32);
     for s in v.clone() {
         values.extend_from_slice(s.unwrap_or("").as_bytes());
-        // Utf8's offsets are 32-bit. A batch's texts pass 2 GiB only where a capture's names are
-        // hundreds of KiB each (a hostile ring): that panics here, as arrow-rs's own builders did.
-        offsets.push(i32::try_from(values.len()).expect("a batch's texts fit in 2 GiB"));
+        // At most `bytes`, checked above to fit.
+        offsets.push(values.len() as i32);
     }
     let nulls = (nulls > 0).then(|| v.map(|s| s.is_some()).collect::<NullBuffer>());
     // SAFETY: `values` is the concatenation of whole `str`s (valid UTF-8), and `offsets` starts at 0
-    // and ends each one there, rising, at most `values.len()`; `nulls`, if any, has one bit per row.
-    unsafe {
+    // and ends each one there, rising, at most `values.len()` (below 2^31); `nulls`, if any, has one
+    // bit per row.
+    Ok(unsafe {
         StringArray::new_unchecked(
             OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
             Buffer::from_vec(values),
             nulls,
         )
+    })
+}
+
+/// Appends to `out` the batch `make` gives for `rows`, or, where one of its text columns would be
+/// too long, the batches of each half in turn: a capture's huge names make more, smaller batches
+/// (the same rows, in order), not a panic. `TooLong` only when one row's text alone is.
+fn within_texts<R, B>(
+    rows: &[R],
+    make: &impl Fn(&[R]) -> Result<B, TooLong>,
+    out: &mut Vec<B>,
+) -> Result<(), TooLong> {
+    match make(rows) {
+        Ok(b) => {
+            out.push(b);
+            Ok(())
+        }
+        Err(TooLong) if rows.len() > 1 => {
+            let (a, b) = rows.split_at(rows.len() / 2);
+            within_texts(a, make, out)?;
+            within_texts(b, make, out)
+        }
+        Err(e) => Err(e),
     }
+}
+
+/// `within_texts`' batches of `rows`.
+fn batches_of<R, B>(
+    rows: &[R],
+    make: &impl Fn(&[R]) -> Result<B, TooLong>,
+) -> Result<Vec<B>, TooLong> {
+    let mut out = Vec::new();
+    within_texts(rows, make, &mut out)?;
+    Ok(out)
 }
 
 fn batch(cols: Vec<Col>) -> RecordBatch {
@@ -193,12 +256,13 @@ impl<'t, O, T> Flat<'t, O, T> {
 }
 
 /// A table of `rows` rows in record batches of `CHUNK` rows, at least one (empty when there are
-/// none: every table is written, with its schema), `make` giving the batch of a run of rows: made a
-/// few at a time on every thread, handed out in order.
+/// none: every table is written, with its schema), `make` giving the batches of a run of rows (one,
+/// or more where its texts are huge: `within_texts`): made a few at a time on every thread, handed
+/// out in order.
 fn par_batches<'a>(
     rows: usize,
-    make: impl Fn(std::ops::Range<usize>) -> RecordBatch + Sync + Send + 'a,
-) -> impl Iterator<Item = RecordBatch> + Send + 'a {
+    make: impl Fn(std::ops::Range<usize>) -> Result<Vec<RecordBatch>, TooLong> + Sync + Send + 'a,
+) -> impl Iterator<Item = Result<RecordBatch, TooLong>> + Send + 'a {
     let count = rows.div_ceil(CHUNK).max(1);
     let ahead = rayon::current_num_threads().max(8);
     let mut next = 0;
@@ -211,14 +275,29 @@ fn par_batches<'a>(
             return None;
         }
         let until = (next + ahead).min(count);
-        let made: Vec<RecordBatch> = (next..until)
+        let made: Vec<_> = (next..until)
             .into_par_iter()
             .map(|k| make(k * CHUNK..((k + 1) * CHUNK).min(rows)))
             .collect();
         next = until;
-        ready = made.into_iter();
+        ready = made
+            .into_iter()
+            .flat_map(flat)
+            .collect::<Vec<_>>()
+            .into_iter();
         ready.next()
     })
+}
+
+/// `batches`, one by one, or their error.
+fn flat(
+    batches: Result<Vec<RecordBatch>, TooLong>,
+) -> impl Iterator<Item = Result<RecordBatch, TooLong>> {
+    let (ok, err) = match batches {
+        Ok(bs) => (bs, None),
+        Err(e) => (Vec::new(), Some(Err(e))),
+    };
+    ok.into_iter().map(Ok).chain(err)
 }
 
 /// A per-process table's batches: the rows `items` picks from every process, each batch made by
@@ -226,39 +305,41 @@ fn par_batches<'a>(
 fn per_process<'t, T: Sync + 't>(
     ps: &'t [ProcessTimeline],
     items: fn(&'t ProcessTimeline) -> &'t [T],
-    batch: fn(&[Row<'t, T>]) -> RecordBatch,
-) -> Box<dyn Iterator<Item = RecordBatch> + Send + 't> {
+    batch: fn(&[Row<'t, T>]) -> Result<RecordBatch, TooLong>,
+) -> Box<dyn Iterator<Item = Result<RecordBatch, TooLong>> + Send + 't> {
     let f = Flat::new(ps, items);
-    Box::new(par_batches(f.len(), move |r| batch(&f.rows(r))))
+    Box::new(par_batches(f.len(), move |r| {
+        batches_of(&f.rows(r), &batch)
+    }))
 }
 
-fn processes_batch(ps: &[ProcessTimeline]) -> RecordBatch {
-    batch(vec![
-        strs("ring", ps.iter().map(|p| p.ring.as_str()).collect()),
+fn processes_batch(ps: &[ProcessTimeline]) -> Result<RecordBatch, TooLong> {
+    Ok(batch(vec![
+        strs("ring", ps.iter().map(|p| p.ring.as_str()).collect())?,
         u32s("pid", ps.iter().map(|p| p.pid).collect()),
         u32s("ppid", ps.iter().map(|p| p.ppid).collect()),
-        strs("exe", ps.iter().map(|p| p.exe.as_str()).collect()),
-        strs("host", ps.iter().map(|p| p.host.as_str()).collect()),
-        strs("backend", ps.iter().map(|p| p.backend.as_str()).collect()),
+        strs("exe", ps.iter().map(|p| p.exe.as_str()).collect())?,
+        strs("host", ps.iter().map(|p| p.host.as_str()).collect())?,
+        strs("backend", ps.iter().map(|p| p.backend.as_str()).collect())?,
         u64s(
             "unplaced_device",
             ps.iter().map(|p| p.unplaced_device).collect(),
         ),
-    ])
+    ]))
 }
 
-fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
-    batch(vec![
-        strs("ring", calls.iter().map(|c| c.0.ring.as_str()).collect()),
+fn calls_batch(calls: &[Row<Call>]) -> Result<RecordBatch, TooLong> {
+    Ok(batch(vec![
+        strs("ring", calls.iter().map(|c| c.0.ring.as_str()).collect())?,
         u32s("pid", calls.iter().map(|c| c.0.pid).collect()),
         u64s("seq", calls.iter().map(|c| c.1.seq).collect()),
         u32s("tid", calls.iter().map(|c| c.1.tid).collect()),
-        strs("api", calls.iter().map(|c| c.1.api.as_str()).collect()),
-        strs("layer", calls.iter().map(|c| c.1.layer_name()).collect()),
+        strs("api", calls.iter().map(|c| c.1.api.as_str()).collect())?,
+        strs("layer", calls.iter().map(|c| c.1.layer_name()).collect())?,
         opt_strs(
             "class",
             calls.iter().map(|c| c.1.class.map(Class::name)).collect(),
-        ),
+        )?,
         i64s("begin_ns", calls.iter().map(|c| ns(c.1.begin_ns)).collect()),
         opt_i64s(
             "end_ns",
@@ -283,18 +364,18 @@ fn calls_batch(calls: &[Row<Call>]) -> RecordBatch {
                 .iter()
                 .map(|c| c.1.kernel.map(|k| k.as_str()))
                 .collect(),
-        ),
+        )?,
         opt_strs(
             "kernel_symbol",
             calls
                 .iter()
                 .map(|c| c.1.kernel.map(|k| c.0.symbol_of(k.as_str())))
                 .collect(),
-        ),
-    ])
+        )?,
+    ]))
 }
 
-fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
+fn device_batch(spans: &[Row<DeviceSpan>]) -> Result<RecordBatch, TooLong> {
     // Each stream's label made once (formatted per span, they were a tenth of making the batch).
     let mut made = std::collections::HashMap::new();
     let mut texts: Vec<String> = Vec::new();
@@ -307,22 +388,22 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
             })
         })
         .collect();
-    batch(vec![
-        strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect()),
+    Ok(batch(vec![
+        strs("ring", spans.iter().map(|s| s.0.ring.as_str()).collect())?,
         u32s("pid", spans.iter().map(|s| s.0.pid).collect()),
-        strs("kind", spans.iter().map(|s| s.1.kind.name()).collect()),
-        strs("name", spans.iter().map(|s| s.1.name.as_str()).collect()),
+        strs("kind", spans.iter().map(|s| s.1.kind.name()).collect())?,
+        strs("name", spans.iter().map(|s| s.1.name.as_str()).collect())?,
         strs(
             "symbol",
             spans
                 .iter()
                 .map(|s| s.0.symbol_of(s.1.name.as_str()))
                 .collect(),
-        ),
+        )?,
         i64s("begin_ns", spans.iter().map(|s| ns(s.1.begin_ns)).collect()),
         i64s("end_ns", spans.iter().map(|s| ns(s.1.end_ns)).collect()),
         i64s("bound_ns", spans.iter().map(|s| ns(s.1.bound_ns)).collect()),
-        strs("stream", label.iter().map(|&k| texts[k].as_str()).collect()),
+        strs("stream", label.iter().map(|&k| texts[k].as_str()).collect())?,
         opt_u64s(
             "stream_handle",
             spans
@@ -335,57 +416,57 @@ fn device_batch(spans: &[Row<DeviceSpan>]) -> RecordBatch {
         ),
         opt_u64s("call_seq", spans.iter().map(|s| s.1.call.get()).collect()),
         u64s("bytes", spans.iter().map(|s| s.1.bytes).collect()),
-    ])
+    ]))
 }
 
-fn ranges_batch(rs: &[Row<Range>]) -> RecordBatch {
-    batch(vec![
-        strs("ring", rs.iter().map(|r| r.0.ring.as_str()).collect()),
+fn ranges_batch(rs: &[Row<Range>]) -> Result<RecordBatch, TooLong> {
+    Ok(batch(vec![
+        strs("ring", rs.iter().map(|r| r.0.ring.as_str()).collect())?,
         u32s("pid", rs.iter().map(|r| r.0.pid).collect()),
         u32s("tid", rs.iter().map(|r| r.1.tid).collect()),
-        strs("name", rs.iter().map(|r| r.1.name.as_str()).collect()),
+        strs("name", rs.iter().map(|r| r.1.name.as_str()).collect())?,
         opt_strs(
             "domain",
             rs.iter().map(|r| r.1.domain.map(|d| d.as_str())).collect(),
-        ),
+        )?,
         i64s("begin_ns", rs.iter().map(|r| ns(r.1.begin_ns)).collect()),
         opt_i64s("end_ns", rs.iter().map(|r| r.1.end_ns.map(ns)).collect()),
         u32s("level", rs.iter().map(|r| r.1.level).collect()),
-    ])
+    ]))
 }
 
-fn marks_batch(ms: &[Row<Mark>]) -> RecordBatch {
-    batch(vec![
-        strs("ring", ms.iter().map(|m| m.0.ring.as_str()).collect()),
+fn marks_batch(ms: &[Row<Mark>]) -> Result<RecordBatch, TooLong> {
+    Ok(batch(vec![
+        strs("ring", ms.iter().map(|m| m.0.ring.as_str()).collect())?,
         u32s("pid", ms.iter().map(|m| m.0.pid).collect()),
         u32s("tid", ms.iter().map(|m| m.1.tid).collect()),
-        strs("name", ms.iter().map(|m| m.1.name.as_str()).collect()),
+        strs("name", ms.iter().map(|m| m.1.name.as_str()).collect())?,
         opt_strs(
             "domain",
             ms.iter().map(|m| m.1.domain.map(|d| d.as_str())).collect(),
-        ),
+        )?,
         i64s("ns", ms.iter().map(|m| ns(m.1.ns)).collect()),
-    ])
+    ]))
 }
 
 /// The tables of `t`, by name (in `TABLES` order), each as batches of up to `GROUP_ROWS` rows (the
 /// Python module's tables, handed to pyarrow as they are), made side by side on every thread.
 /// (Made as one batch on one thread, the calls of a 10 M-entry capture took seconds.)
-pub fn tables(t: &Timeline) -> Vec<(&'static str, Vec<RecordBatch>)> {
+pub fn tables(t: &Timeline) -> Result<Vec<(&'static str, Vec<RecordBatch>)>, TooLong> {
     let ps = &t.processes;
-    let batches = |i: usize| -> Vec<RecordBatch> {
+    let batches = |i: usize| -> Result<Vec<RecordBatch>, TooLong> {
         match i {
-            0 => vec![processes_batch(ps)],
+            0 => batches_of(ps, &processes_batch),
             1 => groups(ps, |p| &p.calls, calls_batch),
             2 => groups(ps, |p| &p.device, device_batch),
             3 => groups(ps, |p| &p.ranges, ranges_batch),
             4 => groups(ps, |p| &p.marks, marks_batch),
-            _ => vec![steps_batch(ps)],
+            _ => steps_batches(ps),
         }
     };
     (0..TABLES.len())
         .into_par_iter()
-        .map(|i| (TABLES[i], batches(i)))
+        .map(|i| Ok((TABLES[i], batches(i)?)))
         .collect()
 }
 
@@ -393,8 +474,8 @@ pub fn tables(t: &Timeline) -> Vec<(&'static str, Vec<RecordBatch>)> {
 fn groups<'t, T: Sync + 't>(
     ps: &'t [ProcessTimeline],
     items: fn(&'t ProcessTimeline) -> &'t [T],
-    batch: fn(&[Row<'t, T>]) -> RecordBatch,
-) -> Vec<RecordBatch> {
+    batch: fn(&[Row<'t, T>]) -> Result<RecordBatch, TooLong>,
+) -> Result<Vec<RecordBatch>, TooLong> {
     in_groups(&Flat::new(ps, items), batch)
 }
 
@@ -402,16 +483,26 @@ fn groups<'t, T: Sync + 't>(
 /// table keeps its schema), each made by `make` on a thread of its own.
 fn in_groups<'t, O: Sync, T: Sync>(
     f: &Flat<'t, O, T>,
-    make: impl Fn(&[(&'t O, &'t T)]) -> RecordBatch + Sync,
-) -> Vec<RecordBatch> {
+    make: impl Fn(&[(&'t O, &'t T)]) -> Result<RecordBatch, TooLong> + Sync,
+) -> Result<Vec<RecordBatch>, TooLong> {
     let n = f.len();
-    (0..n.div_ceil(GROUP_ROWS).max(1))
+    let groups = (0..n.div_ceil(GROUP_ROWS).max(1))
         .into_par_iter()
-        .map(|k| make(&f.rows(k * GROUP_ROWS..((k + 1) * GROUP_ROWS).min(n))))
-        .collect()
+        .map(|k| {
+            batches_of(
+                &f.rows(k * GROUP_ROWS..((k + 1) * GROUP_ROWS).min(n)),
+                &make,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(groups.into_iter().flatten().collect())
 }
 
-fn steps_batch(ps: &[ProcessTimeline]) -> RecordBatch {
+/// A row of the `steps` table: its process (pid, ring), the step ranges' selection, the step.
+type StepRow<'v> = ((u32, &'v str), Option<&'v Selection>, &'v Step);
+
+/// The `steps` table's batches: every process's steps view (default selection).
+fn steps_batches(ps: &[ProcessTimeline]) -> Result<Vec<RecordBatch>, TooLong> {
     let views: Vec<_> = ps
         .iter()
         .map(|p| {
@@ -428,13 +519,17 @@ fn steps_batch(ps: &[ProcessTimeline]) -> RecordBatch {
             v.steps.iter().map(move |s| ((*pid, *ring), sel, s))
         })
         .collect();
+    batches_of(&st, &steps_batch)
+}
+
+fn steps_batch(st: &[StepRow]) -> Result<RecordBatch, TooLong> {
     let dev = |f: fn(&crate::analysis::steps::StepDevice) -> u64| -> Vec<Option<i64>> {
         st.iter()
             .map(|s| s.2.device.as_ref().map(|d| ns(f(d))))
             .collect()
     };
-    batch(vec![
-        strs("ring", st.iter().map(|s| s.0 .1).collect()),
+    Ok(batch(vec![
+        strs("ring", st.iter().map(|s| s.0 .1).collect())?,
         u32s("pid", st.iter().map(|s| s.0 .0).collect()),
         u64s("index", st.iter().map(|s| s.2.index as u64).collect()),
         u32s("tid", st.iter().map(|s| s.2.tid).collect()),
@@ -443,13 +538,13 @@ fn steps_batch(ps: &[ProcessTimeline]) -> RecordBatch {
             st.iter()
                 .map(|s| s.1.map(|x| x.name.as_str()).unwrap_or(""))
                 .collect(),
-        ),
+        )?,
         opt_strs(
             "domain",
             st.iter()
                 .map(|s| s.1.and_then(|x| x.domain.as_deref()))
                 .collect(),
-        ),
+        )?,
         i64s("begin_ns", st.iter().map(|s| ns(s.2.begin_ns)).collect()),
         i64s("end_ns", st.iter().map(|s| ns(s.2.end_ns)).collect()),
         i64s("wall_ns", st.iter().map(|s| ns(s.2.wall_ns)).collect()),
@@ -473,7 +568,7 @@ fn steps_batch(ps: &[ProcessTimeline]) -> RecordBatch {
         opt_i64s("device_compute_ns", dev(|d| d.compute_ns)),
         opt_i64s("device_overlap_ns", dev(|d| d.overlap_ns)),
         opt_i64s("device_bound_ns", dev(|d| d.bound_ns)),
-    ])
+    ]))
 }
 
 /// The tables the export writes beyond `TABLES` (the Python module's tables): the causal graph's
@@ -485,7 +580,7 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 /// times) or a record the capture does not have (`absent`, with what it is).
 /// As batches of `GROUP_ROWS` rows (the Python module's `edges()`), made while the graph's walk
 /// makes the edges (`streamed_edges`).
-pub fn edges(t: &Timeline, tokens: &TokenSource) -> Vec<RecordBatch> {
+pub fn edges(t: &Timeline, tokens: &TokenSource) -> Result<Vec<RecordBatch>, TooLong> {
     let toks = tokens_of(tokens, t.processes.len());
     let drawn = AtomicUsize::new(0);
     std::thread::scope(|s| streamed_edges(s, &t.processes, toks, GROUP_ROWS, &drawn).collect())
@@ -515,7 +610,7 @@ fn streamed_edges<'s>(
     tokens: Vec<Option<&'s Tokens>>,
     rows: usize,
     drawn: &'s AtomicUsize,
-) -> impl Iterator<Item = RecordBatch> + Send + 's {
+) -> impl Iterator<Item = Result<RecordBatch, TooLong>> + Send + 's {
     use std::sync::mpsc::sync_channel;
     // Runs taken at once, their batches made side by side: as many batches as `par_batches` makes
     // at a time (a run is 16 of the Parquet table's batches, one of the Python module's). The batches
@@ -548,7 +643,7 @@ fn streamed_edges<'s>(
         // The runs there are (one at least, waited for), up to `width`, of one process.
         let Some(first) = held.take().or_else(|| next(true)) else {
             // A table without rows keeps its schema.
-            return (!std::mem::replace(&mut any, true)).then(|| edges_batch(&[]).0);
+            return (!std::mem::replace(&mut any, true)).then(|| edges_batch(&[]).map(|b| b.0));
         };
         let k = first.0;
         let mut runs = vec![first];
@@ -573,16 +668,24 @@ fn streamed_edges<'s>(
             p: &ps[k],
             absent: &absent,
         };
-        let made: Vec<RecordBatch> = (runs.par_iter())
+        let made: Vec<_> = (runs.par_iter())
             .flat_map(|(_, edges, _)| edges.par_chunks(rows))
             .map(|run| {
                 let rows: Vec<EdgeRow> = run.iter().map(|e| (&g, e)).collect();
-                let (b, d) = edges_batch(&rows);
-                drawn.fetch_add(d, Relaxed);
-                b
+                batches_of(&rows, &edges_batch)
             })
             .collect();
-        ready = made.into_iter();
+        let mut out = Vec::with_capacity(made.len());
+        for m in made {
+            match m {
+                Ok(bs) => out.extend(bs.into_iter().map(|(b, d)| {
+                    drawn.fetch_add(d, Relaxed);
+                    Ok(b)
+                })),
+                Err(e) => out.push(Err(e)),
+            }
+        }
+        ready = out.into_iter();
     })
 }
 
@@ -613,7 +716,7 @@ type EdgeRow<'g, 'a> = (&'g ProcEdges<'a>, &'g Edge);
 
 /// `edges` of these rows, and how many of them the trace exports draw as dependency flows (edges
 /// across tracks between two slices: no absent end).
-fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
+fn edges_batch(rows: &[EdgeRow]) -> Result<(RecordBatch, usize), TooLong> {
     let mut drawn = 0;
     // One end's columns, filled edge by edge.
     #[derive(Default)]
@@ -702,24 +805,24 @@ fn edges_batch(rows: &[EdgeRow]) -> (RecordBatch, usize) {
         )
     };
     let b = batch(vec![
-        strs("ring", ring),
+        strs("ring", ring)?,
         u32s("pid", pid),
-        strs("kind", kind),
-        strs("evidence", evidence),
+        strs("kind", kind)?,
+        strs("evidence", evidence)?,
         f64s("confidence", conf),
-        strs("from_node", from.node),
+        strs("from_node", from.node)?,
         opt_u64s("from_seq", from.seq),
-        opt_strs("from_name", from.name),
+        opt_strs("from_name", from.name)?,
         opt_i64s("from_begin_ns", from.begin),
         opt_i64s("from_end_ns", from.end),
-        opt_strs("from_absent", from.what),
-        strs("to_node", to.node),
+        opt_strs("from_absent", from.what)?,
+        strs("to_node", to.node)?,
         opt_u64s("to_seq", to.seq),
-        opt_strs("to_name", to.name),
+        opt_strs("to_name", to.name)?,
         opt_i64s("to_begin_ns", to.begin),
         opt_i64s("to_end_ns", to.end),
     ]);
-    (b, drawn)
+    Ok((b, drawn))
 }
 
 /// Rows per row group: DuckDB's own size (122 880) rounded up to a power of two. Row groups are
@@ -743,12 +846,12 @@ fn write_table(
     dir: &Path,
     name: &str,
     props: impl FnOnce(&Schema) -> WriterProperties,
-    mut batches: impl Iterator<Item = RecordBatch> + Send,
+    mut batches: impl Iterator<Item = Result<RecordBatch, TooLong>> + Send,
 ) -> Result<u64, ExportError> {
     let path = dir.join(format!("{name}.parquet"));
     let err =
         |e: &dyn std::fmt::Display| ExportError(format!("{}: cannot write: {e}", path.display()));
-    let first = batches.next().expect("every table has a batch");
+    let first = (batches.next().expect("every table has a batch")).map_err(|e| err(&e))?;
     let schema = first.schema();
     let mut props = props(&schema);
     add_encoded_arrow_schema_to_metadata(&schema, &mut props);
@@ -771,14 +874,21 @@ fn write_table(
     let fields = schema.fields();
     // The batches of the next row group, cut as `ArrowWriter` cuts them: a batch that would cross
     // the group's end is split there, and an empty batch is skipped (a table without rows has no
-    // row group).
+    // row group). A batch that could not be made is the group's error, and the last group.
     let mut pending = Some(first);
+    let mut broken = false;
     let next_group = || {
         let (mut group, mut rows) = (Vec::new(), 0);
-        while rows < group_rows {
-            let Some(mut b) = pending.take().or_else(|| batches.next()) else {
-                break;
+        while rows < group_rows && !broken {
+            let b = match pending.take().map(Ok).or_else(|| batches.next()) {
+                None => break,
+                Some(Ok(b)) => b,
+                Some(Err(e)) => {
+                    broken = true;
+                    return Some(Err(err(&e)));
+                }
             };
+            let mut b = b;
             if rows + b.num_rows() > group_rows {
                 let fits = group_rows - rows;
                 pending = Some(b.slice(fits, b.num_rows() - fits));
@@ -789,12 +899,13 @@ fn write_table(
                 group.push(b);
             }
         }
-        (!group.is_empty()).then_some(group)
+        (!group.is_empty()).then_some(Ok(group))
     };
     // One row group's column chunks: column c is field c's writer (every table is flat: a nested
     // field has several), given every batch of the group, then closed.
-    let encode = |k: usize, group: Vec<RecordBatch>| {
-        let columns = columns.create_column_writers(k)?;
+    let encode = |k: usize, group: Result<Vec<RecordBatch>, ExportError>| {
+        let group = group?;
+        let columns = columns.create_column_writers(k).map_err(|e| err(&e))?;
         assert_eq!(columns.len(), fields.len(), "{name}: a flat schema");
         (columns.into_par_iter().enumerate())
             .map(|(c, mut cw)| {
@@ -806,11 +917,12 @@ fn write_table(
                 cw.close()
             })
             .collect::<parquet::errors::Result<Vec<_>>>()
+            .map_err(|e| err(&e))
     };
     // Each row group is encoded on every thread as soon as one of those before it is appended (a
     // window of groups waited for its slowest column before the next began), and appended to the
     // file in order, here, while the others encode.
-    let failed = || Err(ParquetError::General("encoding a row group failed".into()));
+    let failed = || Err(err(&"encoding a row group failed"));
     in_order(
         groups_in_flight(fields.len()),
         next_group,
@@ -818,7 +930,7 @@ fn write_table(
         failed,
         |chunks| {
             let mut group = w.next_row_group().map_err(|e| err(&e))?;
-            for chunk in chunks.map_err(|e| err(&e))? {
+            for chunk in chunks? {
                 chunk.append_to_row_group(&mut group).map_err(|e| err(&e))?;
             }
             group.close().map(drop).map_err(|e| err(&e))
@@ -943,13 +1055,13 @@ pub fn write_dir(
     // Each table is a file of its own: the model's tables are written side by side, while the
     // causal graph is built beside them.
     let table = |i: usize| -> Result<u64, ExportError> {
-        let batches: Box<dyn Iterator<Item = RecordBatch> + Send + '_> = match i {
-            0 => Box::new(std::iter::once(processes_batch(ps))),
+        let batches: Box<dyn Iterator<Item = Result<RecordBatch, TooLong>> + Send + '_> = match i {
+            0 => Box::new(flat(batches_of(ps, &processes_batch))),
             1 => per_process(ps, |p| &p.calls, calls_batch),
             2 => per_process(ps, |p| &p.device, device_batch),
             3 => per_process(ps, |p| &p.ranges, ranges_batch),
             4 => per_process(ps, |p| &p.marks, marks_batch),
-            _ => Box::new(std::iter::once(steps_batch(ps))),
+            _ => Box::new(flat(steps_batches(ps))),
         };
         write_table(dir, TABLES[i], properties, batches)
     };
@@ -1116,14 +1228,10 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
 
 /// The file names a parquet export writes.
 fn table_files() -> Vec<String> {
-    tables(&Timeline {
-        processes: Vec::new(),
-    })
-    .into_iter()
-    .map(|(name, _)| name)
-    .chain(GRAPH_TABLES)
-    .map(|name| format!("{name}.parquet"))
-    .collect()
+    (TABLES.into_iter())
+        .chain(GRAPH_TABLES)
+        .map(|name| format!("{name}.parquet"))
+        .collect()
 }
 
 /// The first entry of `dir` that a parquet export does not write (a sub-directory, a link, any other
@@ -1196,7 +1304,8 @@ mod tests {
                         rows.iter()
                             .map(|r| ["a", "bb", "c"][*r as usize % 3])
                             .collect(),
-                    ),
+                    )
+                    .unwrap(),
                     opt_u64s(
                         "seq",
                         rows.iter().map(|r| (r % 5 != 0).then_some(*r)).collect(),
@@ -1220,7 +1329,7 @@ mod tests {
             std::env::temp_dir().join(format!("causeway-parquet-dict-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bs = batches(&[5000, 3000]);
-        write_table(&dir, "t", properties, bs.clone().into_iter()).unwrap();
+        write_table(&dir, "t", properties, bs.clone().into_iter().map(Ok)).unwrap();
         let path = dir.join("t.parquet");
         let meta = SerializedFileReader::new(std::fs::File::open(&path).unwrap())
             .unwrap()
@@ -1337,7 +1446,7 @@ mod tests {
             "{} edges: too few runs",
             rows.len()
         );
-        let (want, want_drawn) = edges_batch(&rows);
+        let (want, want_drawn) = edges_batch(&rows).unwrap();
         assert!(want.column_by_name("from_absent").unwrap().null_count() < want.num_rows());
         for threads in [1, 3] {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -1349,7 +1458,9 @@ mod tests {
                 let got: Vec<RecordBatch> = pool.install(|| {
                     std::thread::scope(|s| {
                         let toks = vec![None; t.processes.len()];
-                        streamed_edges(s, &t.processes, toks, size, &drawn).collect()
+                        (streamed_edges(s, &t.processes, toks, size, &drawn))
+                            .collect::<Result<_, _>>()
+                            .unwrap()
                     })
                 });
                 let pid = |b: &RecordBatch| {
@@ -1366,7 +1477,7 @@ mod tests {
                 }
                 let mut at = 0;
                 for b in &got {
-                    let (w, _) = edges_batch(&rows[at..at + b.num_rows()]);
+                    let (w, _) = edges_batch(&rows[at..at + b.num_rows()]).unwrap();
                     assert!(*b == w, "{threads} threads, batches of {size}: rows {at}..");
                     at += b.num_rows();
                 }
@@ -1378,7 +1489,7 @@ mod tests {
         let none = Timeline {
             processes: vec![process(2, 0)],
         };
-        let got = edges(&none, &TokenSource::none());
+        let got = edges(&none, &TokenSource::none()).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].num_rows(), got[0].schema()), (0, want.schema()));
     }
@@ -1394,7 +1505,7 @@ mod tests {
                 process(3, CHUNK - 1),
             ],
         };
-        let got = tables(&t);
+        let got = tables(&t).unwrap();
         let calls: Vec<Row<Call>> = (t.processes.iter())
             .flat_map(|p| p.calls.iter().map(move |c| (p, c)))
             .collect();
@@ -1404,12 +1515,16 @@ mod tests {
         let names: Vec<&str> = got.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, TABLES);
         assert_eq!(got[1].1.len(), 2);
-        let want =
-            |rows: &[Row<Call>]| rows.chunks(GROUP_ROWS).map(calls_batch).collect::<Vec<_>>();
-        assert_eq!(got[1].1, want(&calls));
-        let want_dev: Vec<RecordBatch> = device.chunks(GROUP_ROWS).map(device_batch).collect();
-        assert_eq!(got[2].1, want_dev);
-        assert_eq!(got[0].1, vec![processes_batch(&t.processes)]);
+        let want = |rows: &[Row<Call>]| {
+            (rows.chunks(GROUP_ROWS).map(calls_batch)).collect::<Result<Vec<_>, _>>()
+        };
+        assert_eq!(Ok(got[1].1.clone()), want(&calls));
+        let want_dev = (device.chunks(GROUP_ROWS).map(device_batch)).collect::<Result<Vec<_>, _>>();
+        assert_eq!(Ok(got[2].1.clone()), want_dev);
+        assert_eq!(
+            Ok(got[0].1.clone()),
+            processes_batch(&t.processes).map(|b| vec![b])
+        );
         // An empty table keeps its schema: one batch without rows.
         assert_eq!(got[3].1.len(), 1);
         assert_eq!(got[3].1[0].num_rows(), 0);
@@ -1454,7 +1569,8 @@ mod tests {
         let cases: [&[usize]; 3] = [&[700, 0, 900, 2500, 1, 999, 3000], &[0], &[1000, 1000]];
         for sizes in cases {
             let bs = batches(sizes);
-            let ours = write_table(&dir, "t", |_| props.clone(), bs.clone().into_iter()).unwrap();
+            let ours =
+                write_table(&dir, "t", |_| props.clone(), bs.clone().into_iter().map(Ok)).unwrap();
             let got = std::fs::read(dir.join("t.parquet")).unwrap();
             std::fs::remove_file(dir.join("t.parquet")).unwrap();
             let mut want = Vec::new();
@@ -1483,12 +1599,67 @@ mod tests {
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(10))
             .build();
-        let good = || batch(vec![strs("n", vec!["x"; 10])]);
+        let good = || batch(vec![strs("n", vec!["x"; 10]).unwrap()]);
         let bad = batch(vec![u32s("n", (0..10).collect())]);
         let bs = vec![good(), good(), bad, good(), good()];
-        let e = write_table(&dir, "t", |_| props.clone(), bs.into_iter())
+        let e = write_table(&dir, "t", |_| props.clone(), bs.into_iter().map(Ok))
             .expect_err("numbers where a text column is declared");
         assert!(e.0.contains("t.parquet: cannot write"), "{}", e.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Texts past what a batch's column holds (here a limit of 1 000 bytes standing for Arrow's 2 GiB)
+    /// make more, smaller batches of the same rows, in order, through the table's writer; one
+    /// row's text alone past it is the table's error, naming the file: no panic, no hang.
+    #[test]
+    fn huge_texts_make_smaller_batches_and_one_too_long_is_the_tables_error() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::record::Field as Value;
+        const MAX: usize = 1000;
+        let small = texts_within(["x"; 10].iter().map(|s| Some(*s)), 10).unwrap();
+        assert_eq!(arrow_array::Array::len(&small), 10);
+        assert_eq!(
+            texts_within(["x"; 11].iter().map(|s| Some(*s)), 10),
+            Err(TooLong)
+        );
+        let make = |rows: &[String]| -> Result<RecordBatch, TooLong> {
+            let texts = texts_within(rows.iter().map(|s| Some(s.as_str())), MAX)?;
+            Ok(batch(vec![Col(
+                Field::new("name", DataType::Utf8, false),
+                Arc::new(texts),
+            )]))
+        };
+        let rows: Vec<String> = (0..20_000)
+            .map(|i: usize| format!("{i}:{}", "n".repeat(i % 97)))
+            .collect();
+        let dir =
+            std::env::temp_dir().join(format!("causeway-parquet-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = batches_of(&rows[..CHUNK], &make).unwrap();
+        assert!(made.len() > CHUNK * 40 / MAX, "{} batches", made.len());
+        let all = par_batches(rows.len(), |r| batches_of(&rows[r], &make));
+        write_table(&dir, "t", properties, all).unwrap();
+        let file = std::fs::File::open(dir.join("t.parquet")).unwrap();
+        let got: Vec<String> = (SerializedFileReader::new(file).unwrap().get_row_iter(None))
+            .unwrap()
+            .map(
+                |row| match row.unwrap().get_column_iter().next().unwrap().1 {
+                    Value::Str(s) => s.clone(),
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect();
+        assert!(got == rows, "the rows read back are the rows written");
+        // One row's text alone past the limit.
+        let mut rows = rows;
+        rows[CHUNK + 5] = "y".repeat(MAX + 1);
+        let all = par_batches(rows.len(), |r| batches_of(&rows[r], &make));
+        let e = write_table(&dir, "t2", properties, all).expect_err("a text over the limit");
+        assert!(
+            e.0.contains("t2.parquet: cannot write: a name in the capture is longer than"),
+            "{}",
+            e.0
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
