@@ -333,8 +333,8 @@ fn call(i: u64) -> Call {
         depth: 0,
         result: 0,
         kernel: None,
-        a0: 0,
-        a1: 0,
+        a0: causeway_scanner::facts::handle::Handle::ZERO,
+        a1: causeway_scanner::facts::handle::Handle::ZERO,
         flags: 0,
     }
 }

@@ -5,6 +5,7 @@
 
 use causeway_scanner::analysis::causal::graph::{EdgeKind, Evidence, Graph, Node};
 use causeway_scanner::analysis::causal::why::{why, Target, SLACK_NS};
+use causeway_scanner::facts::handle::Handle;
 use causeway_scanner::facts::model::{
     Call, DeviceSpan, ProcessTimeline, Range, StreamId, Timeline,
 };
@@ -53,8 +54,8 @@ impl P {
             depth: 0,
             result: 0,
             kernel: None,
-            a0: stream.unwrap_or(0),
-            a1: handle.unwrap_or(0),
+            a0: Handle::of(stream.unwrap_or(0)),
+            a1: Handle::of(handle.unwrap_or(0)),
             flags: 0,
         };
         // The class says which arguments a call has: a fixture that gives others is a mistake.

@@ -33,8 +33,8 @@ fn call(tid: u32, api: &str, class: &'static str, b: u64, e: u64, depth: u16) ->
         depth,
         result: 0,
         kernel: None,
-        a0: 0,
-        a1: 0,
+        a0: causeway_scanner::facts::handle::Handle::ZERO,
+        a1: causeway_scanner::facts::handle::Handle::ZERO,
         flags: 0,
     }
 }

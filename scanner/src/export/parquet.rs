@@ -1389,8 +1389,8 @@ mod tests {
                 depth: 0,
                 result: (i % 11) as i32,
                 kernel: None,
-                a0: 0x5000 + i % 2,
-                a1: 0,
+                a0: crate::facts::handle::Handle::of(0x5000 + i % 2),
+                a1: crate::facts::handle::Handle::ZERO,
                 flags: 0,
             })
             .collect();

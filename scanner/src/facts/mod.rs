@@ -7,6 +7,7 @@
 
 pub mod anchors;
 pub mod device;
+pub mod handle;
 pub mod model;
 pub mod placement;
 pub mod ranges;

@@ -6,7 +6,8 @@
 //! (`ProcessTimeline::unplaced_device`): a view never guesses a time.
 
 use crate::facts::anchors::Anchors;
-use crate::facts::streams::{stream_key, PER_THREAD_STREAM};
+use crate::facts::handle::Handle;
+use crate::facts::streams::{stream_key, takes_stream, PER_THREAD_STREAM};
 use crate::read::capture::Ring;
 use crate::read::decode::{Decoded, Entries};
 use crate::read::names::Names;
@@ -144,12 +145,14 @@ pub struct Call {
     pub result: i32,
     /// A launch's kernel name, when known.
     pub kernel: Option<Name>,
-    /// The entry's `a0` as written: the stream of a stream-ordered call ([`Call::stream`]). Kept
-    /// whole rather than as an `Option` (16 bytes), whose absence the class already says.
-    pub a0: u64,
-    /// The entry's `a1` as written: the handle the call names besides its stream
-    /// ([`Call::handle`]).
-    pub a1: u64,
+    /// The entry's `a0` as written, where the class reads it: the stream of a stream-ordered call
+    /// ([`Call::stream`]), the stream a stream-class call names; `Handle::ZERO` for other classes.
+    /// Kept whole rather than as an `Option` (whose absence the class already says), as a number
+    /// into the table of handles (`Handle`: 4 bytes, not 8).
+    pub a0: Handle,
+    /// The entry's `a1` as written, where the class reads it: the handle the call names besides its
+    /// stream ([`Call::handle`]); `Handle::ZERO` for other classes.
+    pub a1: Handle,
     /// A stream-class call's flags (entry `a2`: a stream create's, bit 0 = non-blocking); 0 for
     /// other classes. For the causal graph; not serialised.
     pub flags: u32,
@@ -160,7 +163,7 @@ impl Call {
     /// graph launch, capture), else `None`.
     #[inline]
     pub fn stream(&self) -> Option<u64> {
-        crate::facts::streams::takes_stream(self.class).then_some(self.a0)
+        takes_stream(self.class).then(|| self.a0.get())
     }
 
     /// The handle the call names besides its stream: the event of event-record, -wait, -sync and
@@ -171,17 +174,33 @@ impl Call {
     #[inline]
     pub fn handle(&self) -> Option<u64> {
         match self.class? {
-            Class::EventRecord
-            | Class::EventSync
-            | Class::StreamWait
-            | Class::Event
-            | Class::CtxEventRecord
-            | Class::CtxEventWait
-            | Class::GraphLaunch
-            | Class::Graph => Some(self.a1),
-            Class::Stream => Some(if self.a1 != 0 { self.a1 } else { self.a0 }),
+            Class::Stream => Some(if self.a1 != Handle::ZERO {
+                self.a1.get()
+            } else {
+                self.a0.get()
+            }),
+            _ if Call::names_handle(self.class) => Some(self.a1.get()),
             _ => None,
         }
+    }
+
+    /// Whether a call of `class` names a handle in `a1` (`Call::handle`).
+    #[inline]
+    pub fn names_handle(class: Option<Class>) -> bool {
+        matches!(
+            class,
+            Some(
+                Class::EventRecord
+                    | Class::EventSync
+                    | Class::StreamWait
+                    | Class::Event
+                    | Class::CtxEventRecord
+                    | Class::CtxEventWait
+                    | Class::GraphLaunch
+                    | Class::Graph
+                    | Class::Stream
+            )
+        )
     }
 }
 
@@ -280,7 +299,7 @@ impl Serialize for Opt64 {
 }
 
 /// Calls are most of a large timeline's memory (millions of them): keep one at 64 bytes.
-const _: () = assert!(std::mem::size_of::<Call>() <= 64);
+const _: () = assert!(std::mem::size_of::<Call>() <= 56);
 
 /// What a ring lost (the causal graph states a chain through a lost record as incomplete).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -610,8 +629,8 @@ impl Call {
             depth,
             result: 0,
             kernel: None,
-            a0: 0,
-            a1: 0,
+            a0: Handle::ZERO,
+            a1: Handle::ZERO,
             flags: 0,
         }
     }
@@ -1086,8 +1105,16 @@ fn call_of(ticks: &causeway_ring::clock::Converter, e: &Entry, names: &Names) ->
         kernel: (class == Some(Class::Launch))
             .then(|| names.kernel_name(e.a1))
             .flatten(),
-        a0: e.a0,
-        a1: e.a1,
+        a0: if takes_stream(class) || class == Some(Class::Stream) {
+            Handle::of(e.a0)
+        } else {
+            Handle::ZERO
+        },
+        a1: if Call::names_handle(class) {
+            Handle::of(e.a1)
+        } else {
+            Handle::ZERO
+        },
         flags: if class == Some(Class::Stream) {
             e.a2 as u32
         } else {
