@@ -175,36 +175,39 @@ impl What {
     }
 }
 
-/// One slice on a track: what it shows, in 5 bytes (a large capture's layout holds one per call,
-/// range and device span). Its times are the model's, read where they are needed (`Times`): held
-/// here too, they tripled the layout.
+/// One slice on a track: what it shows, in 4 bytes (a large capture's layout holds one per call,
+/// range and device span): `What::kind_index`'s kind in the top 2 bits, the index below. Its times
+/// are the model's, read where they are needed (`Times`): held here too, they tripled the layout.
 #[derive(Debug, Clone, Copy)]
-#[repr(C, packed)]
-pub(crate) struct Item {
-    /// The index `what` names.
-    index: u32,
-    /// `What::kind_index`'s kind.
-    kind: u8,
-}
+pub(crate) struct Item(u32);
 
-const _: () = assert!(std::mem::size_of::<Item>() == 5);
+const _: () = assert!(std::mem::size_of::<Item>() == 4);
+
+/// Bits of `Item` below its kind.
+const ITEM_INDEX_BITS: u32 = 30;
 
 impl Item {
     pub fn new(what: What) -> Item {
         let (kind, i) = what.kind_index();
-        Item {
-            // A process's calls, ranges and spans are each fewer than 2^32: a timeline holding
-            // more would need hundreds of gigabytes before any layout were made.
-            index: u32::try_from(i).expect("fewer than 2^32 slices of a kind in a process"),
-            kind: kind as u8,
-        }
+        // A process's calls, ranges and spans are each fewer than 2^30: a timeline holding more
+        // would need 60 GB of calls before any layout were made (and a ring of 2^30 entries).
+        let index = u32::try_from(i)
+            .ok()
+            .filter(|&i| i >> ITEM_INDEX_BITS == 0)
+            .expect("fewer than 2^30 slices of a kind in a process");
+        Item((kind as u32) << ITEM_INDEX_BITS | index)
+    }
+
+    #[inline]
+    fn index(self) -> usize {
+        (self.0 & ((1 << ITEM_INDEX_BITS) - 1)) as usize
     }
 
     /// What the slice shows.
     #[inline]
     pub fn what(self) -> What {
-        let i = self.index as usize;
-        match self.kind {
+        let i = self.index();
+        match self.0 >> ITEM_INDEX_BITS {
             0 => What::Call(i),
             1 => What::Range(i),
             _ => What::Span(i),
@@ -247,7 +250,7 @@ impl Spans for Times<'_> {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let (p, i) = (self.p, it.index as usize);
+            let (p, i) = (self.p, it.index());
             // Addresses only: nothing is read here, and an index past the end is never read.
             let at: *const i8 = match it.what() {
                 What::Call(_) => p.calls.as_ptr().wrapping_add(i).cast(),
@@ -324,7 +327,7 @@ pub(crate) struct ProcLayout<'t> {
     /// each, not 8: a process has fewer than 2^32 spans).
     flow_base: u64,
     /// The spans each call issued, in span order: the flows it starts end there (`flows_of`).
-    issued: Groups,
+    issued: Issued,
     /// The spans tied to a call: the flow ending at each is its rank among them (`span_flow`).
     tied: Ranked,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
@@ -410,7 +413,7 @@ impl<'t> Layout<'t> {
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
             // One flow per tied span, listed under its call.
-            s.flows += pl.issued.items.len();
+            s.flows += pl.issued.spans.len();
             s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
@@ -454,6 +457,7 @@ impl<'t> ProcLayout<'t> {
         let Flows { tied, shown } = flows;
         let flow_base = *next_flow;
         *next_flow += issued.items.len() as u64;
+        let issued = Issued::of(issued);
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
@@ -571,7 +575,7 @@ impl<'t> ProcLayout<'t> {
 
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
-        let spans = self.issued.of(i);
+        let spans = self.issued.of_call(i);
         spans
             .iter()
             .map(|&j| self.flow_base + u64::from(self.tied.rank(j as usize)))
@@ -591,6 +595,44 @@ impl<'t> ProcLayout<'t> {
         } else {
             base
         }
+    }
+}
+
+/// The spans each call issued, kept for the calls that issued any: `Groups` keeps a start for every
+/// call (4 bytes a call, 26 MB at 10 M entries, most calls issuing nothing or nested in one that
+/// does).
+struct Issued {
+    /// The calls that issued a span.
+    calls: Ranked,
+    /// Where the spans of each of them (by rank) start in `spans`, then the end.
+    start: Vec<u32>,
+    /// The spans, by call.
+    spans: Vec<u32>,
+}
+
+impl Issued {
+    fn of(g: Groups) -> Issued {
+        let calls = Ranked::from_fn(g.start.len().saturating_sub(1), |i| {
+            g.start[i] < g.start[i + 1]
+        });
+        let mut start = Vec::with_capacity(calls.count() + 1);
+        start.extend(g.start.windows(2).filter(|w| w[0] < w[1]).map(|w| w[0]));
+        start.push(g.start.last().copied().unwrap_or(0));
+        Issued {
+            calls,
+            start,
+            spans: g.items,
+        }
+    }
+
+    /// The spans call `i` issued, in span order.
+    #[inline]
+    fn of_call(&self, i: usize) -> &[u32] {
+        if !self.calls.contains(i) {
+            return &[];
+        }
+        let r = self.calls.rank(i) as usize;
+        &self.spans[self.start[r] as usize..self.start[r + 1] as usize]
     }
 }
 
@@ -651,26 +693,33 @@ fn shows_call(d: &crate::facts::model::DeviceSpan, c: &crate::facts::model::Call
 /// one may have been marked through its own).
 fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
     let calls = &p.calls;
-    let matched: Vec<(u32, u32)> = (calls.par_iter().enumerate())
-        .with_min_len(1 << 12)
-        .filter_map(|(i, c)| {
-            if c.depth == 0 {
-                return None;
+    // A window of calls at a time: the pairs of all calls at once were 8 bytes a nested call (53 MB
+    // at 10 M entries, most of them nested launches), held beside the whole layout.
+    const WINDOW: usize = 1 << 20;
+    for lo in (0..calls.len()).step_by(WINDOW) {
+        let matched: Vec<(u32, u32)> = (lo..(lo + WINDOW).min(calls.len()))
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .filter_map(|i| {
+                let c = &calls[i];
+                if c.depth == 0 {
+                    return None;
+                }
+                let j = (i.saturating_sub(64)..i)
+                    .rev()
+                    .find(|&j| calls[j].tid == c.tid && calls[j].depth < c.depth)?;
+                let o = &calls[j];
+                let same = o.depth + 1 == c.depth
+                    && o.class == c.class
+                    && o.kernel == c.kernel
+                    && o.stream() == c.stream();
+                same.then_some((i as u32, j as u32))
+            })
+            .collect();
+        for (i, j) in matched {
+            if bit(shown, j as usize) {
+                set_bit(shown, i as usize);
             }
-            let j = (i.saturating_sub(64)..i)
-                .rev()
-                .find(|&j| calls[j].tid == c.tid && calls[j].depth < c.depth)?;
-            let o = &calls[j];
-            let same = o.depth + 1 == c.depth
-                && o.class == c.class
-                && o.kernel == c.kernel
-                && o.stream() == c.stream();
-            same.then_some((i as u32, j as u32))
-        })
-        .collect();
-    for (i, j) in matched {
-        if bit(shown, j as usize) {
-            set_bit(shown, i as usize);
         }
     }
 }
@@ -1079,15 +1128,47 @@ mod tests {
     /// An item gives back the slice it was made with, for every kind and the largest index it holds.
     #[test]
     fn an_item_keeps_what_it_shows() {
-        let big = u32::MAX as usize;
+        let big = (1usize << ITEM_INDEX_BITS) - 1;
         for what in [
             What::Call(0),
             What::Range(7),
             What::Span(big),
             What::Call(big),
             What::Range(big - 1),
+            What::Span(0),
         ] {
             assert_eq!(Item::new(what).what(), what);
+        }
+        let past = std::panic::catch_unwind(|| Item::new(What::Call(big + 1)));
+        assert!(
+            past.is_err(),
+            "an index past the bits is refused, not folded"
+        );
+    }
+
+    /// The spans of each call, kept for the calls with any, are `Groups`' lists: calls with none,
+    /// several, at both ends of the table, and no calls at all.
+    #[test]
+    fn issued_spans_are_each_calls_groups() {
+        for issuers in [
+            vec![],
+            vec![groups::NONE; 5],
+            vec![0, 0, 3, groups::NONE, 7, 3, 0, 7, 7],
+            (0..300).map(|j| (j * 7 % 130) as u32).collect(),
+        ] {
+            let calls = 8.max(
+                issuers
+                    .iter()
+                    .filter(|&&k| k != groups::NONE)
+                    .max()
+                    .map_or(0, |&k| k as usize + 1),
+            );
+            let g = Groups::by_key(calls, &issuers);
+            let want: Vec<Vec<u32>> = (0..calls).map(|i| g.of(i).to_vec()).collect();
+            let issued = Issued::of(g);
+            let got: Vec<Vec<u32>> = (0..calls).map(|i| issued.of_call(i).to_vec()).collect();
+            assert_eq!(got, want, "{issuers:?}");
+            assert!(issued.start.len() <= calls.min(issuers.len()) + 1);
         }
     }
 
