@@ -15,7 +15,8 @@
 #     OUT=$OUT bash control-experiments/device/export_probe.sh [N=10000000] [RUNS=5]
 # Carried (.carry/): causeway, synth_capture, and causeway-* variants (VARIANTS, default "big nosync").
 # ARMS (default: report parquet chrome chrome-shm dd, then parquet-X chrome-X per variant) picks the
-# arms; a Chrome arm measured before dd gives it its size.
+# arms; a Chrome arm measured before dd gives it its size. FRESH=1 removes each export's output after
+# it is measured (untimed), so that no run also pays for unlinking the last run's output.
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the logs}
 N=${1:-10000000}
@@ -65,8 +66,12 @@ trap 'rm -rf "$dir" "$shm"' EXIT
       timed "$dir/time" "${cmd[@]}" || exit 1
       read -r e m u s f < "$dir/time"
       res[$a]+="$e $u $s $m $f;"
-      [[ $a == chrome* && $a != chrome-shm ]] && chrome_bytes=$(stat -c %s "$dir/out.chrome")
+      [[ $a == chrome* && $a != chrome-shm ]] && chrome_bytes=$(stat -c %s "$dir/out.$a")
       rm -rf "$dir/out.dd" "$shm/out.json"
+      # FRESH=1: each export writes a new path (the last round's output removed, untimed), so its time
+      # is not also the removal of the output it replaces (--force unlinks the old file or directory
+      # inside the timed run: 2.5 GB of page cache for Chrome at 10 M).
+      [[ ${FRESH:-0} == 1 && $a != dd* && $a != report* && $a != why* ]] && rm -rf "$dir/out.$a"
     done
   done
   echo "chrome file: $chrome_bytes bytes"
