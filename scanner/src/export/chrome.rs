@@ -40,6 +40,16 @@ pub const FLOW_CAT: &str = "flow";
 /// the windows held 205 MB, more than the report's whole peak on a 1 M-entry capture.)
 const UNIT: usize = 4 << 10;
 
+/// Slices per unit for a capture whose longest text is `longest` bytes: `UNIT`, or, where a slice
+/// could hold texts of hundreds of KiB (a hostile ring's names, repeated in every slice that shows
+/// them), as many as keep a unit near 4 MiB, so that the units in flight stay a few hundred MB.
+fn unit_slices(longest: usize) -> usize {
+    if longest <= 4 << 10 {
+        return UNIT;
+    }
+    ((4 << 20) / (2 * longest)).clamp(1, UNIT)
+}
+
 /// One unit of output, in file order: metadata events already formatted, or slices and marks of one
 /// track, formatted in parallel with the units around them.
 enum Unit<'l, 't> {
@@ -76,6 +86,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
         units.push(Unit::Text(b));
     };
     let mut units: Vec<Unit> = Vec::new();
+    let unit = unit_slices(crate::read::longest_text());
     let mut device_tids: Vec<Vec<serde_json::Value>> = Vec::new();
     for (pi, pl) in layout.drawn().enumerate() {
         let pid = pl.p.pid;
@@ -99,13 +110,13 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
                 });
                 sort += 1;
                 units.extend(
-                    lane.chunks(UNIT)
+                    lane.chunks(unit)
                         .map(|items| Unit::Slices { pl, tid, items }),
                 );
                 if li == 0 && !t.marks.is_empty() {
                     units.extend(
                         t.marks
-                            .chunks(UNIT)
+                            .chunks(unit)
                             .map(|marks| Unit::Marks { pl, tid, marks }),
                     );
                 }
@@ -124,7 +135,7 @@ pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send))
                 });
                 sort += 1;
                 units.extend(
-                    lane.chunks(UNIT)
+                    lane.chunks(unit)
                         .map(|items| Unit::Slices { pl, tid, items }),
                 );
                 tracks.push(json!({"tid": tid, "name": name}));
@@ -644,6 +655,19 @@ mod tests {
         let mut b = Vec::new();
         key_us(&mut b, "t", ns);
         String::from_utf8(b).unwrap()[",\"t\":".len()..].to_string()
+    }
+
+    /// A unit keeps `UNIT` slices for the names a shim writes, and fewer for a hostile ring's, each
+    /// unit's texts then near 4 MiB at most (two texts of the longest a slice), never no slice.
+    #[test]
+    fn units_are_cut_by_the_longest_text() {
+        assert_eq!(unit_slices(0), UNIT);
+        assert_eq!(unit_slices(4 << 10), UNIT);
+        for longest in [(4 << 10) + 1, 300_000, 16 << 20, u32::MAX as usize] {
+            let n = unit_slices(longest);
+            assert!((1..UNIT).contains(&n), "{longest}: {n}");
+            assert!(n == 1 || n * 2 * longest <= 4 << 20, "{longest}: {n}");
+        }
     }
 
     #[test]

@@ -208,6 +208,18 @@ fn batch(cols: Vec<Col>) -> RecordBatch {
 /// the same: the writer gathers batches into row groups of its own size.
 const CHUNK: usize = 8 << 10;
 
+/// Rows per record batch for a capture whose longest text is `longest` bytes: `CHUNK`, or, where a
+/// row could hold texts of hundreds of KiB (a hostile ring's names: the `kernel` and
+/// `kernel_symbol` columns repeat a launch's name in every row), as many as keep a batch's texts
+/// near 16 MiB, so that the batches made at once stay a few hundred MB rather than the table's
+/// whole text (the files hold the same rows; only such a capture's batches are cut smaller).
+fn chunk_rows(longest: usize) -> usize {
+    if longest <= 4 << 10 {
+        return CHUNK;
+    }
+    ((16 << 20) / (4 * longest)).clamp(1, CHUNK)
+}
+
 /// One row of a per-process table: the process and the item.
 type Row<'t, T> = (&'t ProcessTimeline, &'t T);
 
@@ -255,7 +267,7 @@ impl<'t, O, T> Flat<'t, O, T> {
     }
 }
 
-/// A table of `rows` rows in record batches of `CHUNK` rows, at least one (empty when there are
+/// A table of `rows` rows in record batches of `CHUNK` rows (`chunk_rows`), at least one (empty when there are
 /// none: every table is written, with its schema), `make` giving the batches of a run of rows (one,
 /// or more where its texts are huge: `within_texts`): made a few at a time on every thread, handed
 /// out in order.
@@ -263,7 +275,8 @@ fn par_batches<'a>(
     rows: usize,
     make: impl Fn(std::ops::Range<usize>) -> Result<Vec<RecordBatch>, TooLong> + Sync + Send + 'a,
 ) -> impl Iterator<Item = Result<RecordBatch, TooLong>> + Send + 'a {
-    let count = rows.div_ceil(CHUNK).max(1);
+    let chunk = chunk_rows(crate::read::longest_text());
+    let count = rows.div_ceil(chunk).max(1);
     let ahead = rayon::current_num_threads().max(8);
     let mut next = 0;
     let mut ready = Vec::new().into_iter();
@@ -277,7 +290,7 @@ fn par_batches<'a>(
         let until = (next + ahead).min(count);
         let made: Vec<_> = (next..until)
             .into_par_iter()
-            .map(|k| make(k * CHUNK..((k + 1) * CHUNK).min(rows)))
+            .map(|k| make(k * chunk..((k + 1) * chunk).min(rows)))
             .collect();
         next = until;
         ready = made
@@ -831,6 +844,16 @@ fn edges_batch(rows: &[EdgeRow]) -> Result<(RecordBatch, usize), TooLong> {
 /// one thread: the `edges` table's names at 10 M entries.)
 const GROUP_ROWS: usize = 128 << 10;
 
+/// Rows per row group for a capture whose longest text is `longest` bytes: `GROUP_ROWS`, or, for a
+/// hostile ring's names of hundreds of KiB, 16 batches (`chunk_rows`): a row group's batches are
+/// held until it is encoded, and `GROUP_ROWS` rows of such names were tens of GB.
+fn group_rows(longest: usize) -> usize {
+    match chunk_rows(longest) {
+        CHUNK => GROUP_ROWS,
+        rows => 16 * rows,
+    }
+}
+
 /// Row groups being encoded at once: enough (group, column) tasks for every thread twice over, no
 /// more, so the batches waiting to be encoded stay a few row groups' worth.
 fn groups_in_flight(columns: usize) -> usize {
@@ -1025,7 +1048,7 @@ const DISTINCT: [&str; 23] = [
 fn properties(schema: &Schema) -> WriterProperties {
     let b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(GROUP_ROWS))
+        .set_max_row_group_row_count(Some(group_rows(crate::read::longest_text())))
         .set_created_by(format!("causeway {}", env!("CARGO_PKG_VERSION")));
     let b = DISTINCT.iter().fold(b, |b, c| {
         let c = ColumnPath::from(*c);
@@ -1071,7 +1094,8 @@ pub fn write_dir(
     let deps = AtomicUsize::new(0);
     let (sizes, edges) = std::thread::scope(|s| {
         let edges = || {
-            let batches = streamed_edges(s, ps, toks, CHUNK, &deps);
+            let rows = chunk_rows(crate::read::longest_text());
+            let batches = streamed_edges(s, ps, toks, rows, &deps);
             let written = write_table(dir, GRAPH_TABLES[0], properties, batches);
             crate::util::stages::mark(GRAPH_TABLES[0]);
             written
@@ -1606,6 +1630,28 @@ mod tests {
             .expect_err("numbers where a text column is declared");
         assert!(e.0.contains("t.parquet: cannot write"), "{}", e.0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A batch keeps `CHUNK` rows and a row group `GROUP_ROWS` for the names a shim writes, and
+    /// fewer for a hostile ring's, each batch's texts then near 16 MiB at most (a row of four texts
+    /// of the longest) and a group's 16 batches, never no row.
+    #[test]
+    fn batches_are_cut_by_the_longest_text() {
+        for longest in [0, 1 << 10, 4 << 10] {
+            assert_eq!(
+                (chunk_rows(longest), group_rows(longest)),
+                (CHUNK, GROUP_ROWS)
+            );
+        }
+        for longest in [(4 << 10) + 1, 300_000, 16 << 20, u32::MAX as usize] {
+            let rows = chunk_rows(longest);
+            assert!((1..CHUNK).contains(&rows), "{longest}: {rows}");
+            assert!(
+                rows == 1 || rows * 4 * longest <= 16 << 20,
+                "{longest}: {rows}"
+            );
+            assert_eq!(group_rows(longest), 16 * rows);
+        }
     }
 
     /// Texts past what a batch's column holds (here a limit of 1 000 bytes standing for Arrow's 2 GiB)

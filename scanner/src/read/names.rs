@@ -233,6 +233,17 @@ pub(crate) fn unknown_api(id: u16) -> Name {
     name
 }
 
+/// The longest text of any string record read in this process (`longest_text`).
+static LONGEST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The longest text (name, symbol, NVTX string) of the rings read so far: what one of the model's
+/// names can cost an output row. The shim writes none over 1 KiB; a hostile ring's may claim 4 GiB,
+/// and outputs that repeat a name per row cut their buffers by it (a 10 MB ring naming one 300 KB
+/// kernel in 100 k launches is 30 GB of text in a table's `kernel` column).
+pub fn longest_text() -> usize {
+    LONGEST.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(crate) struct Names {
     apis: HashMap<u16, (Name, ApiInfo)>,
     /// Class by API id, as a flat table: looked up several times per entry, so no hashing.
@@ -355,6 +366,7 @@ impl Names {
             kernel_texts: HashMap::default(),
         };
         for r in &ring.view.strings {
+            LONGEST.fetch_max(r.text.len(), std::sync::atomic::Ordering::Relaxed);
             // First record wins: the writer interns each key once, so a repeat is corruption.
             match r.kind {
                 StrKind::Api => {
