@@ -3,6 +3,8 @@
 //! calls, while a capture names few distinct streams, events and graphs: at 10 M entries the calls
 //! are 53 MB smaller (56 bytes each instead of 64). Only the handles the model reads are kept
 //! (`Call::stream`, `Call::handle`), so the table holds those, not every pointer a call passed.
+//! A capture whose calls name millions of distinct handles costs ~24 bytes each, kept for the life
+//! of the process (as names are), interned on every thread through 64 shards.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -60,17 +62,27 @@ thread_local! {
     static RECENT_IDS: [Cell<(u64, u32)>; RECENT] = const { [const { Cell::new((0, 0)) }; RECENT] };
 }
 
-/// `v`'s number (non-zero `v`), given out once under the lock. What the table costs is bounded by
-/// the distinct handles of the captures read (at most one per entry).
+/// Shards of the map from values to numbers (a power of two): a capture whose every call names
+/// another handle interns millions of them, from every thread at once.
+const SHARDS: usize = 64;
+
+/// `v`'s number (non-zero `v`), given out once, under the lock of `v`'s shard. What the table costs
+/// is bounded by the distinct handles of the captures read (at most two per entry, ~24 bytes each).
 fn intern(v: u64) -> u32 {
-    static NUMBERS: Mutex<Option<crate::util::fastmap::HashMap<u64, u32>>> = Mutex::new(None);
+    use std::sync::atomic::AtomicU32;
+    type Map = Option<crate::util::fastmap::HashMap<u64, u32>>;
+    static NUMBERS: [Mutex<Map>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let shard = &NUMBERS[(v.wrapping_mul(0xff51_afd7_ed55_8ccd) >> 58) as usize % SHARDS];
     // A poisoned lock still holds a consistent map (an insert is the only change).
-    let mut g = NUMBERS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = shard.lock().unwrap_or_else(|e| e.into_inner());
     let map = g.get_or_insert_with(Default::default);
     if let Some(&n) = map.get(&v) {
         return n;
     }
-    let n = u32::try_from(map.len() + 1).expect("fewer than 2^32 distinct handles");
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    assert!(n != 0 && n != u32::MAX, "fewer than 2^32 distinct handles");
+    // Set before the number is handed out: whoever reads it finds the value.
     table::put(n as usize, v);
     map.insert(v, n);
     n
@@ -101,15 +113,30 @@ mod table {
         unsafe { &*chunk.add(at) }.load(Ordering::Acquire)
     }
 
-    /// Sets value number `n` (from 1); called once per number, under `intern`'s lock.
+    /// Sets value number `n` (from 1); called once per number (`intern` gives each out once).
     pub(super) fn put(n: usize, v: u64) {
         let (c, at) = place(n);
         let mut chunk = CHUNK[c].load(Ordering::Acquire);
         if chunk.is_null() {
             let slots: Box<[AtomicU64]> = (0..1usize << c).map(|_| AtomicU64::new(0)).collect();
-            chunk = Box::leak(slots).as_mut_ptr();
-            // Only `intern`, under its lock, makes chunks: nothing else can have set this one.
-            CHUNK[c].store(chunk, Ordering::Release);
+            let made = Box::into_raw(slots).cast::<AtomicU64>();
+            // Shards intern side by side: the first chunk set is the one every thread uses.
+            chunk = match CHUNK[c].compare_exchange(
+                std::ptr::null_mut(),
+                made,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => made,
+                Err(theirs) => {
+                    // SAFETY: `made` came from `Box::into_raw` of `2^c` values just above and was
+                    // never shared: it is freed once, here.
+                    drop(unsafe {
+                        Box::from_raw(std::ptr::slice_from_raw_parts_mut(made, 1usize << c))
+                    });
+                    theirs
+                }
+            };
         }
         // SAFETY: as in `get`: the chunk holds `2^c` values, `at < 2^c`.
         unsafe { &*chunk.add(at) }.store(v, Ordering::Release);
@@ -130,22 +157,34 @@ mod tests {
             .map(|i| i.wrapping_mul(0x5851_f42d_4c95_7f2d) | 1)
             .chain([u64::MAX, 1, 0x7f00_0000_1000])
             .collect();
-        let here: Vec<Handle> = values.iter().map(|&v| Handle::of(v)).collect();
-        let there: Vec<Handle> = std::thread::scope(|s| {
-            s.spawn(|| {
-                values
-                    .iter()
-                    .rev()
-                    .map(|&v| Handle::of(v))
-                    .collect::<Vec<_>>()
-            })
-            .join()
-            .unwrap()
+        // Eight threads at once, each in its own order: chunks of the table made side by side.
+        let seen: Vec<Vec<Handle>> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..8)
+                .map(|k| {
+                    let values = &values;
+                    s.spawn(move || {
+                        let mut order: Vec<usize> = (0..values.len()).collect();
+                        order.rotate_left(k * values.len() / 8);
+                        if k % 2 == 1 {
+                            order.reverse();
+                        }
+                        let mut got = vec![Handle::ZERO; values.len()];
+                        for i in order {
+                            got[i] = Handle::of(values[i]);
+                        }
+                        got
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
         });
-        for ((v, h), t) in values.iter().zip(&here).zip(there.iter().rev()) {
+        for (i, v) in values.iter().enumerate() {
+            let h = seen[0][i];
             assert_eq!(h.get(), *v);
-            assert_eq!(h, t, "{v:#x} got two numbers");
-            assert_eq!(Handle::of(*v), *h);
+            for other in &seen[1..] {
+                assert_eq!(other[i], h, "{v:#x} got two numbers");
+            }
+            assert_eq!(Handle::of(*v), h);
         }
     }
 }
