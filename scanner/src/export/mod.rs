@@ -669,7 +669,7 @@ impl Flows {
         }
         drop(shows);
         let tied = Ranked::from_fn(issuers.len(), |j| issuers[j] != NO_ISSUER);
-        shown_through_enclosing(p, &mut shown);
+        shown_through_enclosing(p, &mut shown, 1 << 20);
         Flows { tied, shown }
     }
 }
@@ -691,13 +691,12 @@ fn shows_call(d: &crate::facts::model::DeviceSpan, c: &crate::facts::model::Call
 /// before, and a call whose enclosing one is further keeps its own arguments. The enclosing calls
 /// that match are found on every thread; the marks then pass down in call order (a call's enclosing
 /// one may have been marked through its own).
-fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64]) {
+fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64], window: usize) {
     let calls = &p.calls;
-    // A window of calls at a time: the pairs of all calls at once were 8 bytes a nested call (53 MB
-    // at 10 M entries, most of them nested launches), held beside the whole layout.
-    const WINDOW: usize = 1 << 20;
-    for lo in (0..calls.len()).step_by(WINDOW) {
-        let matched: Vec<(u32, u32)> = (lo..(lo + WINDOW).min(calls.len()))
+    // `window` calls at a time (the layout's: 1 Mi): the pairs of all calls at once were 8 bytes a
+    // nested call (53 MB at 10 M entries, most of them nested launches), held beside the layout.
+    for lo in (0..calls.len()).step_by(window.max(1)) {
+        let matched: Vec<(u32, u32)> = (lo..(lo + window.max(1)).min(calls.len()))
             .into_par_iter()
             .with_min_len(1 << 12)
             .filter_map(|i| {
@@ -1220,6 +1219,61 @@ mod tests {
                     .collect()
             };
             assert_eq!(items, want, "thread {}", t.tid);
+        }
+    }
+
+    /// A mark passes down chains of nested calls (launch in launch in launch, same kernel and
+    /// stream) the same whatever the window of calls: chains crossing windows of 1, 2, 3 and 7
+    /// calls, a chain broken by another kernel, another thread's calls between.
+    #[test]
+    fn enclosing_marks_pass_down_across_windows() {
+        use crate::facts::handle::Handle;
+        use crate::facts::model::Call;
+        let call = |seq: u64, tid: u32, depth: u16, kernel: &str| Call {
+            seq,
+            tid,
+            api: crate::read::intern("cudaLaunchKernel"),
+            layer: None,
+            class: Some(causeway_ring::Class::Launch),
+            begin_ns: 10 * seq,
+            end_ns: Some(10 * seq + 5).into(),
+            depth,
+            result: 0,
+            kernel: Some(crate::read::intern(kernel)),
+            a0: Handle::of(0x5000),
+            a1: Handle::ZERO,
+            flags: 0,
+        };
+        let mut calls = Vec::new();
+        for r in 0..20u64 {
+            let seq = calls.len() as u64;
+            let k = if r % 5 == 3 { "other" } else { "k" };
+            calls.push(call(seq, 1, 0, "k"));
+            calls.push(call(seq + 1, 2, 0, "k"));
+            calls.push(call(seq + 2, 1, 1, "k"));
+            calls.push(call(seq + 3, 1, 2, k));
+            calls.push(call(seq + 4, 1, 3, "k"));
+        }
+        let p = ProcessTimeline {
+            threads: vec![1, 2],
+            calls,
+            ..ProcessTimeline::empty(1)
+        };
+        let start = |p: &ProcessTimeline| {
+            let mut shown = vec![0u64; p.calls.len().div_ceil(64)];
+            for i in (0..p.calls.len()).step_by(10) {
+                set_bit(&mut shown, i);
+            }
+            shown
+        };
+        let mut whole = start(&p);
+        shown_through_enclosing(&p, &mut whole, usize::MAX);
+        let marked = (0..p.calls.len()).filter(|&i| bit(&whole, i)).count();
+        assert!(marked > 3 * 10, "the chains pass marks down: {marked}");
+        for window in [1, 2, 3, 7] {
+            let mut got = start(&p);
+            shown_through_enclosing(&p, &mut got, window);
+            assert_eq!(got, whole, "window {window}");
         }
     }
 
