@@ -44,7 +44,7 @@ const UNIT: usize = 4 << 10;
 /// could hold texts of hundreds of KiB (a hostile ring's names, repeated in every slice that shows
 /// them), as many as keep a unit near 4 MiB, so that the units in flight stay a few hundred MB.
 fn unit_slices(longest: usize) -> usize {
-    if longest <= 4 << 10 {
+    if longest <= crate::read::LONG_TEXT {
         return UNIT;
     }
     ((4 << 20) / (2 * longest)).clamp(1, UNIT)

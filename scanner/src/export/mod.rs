@@ -40,7 +40,7 @@ use crate::facts::model::{ProcessTimeline, StreamId, Timeline, NO_ISSUER};
 use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::bits::Ranked;
-use crate::util::fastmap::Rows;
+use crate::util::fastmap::{ByThread, Rows};
 use crate::util::groups::{self, Groups};
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
@@ -732,17 +732,9 @@ fn thread_tracks(p: &ProcessTimeline, times: Times) -> Vec<ThreadLanes> {
     tids.dedup();
     // An item whose thread the timeline does not list (none a capture gives) is not drawn.
     let slot = |tid: u32| tids.binary_search(&tid).map_or(groups::NONE, |k| k as u32);
-    // Each call's thread, from a table of recent threads (calls come in runs of a thread's): the
-    // search only where the table does not have it.
-    let mut recent = [(0u32, 0u32); 64];
-    let mut call_slot = |tid: u32| {
-        let r = &mut recent[(tid.wrapping_mul(0x9e37_79b9) >> 26) as usize];
-        // A slot + 1, so that an empty entry (0) matches no thread.
-        if r.1 == 0 || r.0 != tid {
-            *r = (tid, slot(tid).wrapping_add(1));
-        }
-        r.1.wrapping_sub(1)
-    };
+    // Each call's thread, found once per thread (`ByThread` answers the calls after it).
+    let mut slots: ByThread<u32> = ByThread::default();
+    let mut call_slot = |tid: u32| slots.get_or_insert_with(tid, || slot(tid));
     let mut ranges_by_tid: Vec<Vec<usize>> = vec![Vec::new(); tids.len()];
     for (i, r) in p.ranges.iter().enumerate() {
         if let Some(v) = ranges_by_tid.get_mut(slot(r.tid) as usize) {

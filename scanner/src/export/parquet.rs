@@ -214,7 +214,7 @@ const CHUNK: usize = 8 << 10;
 /// near 16 MiB, so that the batches made at once stay a few hundred MB rather than the table's
 /// whole text (the files hold the same rows; only such a capture's batches are cut smaller).
 fn chunk_rows(longest: usize) -> usize {
-    if longest <= 4 << 10 {
+    if longest <= crate::read::LONG_TEXT {
         return CHUNK;
     }
     ((16 << 20) / (4 * longest)).clamp(1, CHUNK)

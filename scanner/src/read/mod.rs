@@ -7,5 +7,5 @@ pub mod capture;
 pub mod decode;
 pub(crate) mod names;
 /// The model's names: interned texts (see [`names::Name`]); tests and the Python module make them too.
-pub use names::{intern, longest_text, Name};
+pub use names::{intern, longest_text, Name, LONG_TEXT};
 pub mod pair;

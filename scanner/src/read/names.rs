@@ -244,6 +244,10 @@ pub fn longest_text() -> usize {
     LONGEST.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The longest text an output's buffers are sized for as they are: four times what the shim writes.
+/// Past it (only a hostile ring) Chrome's units and Parquet's batches are cut by `longest_text`.
+pub const LONG_TEXT: usize = 4 << 10;
+
 pub(crate) struct Names {
     apis: HashMap<u16, (Name, ApiInfo)>,
     /// Class by API id, as a flat table: looked up several times per entry, so no hashing.
