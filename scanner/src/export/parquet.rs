@@ -638,6 +638,7 @@ fn streamed_edges<'s>(
             let mut take = |edges, absent| drop(tx.send((k, edges, absent)));
             Graph::edges_streamed(p, tk, GROUP_ROWS, &mut take);
         }
+        crate::util::stages::mark("walk");
     });
     // The next run (waited for, the walk's own parallel parts run meanwhile: `recv_helping`), or
     // the next already sent.

@@ -7,22 +7,53 @@
 /// Intervals per block: a query reads a block's ends in one pass.
 const BLOCK: usize = 16;
 
-pub struct Reach {
-    ends: Vec<u64>,
+/// Where a `Reach` reads interval `i`'s end: a list of ends of its own, or a field of intervals kept
+/// elsewhere (`EndsOf`), so that an index over a table does not copy the table's ends.
+pub trait Ends {
+    /// How many intervals there are.
+    fn count(&self) -> usize;
+    fn end(&self, i: usize) -> u64;
+}
+
+impl Ends for Vec<u64> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn end(&self, i: usize) -> u64 {
+        self[i]
+    }
+}
+
+/// The ends of the intervals of a slice, read by a function of each.
+pub struct EndsOf<'a, T>(pub &'a [T], pub fn(&T) -> u64);
+
+impl<T> Ends for EndsOf<'_, T> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn end(&self, i: usize) -> u64 {
+        (self.1)(&self.0[i])
+    }
+}
+
+pub struct Reach<E = Vec<u64>> {
+    ends: E,
     /// Block `b`'s largest end at `leaves + b`; each inner node the larger of its two children's
     /// (node 1 the root); `leaves` a power of two.
     max: Vec<u64>,
     leaves: usize,
 }
 
-impl Reach {
-    /// `ends[i]` is interval `i`'s end; the intervals are sorted by begin.
-    pub fn new(ends: Vec<u64>) -> Reach {
-        let blocks = ends.len().div_ceil(BLOCK).max(1);
+impl<E: Ends> Reach<E> {
+    /// `ends.end(i)` is interval `i`'s end; the intervals are sorted by begin.
+    pub fn new(ends: E) -> Reach<E> {
+        let n = ends.count();
+        let blocks = n.div_ceil(BLOCK).max(1);
         let leaves = blocks.next_power_of_two();
         let mut max = vec![0u64; 2 * leaves];
-        for (b, chunk) in ends.chunks(BLOCK).enumerate() {
-            max[leaves + b] = chunk.iter().copied().max().unwrap_or(0);
+        for b in 0..n.div_ceil(BLOCK) {
+            let block = b * BLOCK..((b + 1) * BLOCK).min(n);
+            max[leaves + b] = block.map(|i| ends.end(i)).max().unwrap_or(0);
         }
         for n in (1..leaves).rev() {
             max[n] = max[2 * n].max(max[2 * n + 1]);
@@ -32,7 +63,7 @@ impl Reach {
 
     /// The intervals before index `to` whose end is at least `lo`, in index order.
     pub fn reaching(&self, lo: u64, to: usize) -> impl Iterator<Item = usize> + '_ {
-        let to = to.min(self.ends.len());
+        let to = to.min(self.ends.count());
         // Nodes still to visit, the next on top: (node, its first block, its blocks).
         let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(64);
         if to > 0 {
@@ -41,7 +72,7 @@ impl Reach {
         let mut block: std::ops::Range<usize> = 0..0;
         std::iter::from_fn(move || loop {
             if let Some(i) = block.next() {
-                if self.ends[i] >= lo {
+                if self.ends.end(i) >= lo {
                     return Some(i);
                 }
                 continue;
@@ -137,12 +168,17 @@ mod tests {
                     })
                     .collect();
                 let r = Reach::new(ends.clone());
+                // The same ends read from intervals kept elsewhere (their second field).
+                let pairs: Vec<(u64, u64)> = ends.iter().map(|&e| (e / 2, e)).collect();
+                let of = Reach::new(EndsOf(&pairs, |p| p.1));
                 for _ in 0..50 {
                     let lo = next() % (n as u64 * 10 + 50);
                     let to = (next() % (n as u64 + 2)) as usize;
                     let want: Vec<usize> = (0..to.min(n)).filter(|&i| ends[i] >= lo).collect();
                     let got: Vec<usize> = r.reaching(lo, to).collect();
                     assert_eq!(got, want, "n {n}, long {long:?}, lo {lo}, to {to}");
+                    let got: Vec<usize> = of.reaching(lo, to).collect();
+                    assert_eq!(got, want, "EndsOf: n {n}, long {long:?}, lo {lo}, to {to}");
                 }
             }
         }

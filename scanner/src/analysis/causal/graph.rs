@@ -827,8 +827,8 @@ impl<'t> Builder<'t> {
             s.absent_sent = self.absent.len();
             (s.take)(run.to_vec(), absent);
         }
-        // What is left is shorter than a run: moved to the front. (The issue edges come all at
-        // once: the room they took is given back.)
+        // What is left is shorter than a run: moved to the front (and room past two runs given
+        // back).
         let chunk = s.chunk;
         self.edges.drain(..full);
         if self.edges.capacity() > 2 * chunk {
@@ -880,29 +880,40 @@ impl<'t> Builder<'t> {
             };
             self.absent(what);
         }
-        self.edges
-            .par_extend(issuer.par_iter().enumerate().map(|(j, &i)| {
-                if i == NO_ISSUER {
-                    let k = first_absent + untied.partition_point(|&u| u < j);
-                    return Edge::new(
-                        Node::Absent(k as u32),
-                        Node::work(j),
-                        EdgeKind::Issue,
-                        Evidence::Missing,
-                    );
-                }
-                let kind = if p.calls[i as usize].class == Some(Class::GraphLaunch) {
-                    EdgeKind::GraphNode
-                } else {
-                    EdgeKind::Issue
-                };
-                Edge::new(
-                    Node::call(i as usize),
+        let edge = |j: usize, i: u32| {
+            if i == NO_ISSUER {
+                let k = first_absent + untied.partition_point(|&u| u < j);
+                return Edge::new(
+                    Node::Absent(k as u32),
                     Node::work(j),
-                    kind,
-                    Evidence::Explicit,
-                )
-            }));
+                    EdgeKind::Issue,
+                    Evidence::Missing,
+                );
+            }
+            let kind = if p.calls[i as usize].class == Some(Class::GraphLaunch) {
+                EdgeKind::GraphNode
+            } else {
+                EdgeKind::Issue
+            };
+            Edge::new(
+                Node::call(i as usize),
+                Node::work(j),
+                kind,
+                Evidence::Explicit,
+            )
+        };
+        let Some(run) = self.sink.as_ref().map(|s| s.chunk) else {
+            let made = issuer.par_iter().enumerate().map(|(j, &i)| edge(j, i));
+            return self.edges.par_extend(made);
+        };
+        // A sink takes them a run at a time as they are made (all at once they were 16 bytes an
+        // interval, held until the walk's first edges), made on the walk's own thread: a run is a
+        // few loads an edge, while rayon's workers are busy encoding what the sink was given.
+        for from in (0..issuer.len()).step_by(run.max(1)) {
+            let to = (from + run).min(issuer.len());
+            self.edges.extend((from..to).map(|j| edge(j, issuer[j])));
+            self.spill(false);
+        }
     }
 
     /// The dependencies between the node executions of graph launch `i`, from the topology its exec

@@ -28,6 +28,7 @@ use crate::analysis::steps::{process_steps, ProcessSteps, StepOptions};
 use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
 use crate::read::capture::Capture;
 use crate::util::output::{check_output, write_output, OutputError as ExportError};
+use crate::util::reach::{EndsOf, Reach};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -502,7 +503,7 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
         let mut order: Vec<usize> = steps.slowest.into_iter().collect();
         order.extend((0..steps.steps.len()).filter(|&i| Some(i) != steps.slowest));
         // Items are sorted by begin; `Reach` finds those that reach into a window.
-        let reach = crate::util::reach::Reach::new(raw.iter().map(|r| r.3).collect());
+        let reach = Reach::new(EndsOf(&raw, |r| r.3));
         let mut first = true;
         for i in order {
             let b = steps.steps[i].begin_ns;
