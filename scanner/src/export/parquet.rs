@@ -855,10 +855,29 @@ fn group_rows(longest: usize) -> usize {
     }
 }
 
-/// Row groups being encoded at once: enough (group, column) tasks for every thread twice over, no
-/// more, so the batches waiting to be encoded stay a few row groups' worth.
-fn groups_in_flight(columns: usize) -> usize {
-    (2 * rayon::current_num_threads()).div_ceil(columns.max(1))
+/// Where a table's batches come from, which decides how many of its row groups are encoded at once.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Made from the model, ready at any time: the tables written side by side keep every thread
+    /// busy between them.
+    Model,
+    /// Made as the causal graph's walk makes the edges: a row group's batches are taken from the
+    /// walk only when a slot frees, so the walk waits while the groups ahead of it encode.
+    Walk,
+}
+
+/// Row groups being encoded at once, with `twice` enough (group, column) tasks for every thread
+/// twice over: half that for a table made from the model (one at 16 threads), one more for the
+/// walk's `edges` (three), so that the walk is not held back by one group's slowest column. (Two
+/// each at 16 threads, the model's tables held more batches while the walk, the export's longest
+/// path, waited: at 10 M entries on the H200 machine 836 against 869 MB, 1.154 against 1.237 s;
+/// docs/results/2026-12-04-walk-h200.md.)
+fn groups_in_flight(columns: usize, source: Source) -> usize {
+    let twice = (2 * rayon::current_num_threads()).div_ceil(columns.max(1));
+    match source {
+        Source::Model => (twice / 2).max(1),
+        Source::Walk => twice + 1,
+    }
 }
 
 /// Writes `batches` (at least one; all of one schema, flat) as the table `name` in `dir`; returns the
@@ -869,6 +888,7 @@ fn groups_in_flight(columns: usize) -> usize {
 fn write_table(
     dir: &Path,
     name: &str,
+    source: Source,
     props: impl FnOnce(&Schema) -> WriterProperties,
     mut batches: impl Iterator<Item = Result<RecordBatch, TooLong>> + Send,
 ) -> Result<u64, ExportError> {
@@ -948,7 +968,7 @@ fn write_table(
     // file in order, here, while the others encode.
     let failed = || Err(err(&"encoding a row group failed"));
     in_order(
-        groups_in_flight(fields.len()),
+        groups_in_flight(fields.len(), source),
         next_group,
         encode,
         failed,
@@ -1087,7 +1107,7 @@ pub fn write_dir(
             4 => per_process(ps, |p| &p.marks, marks_batch),
             _ => Box::new(flat(steps_batches(ps))),
         };
-        write_table(dir, TABLES[i], properties, batches)
+        write_table(dir, TABLES[i], Source::Model, properties, batches)
     };
     let toks = tokens_of(tokens, ps.len());
     // The causal graph's `edges` (the largest table) is written beside the others as the graph's
@@ -1097,7 +1117,7 @@ pub fn write_dir(
         let edges = || {
             let rows = chunk_rows(crate::read::longest_text());
             let batches = streamed_edges(s, ps, toks, rows, &deps);
-            let written = write_table(dir, GRAPH_TABLES[0], properties, batches);
+            let written = write_table(dir, GRAPH_TABLES[0], Source::Walk, properties, batches);
             crate::util::stages::mark(GRAPH_TABLES[0]);
             written
         };
@@ -1354,7 +1374,14 @@ mod tests {
             std::env::temp_dir().join(format!("causeway-parquet-dict-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bs = batches(&[5000, 3000]);
-        write_table(&dir, "t", properties, bs.clone().into_iter().map(Ok)).unwrap();
+        write_table(
+            &dir,
+            "t",
+            Source::Model,
+            properties,
+            bs.clone().into_iter().map(Ok),
+        )
+        .unwrap();
         let path = dir.join("t.parquet");
         let meta = SerializedFileReader::new(std::fs::File::open(&path).unwrap())
             .unwrap()
@@ -1592,10 +1619,20 @@ mod tests {
             .set_data_page_row_count_limit(300)
             .build();
         let cases: [&[usize]; 3] = [&[700, 0, 900, 2500, 1, 999, 3000], &[0], &[1000, 1000]];
-        for sizes in cases {
+        // (Either source: only how many groups are encoded at once differs.)
+        for (sizes, source) in cases
+            .into_iter()
+            .flat_map(|c| [(c, Source::Model), (c, Source::Walk)])
+        {
             let bs = batches(sizes);
-            let ours =
-                write_table(&dir, "t", |_| props.clone(), bs.clone().into_iter().map(Ok)).unwrap();
+            let ours = write_table(
+                &dir,
+                "t",
+                source,
+                |_| props.clone(),
+                bs.clone().into_iter().map(Ok),
+            )
+            .unwrap();
             let got = std::fs::read(dir.join("t.parquet")).unwrap();
             std::fs::remove_file(dir.join("t.parquet")).unwrap();
             let mut want = Vec::new();
@@ -1627,8 +1664,14 @@ mod tests {
         let good = || batch(vec![strs("n", vec!["x"; 10]).unwrap()]);
         let bad = batch(vec![u32s("n", (0..10).collect())]);
         let bs = vec![good(), good(), bad, good(), good()];
-        let e = write_table(&dir, "t", |_| props.clone(), bs.into_iter().map(Ok))
-            .expect_err("numbers where a text column is declared");
+        let e = write_table(
+            &dir,
+            "t",
+            Source::Model,
+            |_| props.clone(),
+            bs.into_iter().map(Ok),
+        )
+        .expect_err("numbers where a text column is declared");
         assert!(e.0.contains("t.parquet: cannot write"), "{}", e.0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1685,7 +1728,7 @@ mod tests {
         let made = batches_of(&rows[..CHUNK], &make).unwrap();
         assert!(made.len() > CHUNK * 40 / MAX, "{} batches", made.len());
         let all = par_batches(rows.len(), |r| batches_of(&rows[r], &make));
-        write_table(&dir, "t", properties, all).unwrap();
+        write_table(&dir, "t", Source::Model, properties, all).unwrap();
         let file = std::fs::File::open(dir.join("t.parquet")).unwrap();
         let got: Vec<String> = (SerializedFileReader::new(file).unwrap().get_row_iter(None))
             .unwrap()
@@ -1701,7 +1744,8 @@ mod tests {
         let mut rows = rows;
         rows[CHUNK + 5] = "y".repeat(MAX + 1);
         let all = par_batches(rows.len(), |r| batches_of(&rows[r], &make));
-        let e = write_table(&dir, "t2", properties, all).expect_err("a text over the limit");
+        let e = write_table(&dir, "t2", Source::Model, properties, all)
+            .expect_err("a text over the limit");
         assert!(
             e.0.contains("t2.parquet: cannot write: a name in the capture is longer than"),
             "{}",
