@@ -824,6 +824,9 @@ fn stages_are_printed_in_order_only_when_asked() {
     );
     let mut parquet = stages(Some("1"), "parquet", &dir.join("pq"));
     assert_eq!(parquet[..3], ["begin", "timeline", "tokens"]);
+    // The walk ends before the table it feeds does.
+    let at = |s: &str| parquet.iter().position(|p| p == s);
+    assert!(at("walk") < at("edges"), "{parquet:?}");
     parquet.drain(..3);
     parquet.sort();
     let mut tables: Vec<&str> = causeway_scanner::export::parquet::TABLES.to_vec();

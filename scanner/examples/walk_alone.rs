@@ -4,6 +4,7 @@
 //!     target/release/examples/walk_alone CAPTURE [ROUNDS=3]
 use causeway_scanner::analysis::causal::graph::Graph;
 use causeway_scanner::analysis::causal::why::TokenSource;
+use causeway_scanner::export::parquet::GROUP_ROWS;
 use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::read::capture::Capture;
 use std::process::ExitCode;
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
         for (k, p) in t.processes.iter().enumerate() {
             let mut take = |run: Vec<_>, _absent: Vec<String>| edges += run.len();
             // The Parquet export's runs: a row group of edges at a time.
-            Graph::edges_streamed(p, tokens.get(k), 128 << 10, &mut take);
+            Graph::edges_streamed(p, tokens.get(k), GROUP_ROWS, &mut take);
         }
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         println!("walk: {ms:.1} ms, {edges} edges");

@@ -63,7 +63,7 @@ use crate::util::intervals::{
     clip, intersect, intersection, measure, overlap_ratio, union, Measured,
 };
 use crate::util::rank::nearest_rank;
-use crate::util::reach::{EndsOf, RangeMax, Reach};
+use crate::util::reach::{Ends, RangeMax, Reach};
 use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use rayon::prelude::*;
@@ -455,11 +455,10 @@ struct ThreadCalls<'p> {
 }
 
 /// One thread's calls of one kind, sorted by begin, as indices into the process's calls: 4 bytes a
-/// call, their intervals read from the calls (a list of intervals was 16 bytes a call, more than
-/// the rest of the steps view at 10 M entries). A window with few of them is measured from them
-/// (`clipped_in`); one with many (more than `DIRECT`) by running totals (`Measured`, made the first
-/// time one is asked for) when the calls are disjoint, as depth-0 calls of one thread are (a damaged
-/// capture's are scanned as before).
+/// call, their intervals read from the calls (a list of intervals was 16 bytes a call). A window
+/// with few of them is measured from them (`clipped_in`); one with many (more than `DIRECT`) by
+/// running totals (`Measured`, 24 bytes a call, made the first time one is asked for) when the calls
+/// are disjoint, as depth-0 calls of one thread are (a damaged capture's are scanned as before).
 struct Calls<'p> {
     calls: &'p [Call],
     v: Vec<u32>,
@@ -478,7 +477,8 @@ impl<'p> Calls<'p> {
     /// `v`: indices into `calls`, in the calls' order (by begin, as the model sorts them); sorted
     /// here by interval, as the intervals were.
     fn new(calls: &'p [Call], mut v: Vec<u32>) -> Calls<'p> {
-        v.sort_by_key(|&i| interval(&calls[i as usize]));
+        // (Calls of equal intervals are interchangeable here.)
+        v.sort_unstable_by_key(|&i| interval(&calls[i as usize]));
         Calls {
             calls,
             v,
@@ -514,11 +514,23 @@ impl<'p> Calls<'p> {
     }
 }
 
+/// The spans' ends, read where they are (a copy was 8 bytes a span).
+struct SpanEnds<'a>(&'a [DeviceSpan]);
+
+impl Ends for SpanEnds<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn end(&self, i: usize) -> u64 {
+        self.0[i].end_ns
+    }
+}
+
 /// Device spans sorted by begin, indexed by their ends for window queries (`util::reach`), and
 /// (made on first use) the unions a step's device figures measure.
 pub struct SpanIndex<'a> {
     spans: &'a [DeviceSpan],
-    reach: Reach<EndsOf<'a, DeviceSpan>>,
+    reach: Reach<SpanEnds<'a>>,
     unions: std::sync::OnceLock<Unions>,
 }
 
@@ -536,8 +548,7 @@ struct Unions {
 impl<'a> SpanIndex<'a> {
     /// `spans` must be sorted by begin (the model sorts them).
     pub fn new(spans: &'a [DeviceSpan]) -> SpanIndex<'a> {
-        // The spans' ends read where they are (a copy was 8 bytes a span).
-        let reach = Reach::new(EndsOf(spans, |s| s.end_ns));
+        let reach = Reach::new(SpanEnds(spans));
         SpanIndex {
             spans,
             reach,
@@ -803,7 +814,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     out.selection = Some(sel);
 
     // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin. The calls by
-    // their index: a process's calls fit in u32 (2^32 of them would be a 240 GB model).
+    // their index, u32 as the causal graph's are (2^32 calls would be a 240 GB model).
     let mut by_thread: HashMap<u32, [Vec<u32>; 2]> = HashMap::default();
     for (i, c) in p.calls.iter().enumerate().filter(|(_, c)| c.depth == 0) {
         let Ok(i) = u32::try_from(i) else { break };

@@ -843,7 +843,7 @@ fn edges_batch(rows: &[EdgeRow]) -> Result<(RecordBatch, usize), TooLong> {
 /// encoded side by side, so a table's slowest column is split among threads; readers split their
 /// work by row group too. (arrow-rs's default, 1 Mi rows, left the largest table's slowest column on
 /// one thread: the `edges` table's names at 10 M entries.)
-const GROUP_ROWS: usize = 128 << 10;
+pub const GROUP_ROWS: usize = 128 << 10;
 
 /// Rows per row group for a capture whose longest text is `longest` bytes: `GROUP_ROWS`, or, for a
 /// hostile ring's names of hundreds of KiB, 16 batches (`chunk_rows`): a row group's batches are
@@ -867,11 +867,9 @@ enum Source {
 }
 
 /// Row groups being encoded at once, with `twice` enough (group, column) tasks for every thread
-/// twice over: half that for a table made from the model (one at 16 threads), one more for the
-/// walk's `edges` (three), so that the walk is not held back by one group's slowest column. (Two
-/// each at 16 threads, the model's tables held more batches while the walk, the export's longest
-/// path, waited: at 10 M entries on the H200 machine 836 against 869 MB, 1.154 against 1.237 s;
-/// docs/results/2026-12-04-walk-h200.md.)
+/// twice over: half that for a table made from the model (one for the large tables at 16 threads),
+/// one more for the walk's `edges`, so that the walk, the export's longest path, is not held back by
+/// one group's slowest column (docs/results/2026-12-04-walk-h200.md).
 fn groups_in_flight(columns: usize, source: Source) -> usize {
     let twice = (2 * rayon::current_num_threads()).div_ceil(columns.max(1));
     match source {
@@ -1650,6 +1648,39 @@ mod tests {
             assert!(got == want, "{sizes:?}: the files differ");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A table from the model encodes half the window (at least one group), the walk's `edges`
+    /// one group more than the window, on pools of one thread to many, with few columns and many.
+    #[test]
+    fn the_walks_table_has_more_groups_in_flight_than_the_models() {
+        for threads in [1, 2, 16, 64] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                for columns in [1, 6, 16, 21, 200] {
+                    let twice = (2 * threads).div_ceil(columns);
+                    let model = groups_in_flight(columns, Source::Model);
+                    let walk = groups_in_flight(columns, Source::Walk);
+                    assert_eq!(model, (twice / 2).max(1), "{threads} threads, {columns}");
+                    assert_eq!(walk, twice + 1, "{threads} threads, {columns}");
+                    assert!(model >= 1 && walk > model, "{threads} threads, {columns}");
+                }
+            });
+        }
+        // At 16 threads the large tables (14 to 21 columns) encode one group at a time, `edges`
+        // (16 columns) three.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(16)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            assert_eq!(groups_in_flight(14, Source::Model), 1);
+            assert_eq!(groups_in_flight(21, Source::Model), 1);
+            assert_eq!(groups_in_flight(16, Source::Walk), 3);
+        });
     }
 
     /// A row group whose encoding fails or panics (here arrow-rs's text encoder, given numbers,

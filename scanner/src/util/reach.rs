@@ -24,10 +24,11 @@ impl Ends for Vec<u64> {
     }
 }
 
-/// The ends of the intervals of a slice, read by a function of each.
-pub struct EndsOf<'a, T>(pub &'a [T], pub fn(&T) -> u64);
+/// The ends of the intervals of a slice, read by a function of each (a type parameter, so that the
+/// read is inlined into the queries' scans).
+pub struct EndsOf<'a, T, F>(pub &'a [T], pub F);
 
-impl<T> Ends for EndsOf<'_, T> {
+impl<T, F: Fn(&T) -> u64> Ends for EndsOf<'_, T, F> {
     fn count(&self) -> usize {
         self.0.len()
     }
@@ -170,7 +171,7 @@ mod tests {
                 let r = Reach::new(ends.clone());
                 // The same ends read from intervals kept elsewhere (their second field).
                 let pairs: Vec<(u64, u64)> = ends.iter().map(|&e| (e / 2, e)).collect();
-                let of = Reach::new(EndsOf(&pairs, |p| p.1));
+                let of = Reach::new(EndsOf(&pairs, |p: &(u64, u64)| p.1));
                 for _ in 0..50 {
                     let lo = next() % (n as u64 * 10 + 50);
                     let to = (next() % (n as u64 + 2)) as usize;

@@ -909,7 +909,7 @@ impl<'t> Builder<'t> {
         // A sink takes them a run at a time as they are made (all at once they were 16 bytes an
         // interval, held until the walk's first edges), made on the walk's own thread: a run is a
         // few loads an edge, while rayon's workers are busy encoding what the sink was given.
-        for from in (0..issuer.len()).step_by(run.max(1)) {
+        for from in (0..issuer.len()).step_by(run) {
             let to = (from + run).min(issuer.len());
             self.edges.extend((from..to).map(|j| edge(j, issuer[j])));
             self.spill(false);

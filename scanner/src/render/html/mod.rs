@@ -503,7 +503,7 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
         let mut order: Vec<usize> = steps.slowest.into_iter().collect();
         order.extend((0..steps.steps.len()).filter(|&i| Some(i) != steps.slowest));
         // Items are sorted by begin; `Reach` finds those that reach into a window.
-        let reach = Reach::new(EndsOf(&raw, |r| r.3));
+        let reach = Reach::new(EndsOf(&raw, |r: &Raw| r.3));
         let mut first = true;
         for i in order {
             let b = steps.steps[i].begin_ns;
