@@ -57,7 +57,7 @@
 //! has is at most c/2 (a peak with no dip on either side, such as the highest, needs only the count);
 //! `p99_over_p50` = p99 / p50 of wall time (`null` when p50 is 0).
 
-use crate::facts::model::{Call, DeviceSpan, ProcessTimeline, Range};
+use crate::facts::model::{DeviceSpan, ProcessTimeline, Range};
 use crate::util::fastmap::HashMap;
 use crate::util::intervals::{
     clip, intersect, intersection, measure, overlap_ratio, union, Measured,
@@ -449,69 +449,54 @@ pub fn select(
 // ---- per step ----------------------------------------------------------------------------------------
 
 /// Depth-0 calls of one thread in classes of interest, sorted by begin; ends are `u64::MAX` while open.
-struct ThreadCalls<'p> {
-    launch: Calls<'p>,
-    sync: Calls<'p>,
+struct ThreadCalls {
+    launch: Calls,
+    sync: Calls,
 }
 
-/// One thread's calls of one kind, sorted by begin, as indices into the process's calls: 4 bytes a
-/// call, their intervals read from the calls (a list of intervals was 16 bytes a call). A window
-/// with few of them is measured from them (`clipped_in`); one with many (more than `DIRECT`) by
-/// running totals (`Measured`, 24 bytes a call, made the first time one is asked for) when the calls
-/// are disjoint, as depth-0 calls of one thread are (a damaged capture's are scanned as before).
-struct Calls<'p> {
-    calls: &'p [Call],
-    v: Vec<u32>,
+/// One thread's calls of one kind, sorted by begin. A window with few of them is measured from them
+/// (`clipped_in`); one with many (more than `DIRECT`) by running totals (`Measured`, made the first
+/// time one is asked for) when the calls are disjoint, as depth-0 calls of one thread are (a damaged
+/// capture's are scanned as before).
+struct Calls {
+    v: Vec<(u64, u64)>,
     measured: std::sync::OnceLock<Option<Measured>>,
 }
 
-/// A call's interval for the steps view: an open call runs to the end of time.
-fn interval(c: &Call) -> (u64, u64) {
-    (
-        c.begin_ns,
-        c.end_ns.get().unwrap_or(u64::MAX).max(c.begin_ns),
-    )
-}
-
-impl<'p> Calls<'p> {
-    /// `v`: indices into `calls`, in the calls' order (by begin, as the model sorts them); sorted
-    /// here by interval, as the intervals were.
-    fn new(calls: &'p [Call], mut v: Vec<u32>) -> Calls<'p> {
-        // (Calls of equal intervals are interchangeable here.)
-        v.sort_unstable_by_key(|&i| interval(&calls[i as usize]));
+impl Calls {
+    fn new(v: Vec<(u64, u64)>) -> Calls {
         Calls {
-            calls,
             v,
             measured: std::sync::OnceLock::new(),
         }
     }
 
-    fn at(&self, k: u32) -> (u64, u64) {
-        interval(&self.calls[k as usize])
-    }
-
     /// The length of the union of the calls' parts in [lo, hi), and how many calls overlap it.
     fn clipped_in(&self, lo: u64, hi: u64) -> (u64, u64) {
-        // Disjoint and sorted by begin, so ends are sorted too.
-        let from = self.v.partition_point(|&k| self.at(k).1 <= lo);
-        let to = self.v.partition_point(|&k| self.at(k).0 < hi);
+        let from = self.v.partition_point(|&(_, e)| e <= lo);
+        let to = self.v.partition_point(|&(b, _)| b < hi);
         if to.saturating_sub(from) > DIRECT {
-            let m = (self.measured)
-                .get_or_init(|| Measured::new(self.v.iter().map(|&k| self.at(k)).collect()).ok());
+            let m = (self.measured).get_or_init(|| Measured::new(self.v.clone()).ok());
             if let Some(m) = m {
                 return m.within(lo, hi);
             }
         }
-        let parts: Vec<(u64, u64)> = self.v[from..]
-            .iter()
-            .map(|&k| self.at(k))
-            .take_while(|&(b, _)| b < hi)
-            .filter(|&(_, e)| e > lo)
-            .map(|(b, e)| clip(b, e, lo, hi))
-            .collect();
-        let n = parts.len() as u64;
-        (measure(&union(parts)), n)
+        clipped_in(&self.v, lo, hi)
     }
+}
+
+/// Intervals of `v` (sorted by begin, disjoint) overlapping [lo, hi), clipped: (union length, count).
+fn clipped_in(v: &[(u64, u64)], lo: u64, hi: u64) -> (u64, u64) {
+    // Disjoint and sorted by begin, so ends are sorted too.
+    let from = v.partition_point(|&(_, e)| e <= lo);
+    let parts: Vec<(u64, u64)> = v[from..]
+        .iter()
+        .take_while(|&&(b, _)| b < hi)
+        .filter(|&&(_, e)| e > lo)
+        .map(|&(b, e)| clip(b, e, lo, hi))
+        .collect();
+    let n = parts.len() as u64;
+    (measure(&union(parts)), n)
 }
 
 /// The spans' ends, read where they are (a copy was 8 bytes a span).
@@ -813,21 +798,25 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     }
     out.selection = Some(sel);
 
-    // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin. The calls by
-    // their index, u32 as the causal graph's are (2^32 calls would be a 240 GB model).
-    let mut by_thread: HashMap<u32, [Vec<u32>; 2]> = HashMap::default();
-    for (i, c) in p.calls.iter().enumerate().filter(|(_, c)| c.depth == 0) {
-        let Ok(i) = u32::try_from(i) else { break };
-        let list = match c.class {
-            Some(k) if k.issues_work() => 0,
-            Some(k) if SYNC_CLASSES.contains(&k) => 1,
-            _ => continue,
-        };
-        by_thread.entry(c.tid).or_default()[list].push(i);
+    // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin.
+    let mut by_thread: HashMap<u32, [Vec<(u64, u64)>; 2]> = HashMap::default();
+    for c in p.calls.iter().filter(|c| c.depth == 0) {
+        let iv = (
+            c.begin_ns,
+            c.end_ns.get().unwrap_or(u64::MAX).max(c.begin_ns),
+        );
+        let t = by_thread.entry(c.tid).or_default();
+        match c.class {
+            Some(k) if k.issues_work() => t[0].push(iv),
+            Some(k) if SYNC_CLASSES.contains(&k) => t[1].push(iv),
+            _ => {}
+        }
     }
     let threads: HashMap<u32, ThreadCalls> = (by_thread.into_iter())
-        .map(|(tid, [launch, sync])| {
-            let (launch, sync) = (Calls::new(&p.calls, launch), Calls::new(&p.calls, sync));
+        .map(|(tid, [mut launch, mut sync])| {
+            launch.sort_unstable();
+            sync.sort_unstable();
+            let (launch, sync) = (Calls::new(launch), Calls::new(sync));
             (tid, ThreadCalls { launch, sync })
         })
         .collect();
@@ -842,8 +831,8 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     }
     let idx = SpanIndex::new(&p.device);
     let none = ThreadCalls {
-        launch: Calls::new(&p.calls, Vec::new()),
-        sync: Calls::new(&p.calls, Vec::new()),
+        launch: Calls::new(Vec::new()),
+        sync: Calls::new(Vec::new()),
     };
     // Each step on its own: on every thread, in step order.
     let steps = chosen.par_iter().enumerate().map(|(index, &ri)| {
