@@ -695,8 +695,9 @@ fn shown_through_enclosing(p: &ProcessTimeline, shown: &mut [u64], window: usize
     let calls = &p.calls;
     // `window` calls at a time (the layout's: 1 Mi): the pairs of all calls at once were 8 bytes a
     // nested call (53 MB at 10 M entries, most of them nested launches), held beside the layout.
-    for lo in (0..calls.len()).step_by(window.max(1)) {
-        let matched: Vec<(u32, u32)> = (lo..(lo + window.max(1)).min(calls.len()))
+    let window = window.max(1);
+    for lo in (0..calls.len()).step_by(window) {
+        let matched: Vec<(u32, u32)> = (lo..(lo + window).min(calls.len()))
             .into_par_iter()
             .with_min_len(1 << 12)
             .filter_map(|i| {

@@ -267,10 +267,10 @@ impl<'t, O, T> Flat<'t, O, T> {
     }
 }
 
-/// A table of `rows` rows in record batches of `CHUNK` rows (`chunk_rows`), at least one (empty when there are
-/// none: every table is written, with its schema), `make` giving the batches of a run of rows (one,
-/// or more where its texts are huge: `within_texts`): made a few at a time on every thread, handed
-/// out in order.
+/// A table of `rows` rows in record batches of `CHUNK` rows (`chunk_rows`), at least one (empty
+/// when there are none: every table is written, with its schema), `make` giving the batches of a
+/// run of rows (one, or more where its texts are huge: `within_texts`): made a few at a time on
+/// every thread, handed out in order.
 fn par_batches<'a>(
     rows: usize,
     make: impl Fn(std::ops::Range<usize>) -> Result<Vec<RecordBatch>, TooLong> + Sync + Send + 'a,
