@@ -216,7 +216,7 @@ fn graph(p: &causeway_scanner::facts::model::ProcessTimeline) -> Graph<'_> {
         .map(key)
         .collect();
     let issuers = p.issuers();
-    let issued = causeway_scanner::util::groups::Groups::by_key(p.calls.len(), &issuers);
+    let issued = causeway_scanner::util::groups::Sparse::by_key(p.calls.len(), &issuers);
     let (cross, issued) = Graph::cross_track_edges(p, None, &issuers, issued);
     let cross: Vec<_> = cross.iter().map(key).collect();
     assert_eq!(cross, full);

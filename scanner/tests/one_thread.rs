@@ -1,7 +1,8 @@
 //! The streamed `edges` table with a global rayon pool of one thread. Its consumer waits for the
 //! causal graph's walk on one of the pool's workers, and the walk's own parallel parts run on the
 //! same pool: waiting there must not stop the walk (a blocking wait on the only worker never
-//! returns). Alone in its test binary, so that it can size the global pool.
+//! returns). So must the whole export, whose walk also waits for the steps table. Alone in its
+//! test binary, so that it can size the global pool.
 
 mod common;
 #[path = "../benches/support/synth.rs"]
@@ -9,7 +10,7 @@ mod synth;
 
 use causeway_ring::layout::ClockKind;
 use causeway_scanner::analysis::causal::graph::Graph;
-use causeway_scanner::export::parquet::edges;
+use causeway_scanner::export::parquet::{edges, write_dir};
 use causeway_scanner::export::TokenSource;
 use causeway_scanner::facts::model::Timeline;
 use causeway_scanner::read::capture::Capture;
@@ -48,4 +49,28 @@ fn the_edges_table_is_made_on_a_pool_of_one_thread() {
         "{want} edges: too few runs of 128 Ki"
     );
     assert_eq!(got, want);
+
+    // The whole export on the same pool: its walk waits for the steps table, made by the model's
+    // tables on the pool's only worker while the `edges` table waits for the walk.
+    let out = dir.path().join("pq");
+    std::fs::create_dir(&out).unwrap();
+    let path = dir.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let to = out.clone();
+    std::thread::spawn(move || {
+        let cap = Capture::open(&path).expect("the synthetic capture");
+        let rings = cap.rings().expect("its rings");
+        let t = Timeline::build(&rings);
+        let written = write_dir(&t, &TokenSource::of(&rings), &to).map(|(bytes, _)| bytes);
+        let _ = tx.send(written.is_ok_and(|b| b > 0));
+    });
+    let written = rx.recv_timeout(Duration::from_secs(120)).expect(
+        "the Parquet tables within 2 minutes on one thread (a walk that waits for the steps hangs)",
+    );
+    assert!(written);
+    for t in (causeway_scanner::export::parquet::TABLES.iter())
+        .chain(&causeway_scanner::export::parquet::GRAPH_TABLES)
+    {
+        assert!(out.join(format!("{t}.parquet")).is_file(), "{t}");
+    }
 }

@@ -41,7 +41,7 @@ use crate::facts::tokens::Tokens;
 use crate::read::capture::Capture;
 use crate::util::bits::Ranked;
 use crate::util::fastmap::{ByThread, Rows};
-use crate::util::groups::{self, Groups};
+use crate::util::groups::{self, Sparse};
 use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use rayon::prelude::*;
@@ -327,7 +327,7 @@ pub(crate) struct ProcLayout<'t> {
     /// each, not 8: a process has fewer than 2^32 spans).
     flow_base: u64,
     /// The spans each call issued, in span order: the flows it starts end there (`flows_of`).
-    issued: Issued,
+    issued: Sparse,
     /// The spans tied to a call: the flow ending at each is its rank among them (`span_flow`).
     tied: Ranked,
     /// Calls whose kernel and stream their device work shows (one bit each; `call_shown`).
@@ -413,7 +413,7 @@ impl<'t> Layout<'t> {
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
             // One flow per tied span, listed under its call.
-            s.flows += pl.issued.spans.len();
+            s.flows += pl.issued.items.len();
             s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
@@ -443,7 +443,7 @@ impl<'t> ProcLayout<'t> {
                 // Each device span's issuing call, and the spans each call issued: the graph and
                 // the flows both need them (one list, lent to the graph and given back).
                 let issuers = p.issuers();
-                let issued = Groups::by_key(p.calls.len(), &issuers);
+                let issued = Sparse::by_key(p.calls.len(), &issuers);
                 rayon::join(
                     || {
                         crate::analysis::causal::graph::Graph::cross_track_edges(
@@ -457,7 +457,6 @@ impl<'t> ProcLayout<'t> {
         let Flows { tied, shown } = flows;
         let flow_base = *next_flow;
         *next_flow += issued.items.len() as u64;
-        let issued = Issued::of(issued);
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {
@@ -575,7 +574,7 @@ impl<'t> ProcLayout<'t> {
 
     /// The ids of the flows call `i` starts, in span order.
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
-        let spans = self.issued.of_call(i);
+        let spans = self.issued.of(i);
         spans
             .iter()
             .map(|&j| self.flow_base + u64::from(self.tied.rank(j as usize)))
@@ -595,44 +594,6 @@ impl<'t> ProcLayout<'t> {
         } else {
             base
         }
-    }
-}
-
-/// The spans each call issued, kept for the calls that issued any: `Groups` keeps a start for every
-/// call (4 bytes a call, 26 MB at 10 M entries, most calls issuing nothing or nested in one that
-/// does).
-struct Issued {
-    /// The calls that issued a span.
-    calls: Ranked,
-    /// Where the spans of each of them (by rank) start in `spans`, then the end.
-    start: Vec<u32>,
-    /// The spans, by call.
-    spans: Vec<u32>,
-}
-
-impl Issued {
-    fn of(g: Groups) -> Issued {
-        let calls = Ranked::from_fn(g.start.len().saturating_sub(1), |i| {
-            g.start[i] < g.start[i + 1]
-        });
-        let mut start = Vec::with_capacity(calls.count() + 1);
-        start.extend(g.start.windows(2).filter(|w| w[0] < w[1]).map(|w| w[0]));
-        start.push(g.start.last().copied().unwrap_or(0));
-        Issued {
-            calls,
-            start,
-            spans: g.items,
-        }
-    }
-
-    /// The spans call `i` issued, in span order.
-    #[inline]
-    fn of_call(&self, i: usize) -> &[u32] {
-        if !self.calls.contains(i) {
-            return &[];
-        }
-        let r = self.calls.rank(i) as usize;
-        &self.spans[self.start[r] as usize..self.start[r + 1] as usize]
     }
 }
 
@@ -1267,32 +1228,6 @@ mod tests {
             let mut got = start(&p);
             shown_through_enclosing(&p, &mut got, window);
             assert_eq!(got, whole, "window {window}");
-        }
-    }
-
-    /// The spans of each call, kept for the calls with any, are `Groups`' lists: calls with none,
-    /// several, at both ends of the table, and no calls at all.
-    #[test]
-    fn issued_spans_are_each_calls_groups() {
-        for issuers in [
-            vec![],
-            vec![groups::NONE; 5],
-            vec![0, 0, 3, groups::NONE, 7, 3, 0, 7, 7],
-            (0..300).map(|j| (j * 7 % 130) as u32).collect(),
-        ] {
-            let calls = 8.max(
-                issuers
-                    .iter()
-                    .filter(|&&k| k != groups::NONE)
-                    .max()
-                    .map_or(0, |&k| k as usize + 1),
-            );
-            let g = Groups::by_key(calls, &issuers);
-            let want: Vec<Vec<u32>> = (0..calls).map(|i| g.of(i).to_vec()).collect();
-            let issued = Issued::of(g);
-            let got: Vec<Vec<u32>> = (0..calls).map(|i| issued.of_call(i).to_vec()).collect();
-            assert_eq!(got, want, "{issuers:?}");
-            assert!(issued.start.len() <= calls.min(issuers.len()) + 1);
         }
     }
 

@@ -38,7 +38,8 @@ use rayon::prelude::*;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
 
 /// The tables, in the order they are written.
 pub const TABLES: [&str; 6] = [
@@ -596,7 +597,9 @@ pub const GRAPH_TABLES: [&str; 1] = ["edges"];
 pub fn edges(t: &Timeline, tokens: &TokenSource) -> Result<Vec<RecordBatch>, TooLong> {
     let toks = tokens_of(tokens, t.processes.len());
     let drawn = AtomicUsize::new(0);
-    std::thread::scope(|s| streamed_edges(s, &t.processes, toks, GROUP_ROWS, &drawn).collect())
+    std::thread::scope(|s| {
+        streamed_edges(s, &t.processes, toks, GROUP_ROWS, &drawn, None).collect()
+    })
 }
 
 /// Each process's work tokens, read from `tokens` (whose cells only one thread may fill).
@@ -623,6 +626,7 @@ fn streamed_edges<'s>(
     tokens: Vec<Option<&'s Tokens>>,
     rows: usize,
     drawn: &'s AtomicUsize,
+    after: Option<Receiver<()>>,
 ) -> impl Iterator<Item = Result<RecordBatch, TooLong>> + Send + 's {
     use std::sync::mpsc::sync_channel;
     // Runs taken at once, their batches made side by side: as many batches as `par_batches` makes
@@ -633,6 +637,10 @@ fn streamed_edges<'s>(
     // (process, a run of its edges, its absent nodes made since the run before)
     let (tx, rx) = sync_channel::<(usize, Vec<Edge>, Vec<String>)>(width);
     scope.spawn(move || {
+        // Waits for its sender to be dropped (nothing is ever sent).
+        if let Some(after) = after {
+            let _ = after.recv();
+        }
         for (k, (p, tk)) in ps.iter().zip(tokens).enumerate() {
             // A send fails only when the batches are no longer wanted (the table failed).
             let mut take = |edges, absent| drop(tx.send((k, edges, absent)));
@@ -1096,14 +1104,23 @@ pub fn write_dir(
     let ps = &t.processes;
     // Each table is a file of its own: the model's tables are written side by side, while the
     // causal graph is built beside them.
-    let table = |i: usize| -> Result<u64, ExportError> {
+    // The walk begins once the steps view is made: they are the export's two largest transients
+    // (at 10 M entries about 60 MB each; the steps take 50-160 ms), and side by side they were its
+    // peak. The gate opens when its sender is dropped: by the steps table, or, should that table
+    // never be made (a panic in another), when the model's tables are done.
+    let (steps_made, walk_may_begin) = std::sync::mpsc::sync_channel::<()>(0);
+    let table = |i: usize, gate: &Mutex<Option<SyncSender<()>>>| -> Result<u64, ExportError> {
         let batches: Box<dyn Iterator<Item = Result<RecordBatch, TooLong>> + Send + '_> = match i {
             0 => Box::new(flat(batches_of(ps, &processes_batch))),
             1 => per_process(ps, |p| &p.calls, calls_batch),
             2 => per_process(ps, |p| &p.device, device_batch),
             3 => per_process(ps, |p| &p.ranges, ranges_batch),
             4 => per_process(ps, |p| &p.marks, marks_batch),
-            _ => Box::new(flat(steps_batches(ps))),
+            _ => {
+                let steps = steps_batches(ps);
+                drop(gate.lock().unwrap_or_else(|e| e.into_inner()).take());
+                Box::new(flat(steps))
+            }
         };
         write_table(dir, TABLES[i], Source::Model, properties, batches)
     };
@@ -1114,17 +1131,18 @@ pub fn write_dir(
     let (sizes, edges) = std::thread::scope(|s| {
         let edges = || {
             let rows = chunk_rows(crate::read::longest_text());
-            let batches = streamed_edges(s, ps, toks, rows, &deps);
+            let batches = streamed_edges(s, ps, toks, rows, &deps, Some(walk_may_begin));
             let written = write_table(dir, GRAPH_TABLES[0], Source::Walk, properties, batches);
             crate::util::stages::mark(GRAPH_TABLES[0]);
             written
         };
         rayon::join(
             || {
+                let gate = Mutex::new(Some(steps_made));
                 (0..TABLES.len())
                     .into_par_iter()
                     .map(|i| {
-                        let written = table(i);
+                        let written = table(i, &gate);
                         crate::util::stages::mark(TABLES[i]);
                         written
                     })
@@ -1508,7 +1526,7 @@ mod tests {
                 let got: Vec<RecordBatch> = pool.install(|| {
                     std::thread::scope(|s| {
                         let toks = vec![None; t.processes.len()];
-                        (streamed_edges(s, &t.processes, toks, size, &drawn))
+                        (streamed_edges(s, &t.processes, toks, size, &drawn, None))
                             .collect::<Result<_, _>>()
                             .unwrap()
                     })

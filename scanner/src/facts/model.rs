@@ -765,7 +765,7 @@ impl ProcessTimeline {
 
     /// Each device span's issuing call (index into `calls`), `NO_ISSUER` where the capture lacks it:
     /// found in chunks on every thread, each searching near its last find (spans lie near their
-    /// issue order). 4 bytes a span; grouped by call (`util::groups::Groups::by_key`), each call's
+    /// issue order). 4 bytes a span; grouped by call (`util::groups::Sparse::by_key`), each call's
     /// spans in span order, which `device`'s sort by (start, end) makes (start, index) order.
     pub fn issuers(&self) -> Vec<u32> {
         const CHUNK: usize = 1 << 16;

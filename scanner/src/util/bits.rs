@@ -19,6 +19,11 @@ impl Ranked {
                 bits.fold(0u64, |x, (b, i)| x | u64::from(f(i)) << b)
             })
             .collect();
+        Ranked::from_words(words)
+    }
+
+    /// The set whose bit `i` is bit `i % 64` of `words[i / 64]` (fewer than 2^32 set).
+    pub fn from_words(words: Vec<u64>) -> Ranked {
         let mut set = 0u32;
         let before = (words.iter())
             .map(|w| {

@@ -52,7 +52,7 @@ use crate::facts::model::{Call, EventLink, ProcessTimeline, NO_ISSUER};
 use crate::facts::streams::PER_THREAD_STREAM;
 use crate::facts::tokens::Tokens;
 use crate::util::fastmap::{ByThread, HashMap, Rows};
-use crate::util::groups::Groups;
+use crate::util::groups::{Groups, Sparse};
 use causeway_ring::layout::{stream_flags, DeviceKind};
 use causeway_ring::Class;
 use rayon::prelude::*;
@@ -288,7 +288,7 @@ pub struct Graph<'t> {
     /// `edges` indices by target node (`slot`), each node's in edge order.
     by_target: Groups,
     /// Each call's device intervals (indices into `device`), by call index, in start order.
-    spans_of: Groups,
+    spans_of: Sparse,
 }
 
 /// A stream as the graph keys it: the handle (per-thread default stream: with its thread) and its
@@ -626,14 +626,14 @@ impl<'t> Graph<'t> {
     /// graph's; they draw none). The walk is the same; program order, stream order and issue edges
     /// (nearly all of a graph) are not kept, nor indexed.
     /// `issuers` is `p.issuers()` and `spans_of` the spans each call issued,
-    /// `Groups::by_key(p.calls.len(), issuers)`, given back (a caller that needs them too makes
+    /// `Sparse::by_key(p.calls.len(), issuers)`, given back (a caller that needs them too makes
     /// them once).
     pub fn cross_track_edges(
         p: &ProcessTimeline,
         tokens: Option<&Tokens>,
         issuers: &[u32],
-        spans_of: Groups,
-    ) -> (Vec<Edge>, Groups) {
+        spans_of: Sparse,
+    ) -> (Vec<Edge>, Sparse) {
         let b = Builder::run(p, tokens, false, issuers, Some(spans_of), None);
         (b.edges, b.spans_of)
     }
@@ -717,7 +717,7 @@ struct Builder<'t> {
     all: bool,
     edges: Vec<Edge>,
     absent: Vec<String>,
-    spans_of: Groups,
+    spans_of: Sparse,
     /// Graph launches ordered by their topology (call index): the executions of the graph's root
     /// nodes, which wait for what the launch waits for.
     graph_roots: HashMap<usize, Vec<u32>>,
@@ -772,7 +772,7 @@ impl<'t> Builder<'t> {
         tokens: Option<&Tokens>,
         all: bool,
         issuer: &[u32],
-        spans_of: Option<Groups>,
+        spans_of: Option<Sparse>,
         sink: Option<Sink<'t>>,
     ) -> Builder<'t> {
         let mut b = Builder {
@@ -787,7 +787,7 @@ impl<'t> Builder<'t> {
                 None => 0,
             }),
             absent: Vec::new(),
-            spans_of: Groups::by_key(0, &[]),
+            spans_of: Sparse::by_key(0, &[]),
             graph_roots: HashMap::default(),
             topologies: HashMap::default(),
             sink,
@@ -843,10 +843,10 @@ impl<'t> Builder<'t> {
 
     /// Call → device work, by the interval's issuing sequence number; work whose call the capture
     /// lost comes from an absent node. `spans_of`, when given, is the spans each call issued
-    /// (`Groups::by_key(p.calls.len(), issuer)`).
-    fn issue_edges(&mut self, issuer: &[u32], spans_of: Option<Groups>) {
+    /// (`Sparse::by_key(p.calls.len(), issuer)`).
+    fn issue_edges(&mut self, issuer: &[u32], spans_of: Option<Sparse>) {
         let p = self.p;
-        let spans_of = spans_of.unwrap_or_else(|| Groups::by_key(p.calls.len(), issuer));
+        let spans_of = spans_of.unwrap_or_else(|| Sparse::by_key(p.calls.len(), issuer));
         debug_assert!((0..p.calls.len()).all(|k| {
             spans_of.of(k).windows(2).all(|w| {
                 let (a, b) = (&p.device[w[0] as usize], &p.device[w[1] as usize]);
