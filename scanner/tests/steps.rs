@@ -899,3 +899,57 @@ fn long_steps_measure_their_calls_as_the_definition_says() {
         );
     }
 }
+
+/// Calls of three threads, in runs that cross the chunks the per-thread pass reads on every
+/// thread (65 536 calls), nested ones among them: each step's launch and sync time and counts are
+/// its own thread's depth-0 calls', as the definitions say.
+#[test]
+fn calls_read_in_chunks_are_each_threads_own() {
+    let mut g = Lcg(13);
+    let mut p = timeline();
+    p.threads = vec![1, 2, 3];
+    let mut at = [0u64; 3];
+    for k in 0..150_000u64 {
+        // Runs of 1 000 calls a thread.
+        let t = (k / 1_000 % 3) as usize;
+        let b = at[t] + g.next(6);
+        let e = b + 1 + g.next(10);
+        at[t] = e;
+        let class = if k % 3 == 0 { "sync" } else { "launch" };
+        let depth = u16::from(k % 7 == 0);
+        p.calls
+            .push(call(t as u32 + 1, "cudaCall", class, b, e, depth));
+    }
+    for (t, &end) in at.iter().enumerate() {
+        for k in 0..12 {
+            let (b, e) = (k * end / 12, (k + 1) * end / 12 - 1);
+            p.ranges.push(range(t as u32 + 1, "s", b, e, 0));
+        }
+    }
+    p.calls.sort_by_key(|c| (c.begin_ns, c.tid));
+    let p = sorted(p);
+    let o = StepOptions {
+        range: Some("s".into()),
+        domain: None,
+    };
+    let s = process_steps(&p, &o);
+    assert_eq!(s.steps.len(), 36);
+    let of = |tid: u32, class: &str, lo: u64, hi: u64| {
+        let parts: Vec<(u64, u64)> = (p.calls.iter())
+            .filter(|c| c.tid == tid && c.depth == 0)
+            .filter(|c| c.class.map(|k| k.name()) == Some(class))
+            .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
+            .filter(|&(b, e)| b < hi && e > lo)
+            .map(|(b, e)| (b.max(lo), e.min(hi)))
+            .collect();
+        (measure(&union(parts.clone())), parts.len() as u64)
+    };
+    for st in &s.steps {
+        let (lo, hi) = (st.begin_ns, st.end_ns);
+        let launch = of(st.tid, "launch", lo, hi);
+        assert!(launch.1 > 1_000, "{launch:?}");
+        assert_eq!((st.launch_ns, st.launch_calls), launch, "{lo}..{hi}");
+        let sync = of(st.tid, "sync", lo, hi);
+        assert_eq!((st.sync_ns, st.sync_calls), sync, "{lo}..{hi}");
+    }
+}

@@ -605,6 +605,9 @@ impl<'a> SpanIndex<'a> {
     }
 }
 
+/// Calls per chunk of the per-thread pass of `process_steps`.
+const CALLS_CHUNK: usize = 1 << 16;
+
 /// Windows with at most this many spans (calls) begun inside them are measured from their own
 /// spans (calls); larger ones from merged lists with running totals (`Unions`, `Calls`), made the
 /// first time one is asked for. Making those is a pass over every span (call) of the process: more
@@ -798,18 +801,43 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     }
     out.selection = Some(sel);
 
-    // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin.
-    let mut by_thread: HashMap<u32, [Vec<(u64, u64)>; 2]> = HashMap::default();
-    for c in p.calls.iter().filter(|c| c.depth == 0) {
-        let iv = (
-            c.begin_ns,
-            c.end_ns.get().unwrap_or(u64::MAX).max(c.begin_ns),
-        );
-        let t = by_thread.entry(c.tid).or_default();
-        match c.class {
-            Some(k) if k.issues_work() => t[0].push(iv),
-            Some(k) if SYNC_CLASSES.contains(&k) => t[1].push(iv),
-            _ => {}
+    // Per thread: depth-0 launch and sync calls, and closed ranges, sorted by begin. The calls are
+    // read on every thread, a chunk each, and joined in call order: the pass reads every call (at
+    // 10 M entries 370 MB, 90 ms on one thread).
+    type Lists = HashMap<u32, [Vec<(u64, u64)>; 2]>;
+    let parts: Vec<Lists> = (p.calls.par_chunks(CALLS_CHUNK))
+        .map(|calls| {
+            let mut by_thread = Lists::default();
+            for c in calls.iter().filter(|c| c.depth == 0) {
+                let iv = (
+                    c.begin_ns,
+                    c.end_ns.get().unwrap_or(u64::MAX).max(c.begin_ns),
+                );
+                let t = by_thread.entry(c.tid).or_default();
+                match c.class {
+                    Some(k) if k.issues_work() => t[0].push(iv),
+                    Some(k) if SYNC_CLASSES.contains(&k) => t[1].push(iv),
+                    _ => {}
+                }
+            }
+            by_thread
+        })
+        .collect();
+    let mut lengths: HashMap<u32, [usize; 2]> = HashMap::default();
+    for (&tid, [launch, sync]) in parts.iter().flatten() {
+        let n = lengths.entry(tid).or_default();
+        n[0] += launch.len();
+        n[1] += sync.len();
+    }
+    let mut by_thread: Lists = (lengths.into_iter())
+        .map(|(tid, n)| (tid, n.map(Vec::with_capacity)))
+        .collect();
+    for part in parts {
+        for (tid, lists) in part {
+            let t = by_thread.entry(tid).or_default();
+            for (all, one) in t.iter_mut().zip(lists) {
+                all.extend(one);
+            }
         }
     }
     let threads: HashMap<u32, ThreadCalls> = (by_thread.into_iter())

@@ -4,12 +4,15 @@
 //! everything before it; here a tree of the largest end over blocks of the list leads a query to the
 //! blocks that hold an answer.
 
+use rayon::prelude::*;
+
 /// Intervals per block: a query reads a block's ends in one pass.
 const BLOCK: usize = 16;
 
 /// Where a `Reach` reads interval `i`'s end: a list of ends of its own, or a field of intervals kept
-/// elsewhere (`EndsOf`), so that an index over a table does not copy the table's ends.
-pub trait Ends {
+/// elsewhere (`EndsOf`), so that an index over a table does not copy the table's ends. Read on every
+/// thread while the index is made.
+pub trait Ends: Sync {
     /// How many intervals there are.
     fn count(&self) -> usize;
     fn end(&self, i: usize) -> u64;
@@ -28,7 +31,7 @@ impl Ends for Vec<u64> {
 /// read is inlined into the queries' scans).
 pub struct EndsOf<'a, T, F>(pub &'a [T], pub F);
 
-impl<T, F: Fn(&T) -> u64> Ends for EndsOf<'_, T, F> {
+impl<T: Sync, F: Fn(&T) -> u64 + Sync> Ends for EndsOf<'_, T, F> {
     fn count(&self) -> usize {
         self.0.len()
     }
@@ -52,10 +55,14 @@ impl<E: Ends> Reach<E> {
         let blocks = n.div_ceil(BLOCK).max(1);
         let leaves = blocks.next_power_of_two();
         let mut max = vec![0u64; 2 * leaves];
-        for b in 0..n.div_ceil(BLOCK) {
-            let block = b * BLOCK..((b + 1) * BLOCK).min(n);
-            max[leaves + b] = block.map(|i| ends.end(i)).max().unwrap_or(0);
-        }
+        // The leaves on every thread: they read every interval (3.3 M device spans, 25 ms on one
+        // thread, at 10 M entries).
+        (max[leaves..leaves + n.div_ceil(BLOCK)].par_iter_mut())
+            .enumerate()
+            .for_each(|(b, m)| {
+                let block = b * BLOCK..((b + 1) * BLOCK).min(n);
+                *m = block.map(|i| ends.end(i)).max().unwrap_or(0);
+            });
         for n in (1..leaves).rev() {
             max[n] = max[2 * n].max(max[2 * n + 1]);
         }
