@@ -63,7 +63,7 @@ use crate::util::intervals::{
     clip, intersect, intersection, measure, overlap_ratio, union, Measured,
 };
 use crate::util::rank::nearest_rank;
-use crate::util::reach::{Ends, RangeMax, Reach};
+use crate::util::reach::{End, RangeMax, Reach};
 use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use rayon::prelude::*;
@@ -499,15 +499,10 @@ fn clipped_in(v: &[(u64, u64)], lo: u64, hi: u64) -> (u64, u64) {
     (measure(&union(parts)), n)
 }
 
-/// The spans' ends, read where they are (a copy was 8 bytes a span).
-struct SpanEnds<'a>(&'a [DeviceSpan]);
-
-impl Ends for SpanEnds<'_> {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    fn end(&self, i: usize) -> u64 {
-        self.0[i].end_ns
+/// A span's end, read where it is by the spans' index (a copy was 8 bytes a span).
+impl End for DeviceSpan {
+    fn end(&self) -> u64 {
+        self.end_ns
     }
 }
 
@@ -515,7 +510,7 @@ impl Ends for SpanEnds<'_> {
 /// (made on first use) the unions a step's device figures measure.
 pub struct SpanIndex<'a> {
     spans: &'a [DeviceSpan],
-    reach: Reach<SpanEnds<'a>>,
+    reach: Reach<&'a [DeviceSpan]>,
     unions: std::sync::OnceLock<Unions>,
 }
 
@@ -533,7 +528,7 @@ struct Unions {
 impl<'a> SpanIndex<'a> {
     /// `spans` must be sorted by begin (the model sorts them).
     pub fn new(spans: &'a [DeviceSpan]) -> SpanIndex<'a> {
-        let reach = Reach::new(SpanEnds(spans));
+        let reach = Reach::new(spans);
         SpanIndex {
             spans,
             reach,

@@ -9,9 +9,9 @@ use rayon::prelude::*;
 /// Intervals per block: a query reads a block's ends in one pass.
 const BLOCK: usize = 16;
 
-/// Where a `Reach` reads interval `i`'s end: a list of ends of its own, or a field of intervals kept
-/// elsewhere (`EndsOf`), so that an index over a table does not copy the table's ends. Read on every
-/// thread while the index is made.
+/// Where a `Reach` reads interval `i`'s end: a list of ends of its own, or the intervals of a table
+/// kept elsewhere (a slice of `End`s), so that an index over a table does not copy the table's ends.
+/// Read on every thread while the index is made.
 pub trait Ends: Sync {
     /// How many intervals there are.
     fn count(&self) -> usize;
@@ -27,16 +27,18 @@ impl Ends for Vec<u64> {
     }
 }
 
-/// The ends of the intervals of a slice, read by a function of each (a type parameter, so that the
-/// read is inlined into the queries' scans).
-pub struct EndsOf<'a, T, F>(pub &'a [T], pub F);
+/// An interval of a table kept elsewhere (a device span, a slice of the HTML page), whose end a
+/// `Reach` over a slice of them reads in place (inlined into the queries' scans).
+pub trait End {
+    fn end(&self) -> u64;
+}
 
-impl<T: Sync, F: Fn(&T) -> u64 + Sync> Ends for EndsOf<'_, T, F> {
+impl<T: End + Sync> Ends for &[T] {
     fn count(&self) -> usize {
-        self.0.len()
+        self.len()
     }
     fn end(&self, i: usize) -> u64 {
-        (self.1)(&self.0[i])
+        self[i].end()
     }
 }
 
@@ -152,6 +154,18 @@ impl RangeMax {
 mod tests {
     use super::*;
 
+    /// An interval kept elsewhere, as a table's row.
+    struct Pair {
+        _begin: u64,
+        end: u64,
+    }
+
+    impl End for Pair {
+        fn end(&self) -> u64 {
+            self.end
+        }
+    }
+
     /// Every query answers as the scan of every interval does, with long intervals early, late
     /// and none, across block and tree boundaries.
     /// A deterministic stream of numbers (a linear congruential generator's high bits).
@@ -177,8 +191,13 @@ mod tests {
                     .collect();
                 let r = Reach::new(ends.clone());
                 // The same ends read from intervals kept elsewhere (their second field).
-                let pairs: Vec<(u64, u64)> = ends.iter().map(|&e| (e / 2, e)).collect();
-                let of = Reach::new(EndsOf(&pairs, |p: &(u64, u64)| p.1));
+                let pairs: Vec<Pair> = (ends.iter())
+                    .map(|&e| Pair {
+                        _begin: e / 2,
+                        end: e,
+                    })
+                    .collect();
+                let of = Reach::new(&pairs[..]);
                 for _ in 0..50 {
                     let lo = next() % (n as u64 * 10 + 50);
                     let to = (next() % (n as u64 + 2)) as usize;
@@ -186,7 +205,10 @@ mod tests {
                     let got: Vec<usize> = r.reaching(lo, to).collect();
                     assert_eq!(got, want, "n {n}, long {long:?}, lo {lo}, to {to}");
                     let got: Vec<usize> = of.reaching(lo, to).collect();
-                    assert_eq!(got, want, "EndsOf: n {n}, long {long:?}, lo {lo}, to {to}");
+                    assert_eq!(
+                        got, want,
+                        "in place: n {n}, long {long:?}, lo {lo}, to {to}"
+                    );
                 }
             }
         }

@@ -28,7 +28,7 @@ use crate::analysis::steps::{process_steps, ProcessSteps, StepOptions};
 use crate::facts::model::{ProcessTimeline, StreamId, Timeline};
 use crate::read::capture::Capture;
 use crate::util::output::{check_output, write_output, OutputError as ExportError};
-use crate::util::reach::{EndsOf, Reach};
+use crate::util::reach::{End, Reach};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -229,6 +229,13 @@ fn chosen(t: &Timeline, steps: &[ProcessSteps]) -> Option<usize> {
 
 /// One item before lanes are numbered: (lane key, row, begin, end, name, kind, bound, open).
 type Raw = (LaneKey, u64, u64, u64, String, u64, u64, bool);
+
+/// A slice's end, for the index of the slices that reach into a step (`Reach`).
+impl End for Raw {
+    fn end(&self) -> u64 {
+        self.3
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum LaneKey {
@@ -503,7 +510,7 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
         let mut order: Vec<usize> = steps.slowest.into_iter().collect();
         order.extend((0..steps.steps.len()).filter(|&i| Some(i) != steps.slowest));
         // Items are sorted by begin; `Reach` finds those that reach into a window.
-        let reach = Reach::new(EndsOf(&raw, |r: &Raw| r.3));
+        let reach = Reach::new(&raw[..]);
         let mut first = true;
         for i in order {
             let b = steps.steps[i].begin_ns;
