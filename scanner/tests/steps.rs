@@ -851,6 +851,24 @@ fn step_regions_and_calls_match_the_definition_on_random_ranges() {
     }
 }
 
+/// A step's launch or sync figures by their definition: the union of the calls of `class` that
+/// `keep` keeps, clipped to [lo, hi), and how many of them overlap it.
+fn clipped_calls(
+    p: &ProcessTimeline,
+    keep: impl Fn(&Call) -> bool,
+    class: &str,
+    lo: u64,
+    hi: u64,
+) -> (u64, u64) {
+    let parts: Vec<(u64, u64)> = (p.calls.iter())
+        .filter(|c| keep(c) && c.class.map(|k| k.name()) == Some(class))
+        .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
+        .filter(|&(b, e)| b < hi && e > lo)
+        .map(|(b, e)| (b.max(lo), e.min(hi)))
+        .collect();
+    (measure(&union(parts.clone())), parts.len() as u64)
+}
+
 /// Steps holding many calls (past 4 096, measured by running totals) and few, nested: launch
 /// and sync time and counts as the definitions say (the union of the clipped calls).
 #[test]
@@ -876,15 +894,7 @@ fn long_steps_measure_their_calls_as_the_definition_says() {
     };
     let s = process_steps(&p, &o);
     assert_eq!(s.steps.len(), 35);
-    let by_class = |class: &str, lo: u64, hi: u64| {
-        let parts: Vec<(u64, u64)> = (p.calls.iter())
-            .filter(|c| c.class.map(|k| k.name()) == Some(class))
-            .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
-            .filter(|&(b, e)| b < hi && e > lo)
-            .map(|(b, e)| (b.max(lo), e.min(hi)))
-            .collect();
-        (measure(&union(parts.clone())), parts.len() as u64)
-    };
+    let by_class = |class: &str, lo: u64, hi: u64| clipped_calls(&p, |_| true, class, lo, hi);
     for st in &s.steps {
         let (lo, hi) = (st.begin_ns, st.end_ns);
         assert_eq!(
@@ -935,14 +945,7 @@ fn calls_read_in_chunks_are_each_threads_own() {
     let s = process_steps(&p, &o);
     assert_eq!(s.steps.len(), 36);
     let of = |tid: u32, class: &str, lo: u64, hi: u64| {
-        let parts: Vec<(u64, u64)> = (p.calls.iter())
-            .filter(|c| c.tid == tid && c.depth == 0)
-            .filter(|c| c.class.map(|k| k.name()) == Some(class))
-            .map(|c| (c.begin_ns, c.end_ns.get().unwrap()))
-            .filter(|&(b, e)| b < hi && e > lo)
-            .map(|(b, e)| (b.max(lo), e.min(hi)))
-            .collect();
-        (measure(&union(parts.clone())), parts.len() as u64)
+        clipped_calls(&p, |c| c.tid == tid && c.depth == 0, class, lo, hi)
     };
     for st in &s.steps {
         let (lo, hi) = (st.begin_ns, st.end_ns);
