@@ -1107,8 +1107,8 @@ pub fn write_dir(
     // The walk begins once the steps view is made: they are the export's two largest transients
     // (at 10 M entries about 60 MB each), and side by side they were its peak (860 MB, 800 with
     // the gate, for about 9 % more time: the steps take 110-130 ms of the export). The gate opens
-    // when its sender is dropped: by the steps table, or, should that table never be made (a
-    // panic in another), when the model's tables are done.
+    // when its sender is dropped: by the steps table, or, should the steps view panic, when the
+    // model's tables are done.
     let (steps_made, walk_may_begin) = std::sync::mpsc::sync_channel::<()>(0);
     let table = |i: usize, gate: &Mutex<Option<SyncSender<()>>>| -> Result<u64, ExportError> {
         let batches: Box<dyn Iterator<Item = Result<RecordBatch, TooLong>> + Send + '_> = match i {

@@ -53,18 +53,26 @@ pub struct Reach<E = Vec<u64>> {
 impl<E: Ends> Reach<E> {
     /// `ends.end(i)` is interval `i`'s end; the intervals are sorted by begin.
     pub fn new(ends: E) -> Reach<E> {
+        Reach::made(ends, true)
+    }
+
+    /// `new`, its leaves read on every thread (`parallel`: they read every interval, 3.3 M device
+    /// spans at 10 M entries, 25 ms on one thread) or on this one.
+    fn made(ends: E, parallel: bool) -> Reach<E> {
         let n = ends.count();
         let blocks = n.div_ceil(BLOCK).max(1);
         let leaves = blocks.next_power_of_two();
         let mut max = vec![0u64; 2 * leaves];
-        // The leaves on every thread: they read every interval (3.3 M device spans, 25 ms on one
-        // thread, at 10 M entries).
-        (max[leaves..leaves + n.div_ceil(BLOCK)].par_iter_mut())
-            .enumerate()
-            .for_each(|(b, m)| {
-                let block = b * BLOCK..((b + 1) * BLOCK).min(n);
-                *m = block.map(|i| ends.end(i)).max().unwrap_or(0);
-            });
+        let leaf = |(b, m): (usize, &mut u64)| {
+            let block = b * BLOCK..((b + 1) * BLOCK).min(n);
+            *m = block.map(|i| ends.end(i)).max().unwrap_or(0);
+        };
+        let first = &mut max[leaves..leaves + n.div_ceil(BLOCK)];
+        if parallel {
+            first.par_iter_mut().enumerate().for_each(leaf);
+        } else {
+            first.iter_mut().enumerate().for_each(leaf);
+        }
         for n in (1..leaves).rev() {
             max[n] = max[2 * n].max(max[2 * n + 1]);
         }
@@ -111,8 +119,11 @@ pub struct RangeMax {
 }
 
 impl RangeMax {
+    /// Made on this thread only: it is made inside a `OnceLock`'s initialisation (the steps'
+    /// unions), which a rayon worker waiting on parallel work could enter again by taking up
+    /// another step meanwhile (a deadlock).
     pub fn new(values: Vec<u64>) -> RangeMax {
-        let Reach { ends, max, leaves } = Reach::new(values);
+        let Reach { ends, max, leaves } = Reach::made(values, false);
         RangeMax {
             values: ends,
             max,
