@@ -473,6 +473,7 @@ impl Calls {
 
     /// The length of the union of the calls' parts in [lo, hi), and how many calls overlap it.
     fn clipped_in(&self, lo: u64, hi: u64) -> (u64, u64) {
+        // Disjoint and sorted by begin, so ends are sorted too.
         let from = self.v.partition_point(|&(_, e)| e <= lo);
         let to = self.v.partition_point(|&(b, _)| b < hi);
         if to.saturating_sub(from) > DIRECT {
@@ -481,15 +482,14 @@ impl Calls {
                 return m.within(lo, hi);
             }
         }
-        clipped_in(&self.v, lo, hi)
+        clipped_in(&self.v[from..], lo, hi)
     }
 }
 
-/// Intervals of `v` (sorted by begin, disjoint) overlapping [lo, hi), clipped: (union length, count).
+/// Intervals of `v` (sorted by begin, disjoint, the first ending after `lo`) overlapping [lo, hi),
+/// clipped: (union length, count).
 fn clipped_in(v: &[(u64, u64)], lo: u64, hi: u64) -> (u64, u64) {
-    // Disjoint and sorted by begin, so ends are sorted too.
-    let from = v.partition_point(|&(_, e)| e <= lo);
-    let parts: Vec<(u64, u64)> = v[from..]
+    let parts: Vec<(u64, u64)> = v
         .iter()
         .take_while(|&&(b, _)| b < hi)
         .filter(|&&(_, e)| e > lo)

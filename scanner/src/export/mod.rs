@@ -413,7 +413,7 @@ impl<'t> Layout<'t> {
             s.marks += pl.p.marks.len();
             s.device_spans += pl.p.device.len();
             // One flow per tied span, listed under its call.
-            s.flows += pl.issued.items.len();
+            s.flows += pl.issued.items().len();
             s.dependency_flows += pl.deps.len();
             s.unplaced_device += pl.p.unplaced_device;
             s.overlap_tracks += pl
@@ -456,7 +456,7 @@ impl<'t> ProcLayout<'t> {
         );
         let Flows { tied, shown } = flows;
         let flow_base = *next_flow;
-        *next_flow += issued.items.len() as u64;
+        *next_flow += issued.items().len() as u64;
 
         // Dependencies across tracks, from the causal graph, in the graph's edge order.
         let what = |n| match n {

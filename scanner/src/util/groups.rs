@@ -2,6 +2,7 @@
 //! group was most of a large table's allocations.
 
 use super::bits::Ranked;
+use rayon::prelude::*;
 
 /// A key that puts its index in no group.
 pub const NONE: u32 = u32::MAX;
@@ -47,14 +48,14 @@ impl Groups {
 }
 
 /// `Groups` of keys most of which have no index (the spans each call issued: most calls issue
-/// none, or are nested in one that does): a start for each key that has any, and a bit per key,
-/// where `Groups` keeps a start for every key (26 MB for the calls of a 10 M-entry capture).
+/// none, or are nested in one that does): `Groups` by the key's rank among the keys with any, and a
+/// bit per key, where `Groups` by key keeps a start for every key (26 MB for the calls of a
+/// 10 M-entry capture).
 pub struct Sparse {
     /// The keys with an index.
     keys: Ranked,
-    /// Where the indices of each of those keys (by rank) start in `items`, then the end.
-    start: Vec<u32>,
-    pub items: Vec<u32>,
+    /// The indices by their key's rank in `keys`.
+    by_rank: Groups,
 }
 
 impl Sparse {
@@ -65,29 +66,18 @@ impl Sparse {
             words[k as usize / 64] |= 1 << (k % 64);
         }
         let has = Ranked::from_words(words);
-        // A counting sort as `Groups::by_key`'s, by the key's rank among the keys with any.
-        let n = has.count();
-        let mut start = vec![0u32; n + 1];
-        for &k in keys.iter().filter(|&&k| k != NONE) {
-            start[has.rank(k as usize) as usize + 1] += 1;
-        }
-        for r in 0..n {
-            start[r + 1] += start[r];
-        }
-        let mut items = vec![0u32; start[n] as usize];
-        for (i, &k) in keys.iter().enumerate() {
-            if k != NONE {
-                let at = &mut start[has.rank(k as usize) as usize];
-                items[*at as usize] = i as u32;
-                *at += 1;
-            }
-        }
-        start.copy_within(0..n, 1);
-        start[0] = 0;
+        let ranks: Vec<u32> = (keys.par_iter())
+            .map(|&k| {
+                if k == NONE {
+                    NONE
+                } else {
+                    has.rank(k as usize)
+                }
+            })
+            .collect();
         Sparse {
+            by_rank: Groups::by_key(has.count(), &ranks),
             keys: has,
-            start,
-            items,
         }
     }
 
@@ -97,8 +87,12 @@ impl Sparse {
         if !self.keys.contains(k) {
             return &[];
         }
-        let r = self.keys.rank(k) as usize;
-        &self.items[self.start[r] as usize..self.start[r + 1] as usize]
+        self.by_rank.of(self.keys.rank(k) as usize)
+    }
+
+    /// Every index in a group, by group.
+    pub fn items(&self) -> &[u32] {
+        &self.by_rank.items
     }
 }
 
@@ -126,9 +120,9 @@ mod tests {
             for k in 0..groups + 2 {
                 assert_eq!(s.of(k), g.of(k), "{keys:?} key {k}");
             }
-            assert_eq!(s.items, g.items);
+            assert_eq!(s.items(), g.items);
             let with_any = (0..groups).filter(|&k| !g.of(k).is_empty()).count();
-            assert_eq!(s.start.len(), with_any + 1, "{keys:?}");
+            assert_eq!(s.by_rank.start.len(), with_any + 1, "{keys:?}");
         }
     }
 
