@@ -265,6 +265,45 @@ fn perfetto_trace_has_every_call_range_span_and_flow() {
     }
 }
 
+/// A call that issued several spans (a graph launch's kernels) has a flow to each: in Chrome one
+/// binding on the call, ended on each of its spans and on no other; in Perfetto a flow per span.
+#[test]
+fn a_call_with_several_spans_has_a_flow_to_each() {
+    let dir = TempDir::new("export-fanout");
+    let cap = dir.join("cap");
+    std::fs::create_dir(&cap).unwrap();
+    let b = RingBuilder::level3(64, Policy::Drop);
+    b.api(LAUNCH, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+        .kernel(H_RELU, "relu")
+        .text(T_RELU, "relu");
+    b.w.set_backend(Backend::Cupti);
+    let many = (b.call_args(TID, LAUNCH, 0, 1000, 1100, 0, [S1, H_RELU, 1])).unwrap();
+    let one = (b.call_args(TID, LAUNCH, 0, 1200, 1300, 0, [S1, H_RELU, 1])).unwrap();
+    for (call, at) in [(many, 1500), (many, 1700), (one, 1800), (many, 1900)] {
+        b.kernel_interval(call, T_RELU, at, at + 50).unwrap();
+    }
+    b.write_to(&cap.join("p.cwring"));
+
+    let out = dir.join("t.json");
+    let r = export_ok("chrome", &cap, &out);
+    assert!(r.stderr.contains("4 call->device flows"), "{}", r.stderr);
+    let (_, st) = check_chrome(&std::fs::read_to_string(&out).unwrap());
+    let ends = |call_ts: u64| -> Vec<u64> {
+        let mut v: Vec<u64> = (st.flows.iter().filter(|f| f.0.ts == call_ts))
+            .map(|f| f.1.ts)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(st.flows.len(), 4);
+    assert_eq!(ends(1000), [1500, 1700, 1900]);
+    assert_eq!(ends(1200), [1800]);
+
+    let out = dir.join("t.pftrace");
+    export_ok("perfetto", &cap, &out);
+    assert_eq!(check_perfetto(&std::fs::read(&out).unwrap()).flows.len(), 4);
+}
+
 #[test]
 fn chrome_trace_has_every_call_range_span_and_flow() {
     let dir = TempDir::new("export-chrome");

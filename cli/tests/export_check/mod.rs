@@ -5,7 +5,7 @@
 
 use causeway_scanner::export::perfetto::proto::{self, Data, Type, Value};
 use serde_json::Value as Json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One slice rebuilt from a BEGIN/END pair.
 #[derive(Debug, Clone)]
@@ -440,7 +440,7 @@ pub struct ChromeStats {
     pub host: Vec<CEvent>,
     pub device: Vec<CEvent>,
     pub instants: Vec<CEvent>,
-    /// (call X event, span X event) per flow id.
+    /// (call X event, span X event) per call -> device flow, by binding, then in file order.
     pub flows: Vec<(CEvent, CEvent)>,
     /// The causal graph's dependency flows: (slice depended on, dependent slice, name, category).
     pub deps: Vec<(CEvent, CEvent, String, String)>,
@@ -484,8 +484,9 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
             }
         }
     }
+    // Call -> device flows (flow events v2): one call per binding, any number of spans.
     let mut starts: HashMap<u64, CEvent> = HashMap::new();
-    let mut finishes: HashMap<u64, CEvent> = HashMap::new();
+    let mut finishes: Vec<(u64, CEvent)> = Vec::new();
     let mut dep_starts: HashMap<u64, (CEvent, String, String)> = HashMap::new();
     let mut dep_finishes: HashMap<u64, CEvent> = HashMap::new();
     let mut last_x: HashMap<(u64, u64), CEvent> = HashMap::new();
@@ -518,6 +519,27 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
             "X" => {
                 assert!(e["dur"].as_f64().unwrap() >= 0.0, "dur < 0: {e}");
                 assert!(!ev.name.is_empty());
+                if let Some(bind) = e.get("bind_id") {
+                    let bind = bind.as_u64().expect("bind_id a number");
+                    // Past any id a viewer gives the file's `s`/`f` flows.
+                    assert!(bind >= 1 << 32, "bind_id {bind} below 2^32");
+                    let (out, inn) = (e.get("flow_out"), e.get("flow_in"));
+                    if host {
+                        assert!(out == Some(&Json::Bool(true)) && inn.is_none(), "{e}");
+                        assert!(
+                            starts.insert(bind, ev.clone()).is_none(),
+                            "two starts of {bind}"
+                        );
+                    } else {
+                        assert!(inn == Some(&Json::Bool(true)) && out.is_none(), "{e}");
+                        finishes.push((bind, ev.clone()));
+                    }
+                } else {
+                    assert!(
+                        e.get("flow_in").is_none() && e.get("flow_out").is_none(),
+                        "{e}"
+                    );
+                }
                 last_x.insert((pid, tid), ev.clone());
                 if host {
                     st.host.push(ev);
@@ -537,27 +559,15 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
                     .get(&(pid, tid))
                     .unwrap_or_else(|| panic!("flow {id} before any slice on its thread"));
                 assert_eq!(x.ts, ev.ts, "flow {id} not at its slice's begin");
-                if e["cat"] != "flow" {
-                    // A dependency of the causal graph: named by its edge type.
-                    let cat = e["cat"].as_str().unwrap().to_string();
-                    assert!(cat.starts_with("dependency,"), "{e}");
-                    let name = e["name"].as_str().unwrap().to_string();
-                    if ph == "s" {
-                        assert!(dep_starts.insert(id, (x.clone(), name, cat)).is_none());
-                    } else {
-                        assert_eq!(e["bp"], "e");
-                        assert!(dep_finishes.insert(id, x.clone()).is_none());
-                    }
-                    continue;
-                }
-                assert_eq!(e["name"], "device work");
+                // Only the causal graph's dependencies: named by their edge type.
+                let cat = e["cat"].as_str().unwrap().to_string();
+                assert!(cat.starts_with("dependency,"), "{e}");
+                let name = e["name"].as_str().unwrap().to_string();
                 if ph == "s" {
-                    assert!(host, "flow start on a device track");
-                    assert!(starts.insert(id, x.clone()).is_none(), "two starts of {id}");
+                    assert!(dep_starts.insert(id, (x.clone(), name, cat)).is_none());
                 } else {
                     assert_eq!(e["bp"], "e");
-                    assert!(!host, "flow end on a host track");
-                    assert!(finishes.insert(id, x.clone()).is_none(), "two ends of {id}");
+                    assert!(dep_finishes.insert(id, x.clone()).is_none());
                 }
             }
             other => panic!("unexpected phase {other}"),
@@ -577,17 +587,16 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
             .unwrap_or_else(|| panic!("dependency flow {id} never ends"));
         st.deps.push((s, f, name, cat));
     }
-    let mut ids: Vec<u64> = starts.keys().copied().collect();
-    ids.sort();
-    assert_eq!(starts.len(), finishes.len(), "unpaired flows");
-    for id in ids {
-        let s = starts.remove(&id).unwrap();
-        let f = finishes
-            .remove(&id)
-            .unwrap_or_else(|| panic!("flow {id} never ends"));
-        assert_eq!(s.args["seq"], f.args["call_seq"], "flow {id}");
-        st.flows.push((s, f));
+    finishes.sort_by_key(|f| f.0);
+    let mut ended: HashSet<u64> = HashSet::new();
+    for (bind, f) in finishes {
+        let s = (starts.get(&bind)).unwrap_or_else(|| panic!("flow {bind} ends but never starts"));
+        assert_eq!(s.pid, f.pid, "flow {bind} across processes");
+        assert_eq!(s.args["seq"], f.args["call_seq"], "flow {bind}");
+        ended.insert(bind);
+        st.flows.push((s.clone(), f));
     }
+    assert_eq!(ended.len(), starts.len(), "a call's flow ends nowhere");
     // Device tracks sort after the host threads of their process; every track nests.
     let mut per: HashMap<(u64, u64), Vec<(u64, u64)>> = HashMap::new();
     for x in st.host.iter().chain(&st.device) {

@@ -6,10 +6,15 @@
 //! * one synthetic tid per device stream (from `SYNTHETIC_TID_BASE` up, beyond any Linux tid, unique in
 //!   the file), sorted after the host threads (`thread_sort_index`), its spans as complete events;
 //!   extra synthetic tids for slices that do not nest on their track (see the module above);
-//! * one flow per device span tied to a call: `"ph":"s"` on the call's thread at the call's begin, and
-//!   `"ph":"f"`, `"bp":"e"` on the span at its begin, both with the flow's id (unique in the file), name
-//!   `device work` and category `flow`; and one flow per dependency of the causal graph across tracks
-//!   (`super::Dep`), named by its edge type, category `dependency,<evidence>`;
+//! * one flow per device span tied to a call, bound to the two slices themselves (the format's flow
+//!   events v2): the call's event has `"bind_id":B,"flow_out":true` and each span it issued
+//!   `"bind_id":B,"flow_in":true`, `B` one number per call, unique in the file and at least 2^32
+//!   (`super::BIND_BASE`). No events of their own: a `s`/`f` pair was 200 bytes, 40 % of the file's
+//!   events, and bound to whichever slice enclosed its time;
+//! * one flow per dependency of the causal graph across tracks (`super::Dep`): `"ph":"s"` on the
+//!   slice depended on and `"ph":"f"`, `"bp":"e"` on the dependent one, each at its slice's begin, with
+//!   the flow's id (unique in the file), named by its edge type, category `dependency,<evidence>` (a
+//!   slice may have several, which one binding per event cannot say);
 //! * `ts` and `dur` in microseconds, written with exactly three decimals so they keep the capture's
 //!   nanoseconds (a JSON number, printed from integers, never rounded through a float);
 //! * strings are JSON-escaped, and `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes too, so a kernel name
@@ -25,14 +30,10 @@ use causeway_ring::layout::DeviceKind;
 use causeway_ring::Class;
 use serde_json::json;
 use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io;
 
 /// First synthetic tid (device streams and overlap tracks): above Linux's largest pid_max (2^22).
 pub const SYNTHETIC_TID_BASE: u32 = 1 << 30;
-
-/// Name and category of the flow events.
-pub const FLOW_NAME: &str = "device work";
-pub const FLOW_CAT: &str = "flow";
 
 /// Slices per unit of parallel work: each unit is formatted into its own buffer, and the units are
 /// written in order. A window of units at a time bounds the memory to a few buffers per thread:
@@ -66,7 +67,11 @@ enum Unit<'l, 't> {
     },
 }
 
-pub(crate) fn write(layout: &Layout, capture: &str, w: &mut (impl Write + Send)) -> io::Result<()> {
+pub(crate) fn write(
+    layout: &Layout,
+    capture: &str,
+    w: &mut (impl crate::util::output::Direct + Send),
+) -> io::Result<()> {
     w.write_all(b"{\"traceEvents\":[\n")?;
     let mut next_synthetic = SYNTHETIC_TID_BASE;
     let mut synthetic = || {
@@ -370,6 +375,8 @@ struct Texts {
     /// `","pid":P,"tid":T` for the unit's track (every event of a unit is on one), made once.
     track: Option<(u32, u32)>,
     ids: Vec<u8>,
+    /// The call of the last span drawn with a flow (`ProcLayout::span_bind`'s hint).
+    near: usize,
 }
 
 /// `Texts`' slots (a power of two): more than the names a unit of 4 Ki events shows, as a rule.
@@ -437,7 +444,8 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts
     texts.start(b, "X", pid, tid);
     key_us(b, "ts", begin);
     key_us(b, "dur", end - begin);
-    let mut call = None;
+    // The call -> device flow's binding, and whether it goes out (a call) or in (a span).
+    let mut bind = None;
     let mut a = match it.what() {
         What::Call(i) => {
             let c = &pl.p.calls[i];
@@ -453,7 +461,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts
             if let Some(s) = c.stream() {
                 a.hex("stream", s);
             }
-            call = Some(i);
+            bind = pl.call_bind(i).map(|id| (id, "flow_out"));
             a
         }
         What::Range(i) => {
@@ -481,6 +489,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts
                 a.num("call_seq", seq);
             }
             a.bytes("stream", texts.label(pl, &d.stream.get()));
+            bind = pl.span_bind(i, &mut texts.near).map(|id| (id, "flow_in"));
             a
         }
     };
@@ -488,17 +497,13 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts
         a.raw("open", "true");
     }
     a.close();
+    if let Some((id, way)) = bind {
+        key(b, "bind_id");
+        int(b, id);
+        key(b, way);
+        b.extend_from_slice(b"true");
+    }
     b.push(b'}');
-    if let Some(i) = call {
-        for id in pl.flows_of(i) {
-            flow(b, "s", pid, tid, begin, id, texts);
-        }
-    }
-    if let What::Span(i) = it.what() {
-        if let Some(id) = pl.span_flow(i) {
-            flow(b, "f", pid, tid, begin, id, texts);
-        }
-    }
     // The causal graph's dependencies: named by edge type, categorised by evidence class.
     // Most slices have none: one bit spares them the two searches.
     if pl.has_deps(it.what()) {
@@ -511,10 +516,7 @@ fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts
     }
 }
 
-fn flow(b: &mut Vec<u8>, ph: &str, pid: u32, tid: u32, ns: u64, id: u64, texts: &mut Texts) {
-    flow_named(b, ph, pid, tid, ns, id, FLOW_NAME, FLOW_CAT, texts);
-}
-
+/// A dependency's flow event: `s` at the slice depended on, `f` at the dependent one (bound to it).
 fn dep_flow(
     b: &mut Vec<u8>,
     ph: &str,
@@ -529,26 +531,11 @@ fn dep_flow(
         "observed" => "dependency,observed",
         _ => "dependency,explicit",
     };
-    flow_named(b, ph, pid, tid, ns, d.id, d.kind, cat, texts);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn flow_named(
-    b: &mut Vec<u8>,
-    ph: &str,
-    pid: u32,
-    tid: u32,
-    ns: u64,
-    id: u64,
-    name: &'static str,
-    cat: &'static str,
-    texts: &mut Texts,
-) {
     texts.start(b, ph, pid, tid);
     key_us(b, "ts", ns);
     b.extend_from_slice(b",\"id\":");
-    int(b, id);
-    key_text(b, "name", name, texts);
+    int(b, d.id);
+    key_text(b, "name", d.kind, texts);
     key_text(b, "cat", cat, texts);
     if ph == "f" {
         b.extend_from_slice(b",\"bp\":\"e\"");

@@ -46,7 +46,7 @@ use crate::util::output::io_problem;
 pub use crate::util::output::{check_output, write_output, OutputError as ExportError};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 /// The output format.
@@ -126,7 +126,7 @@ pub fn write(
     tokens: &TokenSource,
     capture: &str,
     format: Format,
-    w: &mut (impl Write + Send),
+    w: &mut (impl crate::util::output::Direct + Send),
 ) -> io::Result<Summary> {
     let s = match format {
         Format::Graph => graph::write(timeline, tokens, capture, w)?,
@@ -326,6 +326,8 @@ pub(crate) struct ProcLayout<'t> {
     /// The process's first call -> device flow id: the flows below are numbered from it (4 bytes
     /// each, not 8: a process has fewer than 2^32 spans).
     flow_base: u64,
+    /// Call `i`'s Chrome flow binding (`call_bind`) is `bind_base + i`: unique in the file.
+    bind_base: u64,
     /// The spans each call issued, in span order: the flows it starts end there (`flows_of`).
     issued: Sparse,
     /// The spans tied to a call: the flow ending at each is its rank among them (`span_flow`).
@@ -374,11 +376,16 @@ pub(crate) struct Layout<'t> {
 impl<'t> Layout<'t> {
     pub fn of(t: &'t Timeline, tokens: &TokenSource) -> Layout<'t> {
         let mut next_flow = 1u64;
+        let mut next_bind = BIND_BASE;
         let procs = t
             .processes
             .iter()
             .enumerate()
-            .map(|(k, p)| ProcLayout::of(p, tokens.get(k), &mut next_flow))
+            .map(|(k, p)| {
+                let pl = ProcLayout::of(p, tokens.get(k), &mut next_flow, next_bind);
+                next_bind += p.calls.len() as u64;
+                pl
+            })
             .collect();
         Layout { procs }
     }
@@ -432,7 +439,12 @@ impl<'t> Layout<'t> {
 }
 
 impl<'t> ProcLayout<'t> {
-    fn of(p: &'t ProcessTimeline, tokens: Option<&Tokens>, next_flow: &mut u64) -> ProcLayout<'t> {
+    fn of(
+        p: &'t ProcessTimeline,
+        tokens: Option<&Tokens>,
+        next_flow: &mut u64,
+        bind_base: u64,
+    ) -> ProcLayout<'t> {
         let (first_ns, last_ns) = p.extent();
         let times = Times { p, last_ns };
         // The tracks, the causal graph and the call -> device flows need nothing of each other:
@@ -504,6 +516,7 @@ impl<'t> ProcLayout<'t> {
             streams,
             bound_max_ns: (p.device.par_iter().map(|d| d.bound_ns).max()).unwrap_or(0),
             flow_base,
+            bind_base,
             issued,
             tied,
             shown,
@@ -586,6 +599,29 @@ impl<'t> ProcLayout<'t> {
         (self.tied.contains(j)).then(|| self.flow_base + u64::from(self.tied.rank(j)))
     }
 
+    /// The binding of the flows call `i` starts, if it issued device work: one per call, shared by
+    /// every span it issued (`span_bind`), so a call's flows go out of one event (Chrome's `bind_id`).
+    #[inline]
+    pub fn call_bind(&self, i: usize) -> Option<u64> {
+        (!self.issued.of(i).is_empty()).then_some(self.bind_base + i as u64)
+    }
+
+    /// The binding of the flow ending at device span `j` (its call's `call_bind`), if it is tied to a
+    /// call. `near` is the index of a call near the span's (the last one found, as spans come in
+    /// issue order), updated: the call is found in a few probes, as `ProcessTimeline::issuers` finds
+    /// it.
+    #[inline]
+    pub fn span_bind(&self, j: usize, near: &mut usize) -> Option<u64> {
+        if !self.tied.contains(j) {
+            return None;
+        }
+        let i = self
+            .p
+            .call_index_near(self.p.device[j].call.get()?, *near)?;
+        *near = i;
+        Some(self.bind_base + i as u64)
+    }
+
     pub fn exe_name(&self) -> &str {
         let exe = self.p.exe.trim_end_matches('/');
         let base = exe.rsplit('/').next().unwrap_or(exe);
@@ -596,6 +632,11 @@ impl<'t> ProcLayout<'t> {
         }
     }
 }
+
+/// The first call's flow binding (`ProcLayout::call_bind`), past any count of flows a viewer numbers
+/// itself: Perfetto gives the file's `s`/`f` flows (the dependencies) ids from 0 up in the space the
+/// bindings are in, so bindings from 1 would join a dependency's arrow to a call's.
+const BIND_BASE: u64 = 1 << 32;
 
 /// Bit `i` of a set kept as 64-bit words (unset past its end).
 #[inline]

@@ -50,7 +50,7 @@ use causeway_ring::layout::DeviceKind;
 use causeway_ring::{Class, Layer};
 use prost::Message;
 use rayon::prelude::*;
-use std::io::{self, Write};
+use std::io;
 use std::sync::OnceLock;
 
 /// The subset of Perfetto's trace protos this exporter writes, as hand-written prost messages.
@@ -797,7 +797,7 @@ const END: (usize, usize) = (usize::MAX, usize::MAX);
 pub(crate) fn write<'l>(
     layout: &'l Layout,
     capture: &str,
-    w: &mut (impl Write + Send),
+    w: &mut (impl crate::util::output::Direct + Send),
 ) -> io::Result<()> {
     let first_ns = layout.drawn().map(|p| p.first_ns).min().unwrap_or(0);
     let mut head = Vec::new();
@@ -1421,6 +1421,7 @@ fn descriptor(out: &mut Vec<u8>, d: TrackDescriptor) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::BIND_BASE;
     use crate::facts::model::{Call, Mark, ProcessTimeline, Range};
 
     /// A thread of nested calls over several units of encoding, some enclosing the units'
@@ -1485,7 +1486,7 @@ mod tests {
             ranges,
             ..ProcessTimeline::empty(1)
         };
-        let pl = ProcLayout::of(&p, None, &mut 1);
+        let pl = ProcLayout::of(&p, None, &mut 1, BIND_BASE);
         let t = &pl.threads[0];
         assert_eq!(
             t.lanes.len(),
@@ -1583,7 +1584,7 @@ mod tests {
             ..ProcessTimeline::empty(1)
         };
         for p in [only, sparse] {
-            let pl = ProcLayout::of(&p, None, &mut 1);
+            let pl = ProcLayout::of(&p, None, &mut 1, BIND_BASE);
             let t = &pl.threads[0];
             let mut track = Track::new(2, 3, &pl, (&t.lanes[0], &t.marks), false);
             track.find_starts();
