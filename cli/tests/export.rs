@@ -6,7 +6,7 @@
 mod common;
 mod export_check;
 
-use causeway_ring::layout::{Backend, Class, Kind, Layer, Policy};
+use causeway_ring::layout::{Backend, Class, ClockKind, Kind, Layer, Policy};
 use causeway_scanner::export::perfetto::proto::{self, Value};
 use common::*;
 use export_check::*;
@@ -266,42 +266,56 @@ fn perfetto_trace_has_every_call_range_span_and_flow() {
 }
 
 /// A call that issued several spans (a graph launch's kernels) has a flow to each: in Chrome one
-/// binding on the call, ended on each of its spans and on no other; in Perfetto a flow per span.
+/// binding on the call, ended on each of its spans and on no other; in Perfetto a flow per span. Two
+/// processes with the same calls keep their flows apart (each numbers its calls from 0).
 #[test]
 fn a_call_with_several_spans_has_a_flow_to_each() {
     let dir = TempDir::new("export-fanout");
     let cap = dir.join("cap");
     std::fs::create_dir(&cap).unwrap();
-    let b = RingBuilder::level3(64, Policy::Drop);
-    b.api(LAUNCH, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
-        .kernel(H_RELU, "relu")
-        .text(T_RELU, "relu");
-    b.w.set_backend(Backend::Cupti);
-    let many = (b.call_args(TID, LAUNCH, 0, 1000, 1100, 0, [S1, H_RELU, 1])).unwrap();
-    let one = (b.call_args(TID, LAUNCH, 0, 1200, 1300, 0, [S1, H_RELU, 1])).unwrap();
-    for (call, at) in [(many, 1500), (many, 1700), (one, 1800), (many, 1900)] {
-        b.kernel_interval(call, T_RELU, at, at + 50).unwrap();
+    for pid in [1000, 2000] {
+        let b = RingBuilder::custom(
+            64,
+            Policy::Drop,
+            pid,
+            1,
+            3,
+            ClockKind::Monotonic,
+            1_000_000_000,
+        );
+        b.api(LAUNCH, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+            .kernel(H_RELU, "relu")
+            .text(T_RELU, "relu");
+        b.w.set_backend(Backend::Cupti);
+        let many = (b.call_args(TID, LAUNCH, 0, 1000, 1100, 0, [S1, H_RELU, 1])).unwrap();
+        let one = (b.call_args(TID, LAUNCH, 0, 1200, 1300, 0, [S1, H_RELU, 1])).unwrap();
+        for (call, at) in [(many, 1500), (many, 1700), (one, 1800), (many, 1900)] {
+            b.kernel_interval(call, T_RELU, at, at + 50).unwrap();
+        }
+        b.write_to(&cap.join(format!("p{pid}.cwring")));
     }
-    b.write_to(&cap.join("p.cwring"));
 
     let out = dir.join("t.json");
     let r = export_ok("chrome", &cap, &out);
-    assert!(r.stderr.contains("4 call->device flows"), "{}", r.stderr);
+    assert!(r.stderr.contains("8 call->device flows"), "{}", r.stderr);
     let (_, st) = check_chrome(&std::fs::read_to_string(&out).unwrap());
-    let ends = |call_ts: u64| -> Vec<u64> {
-        let mut v: Vec<u64> = (st.flows.iter().filter(|f| f.0.ts == call_ts))
+    let ends = |pid: u64, call_ts: u64| -> Vec<u64> {
+        let mut v: Vec<u64> = (st.flows.iter())
+            .filter(|f| f.0.pid == pid && f.0.ts == call_ts)
             .map(|f| f.1.ts)
             .collect();
         v.sort();
         v
     };
-    assert_eq!(st.flows.len(), 4);
-    assert_eq!(ends(1000), [1500, 1700, 1900]);
-    assert_eq!(ends(1200), [1800]);
+    assert_eq!(st.flows.len(), 8);
+    for pid in [1000, 2000] {
+        assert_eq!(ends(pid, 1000), [1500, 1700, 1900], "pid {pid}");
+        assert_eq!(ends(pid, 1200), [1800], "pid {pid}");
+    }
 
     let out = dir.join("t.pftrace");
     export_ok("perfetto", &cap, &out);
-    assert_eq!(check_perfetto(&std::fs::read(&out).unwrap()).flows.len(), 4);
+    assert_eq!(check_perfetto(&std::fs::read(&out).unwrap()).flows.len(), 8);
 }
 
 #[test]

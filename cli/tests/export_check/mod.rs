@@ -587,6 +587,21 @@ pub fn check_chrome(text: &str) -> (Json, ChromeStats) {
             .unwrap_or_else(|| panic!("dependency flow {id} never ends"));
         st.deps.push((s, f, name, cat));
     }
+    // A span whose call is in the file ends a flow from it (its `call_seq` is that call's `seq`).
+    let calls: HashSet<(u64, u64)> = (st.host.iter())
+        .filter_map(|x| Some((x.pid, x.args.get("seq")?.as_u64()?)))
+        .collect();
+    let flowing: HashSet<(u64, u64, u64)> = (finishes.iter())
+        .map(|(_, f)| (f.pid, f.tid, f.ts))
+        .collect();
+    for d in &st.device {
+        if let Some(seq) = d.args.get("call_seq").and_then(Json::as_u64) {
+            if calls.contains(&(d.pid, seq)) {
+                let key = (d.pid, d.tid, d.ts);
+                assert!(flowing.contains(&key), "no flow into span {d:?}");
+            }
+        }
+    }
     finishes.sort_by_key(|f| f.0);
     let mut ended: HashSet<u64> = HashSet::new();
     for (bind, f) in finishes {

@@ -323,8 +323,9 @@ pub(crate) struct ProcLayout<'t> {
     pub streams: Vec<StreamLanes>,
     /// Largest conversion bound of the process's device spans.
     pub bound_max_ns: u64,
-    /// The process's first call -> device flow id: the flows below are numbered from it (4 bytes
-    /// each, not 8: a process has fewer than 2^32 spans).
+    /// The process's first call -> device flow id (Perfetto's, one per span: `flows_of`,
+    /// `span_flow`): the flows below are numbered from it (4 bytes each, not 8: a process has fewer
+    /// than 2^32 spans). Chrome binds them per call instead (`bind_base`).
     flow_base: u64,
     /// Call `i`'s Chrome flow binding (`call_bind`) is `bind_base + i`: unique in the file.
     bind_base: u64,
@@ -585,7 +586,7 @@ impl<'t> ProcLayout<'t> {
         }
     }
 
-    /// The ids of the flows call `i` starts, in span order.
+    /// The ids of the flows call `i` starts, in span order (Perfetto's; Chrome's is `call_bind`).
     pub fn flows_of(&self, i: usize) -> impl Iterator<Item = u64> + '_ {
         let spans = self.issued.of(i);
         spans
@@ -593,7 +594,8 @@ impl<'t> ProcLayout<'t> {
             .map(|&j| self.flow_base + u64::from(self.tied.rank(j as usize)))
     }
 
-    /// The id of the flow ending at device span `j`, if it is tied to a call.
+    /// The id of the flow ending at device span `j`, if it is tied to a call (Perfetto's; Chrome's
+    /// is `span_bind`).
     #[inline]
     pub fn span_flow(&self, j: usize) -> Option<u64> {
         (self.tied.contains(j)).then(|| self.flow_base + u64::from(self.tied.rank(j)))

@@ -273,6 +273,12 @@ mod tests {
             .map(|u| format!("{u},"))
             .collect();
         assert_eq!(String::from_utf8(out).unwrap(), want);
+        // Through a small buffer, units below a quarter of it are buffered and larger ones go
+        // straight to the writer after it is flushed: the order holds across both.
+        let mut buffered = BufWriter::with_capacity(16, Vec::new());
+        write_in_order(&units, &mut buffered, encode).unwrap();
+        let out = buffered.into_inner().unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), want);
 
         struct Full(usize);
         impl io::Write for Full {
