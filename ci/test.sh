@@ -80,6 +80,12 @@ cargo build --workspace --quiet
 python3 shim/gen/hookgen.py --check
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The same for aarch64 Linux, checked only (nothing is linked or run for it): the paths built only off
+# x86-64 (the timestamp counter, prefetch hints, C types of other widths) must compile and lint clean.
+rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu$' ||
+  rustup target add aarch64-unknown-linux-gnu
+CARGO_TARGET_DIR="$root/target/aarch64-check" \
+  cargo clippy --workspace --all-targets --quiet --target aarch64-unknown-linux-gnu -- -D warnings
 # The scanner tests copy every ring they write to CAUSEWAY_KEEP_TEST_CAPTURES, and the end-to-end tests keep
 # theirs in target/itests: pyscan's tests below read all of them with both engines.
 rm -rf "$root/ci/build/test-captures" "$root/target/itests"

@@ -206,7 +206,7 @@ pub(super) unsafe fn c_text<'a>(p: *const c_char) -> &'a [u8] {
     // SAFETY: strnlen reads at most MAX_LEN bytes, stopping at the NUL the caller guarantees.
     let n = unsafe { libc::strnlen(p, MAX_LEN) };
     // SAFETY: the n bytes before the NUL (or the cap) are readable.
-    let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
     if n == MAX_LEN {
         if let Err(e) = std::str::from_utf8(b) {
             if e.error_len().is_none() {
@@ -261,6 +261,8 @@ pub(super) unsafe fn wide_units(p: *const WChar) -> impl Iterator<Item = u32> {
             return None;
         }
         i += 1;
+        // `wchar_t` is i32 on x86-64 and u32 on aarch64: the same bits either way.
+        #[allow(clippy::unnecessary_cast)]
         Some(u as u32)
     })
 }
