@@ -489,7 +489,20 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match cli.cmd {
+    let code = run(cli.cmd);
+    // Rings of a capture directory that could not be read were left out; outputs that do not list
+    // them themselves (the report does) still say so.
+    for e in causeway_scanner::read::capture::take_skipped() {
+        say(&format!(
+            "warning: {}",
+            causeway_scanner::read::capture::skipped_warning(&e)
+        ));
+    }
+    code
+}
+
+fn run(cmd: Cmd) -> ExitCode {
+    match cmd {
         Cmd::Report {
             json,
             capture,
@@ -602,8 +615,9 @@ fn control(a: ControlArgs) -> ExitCode {
 }
 
 /// Prints `value` on stdout as pretty JSON (`json`) or as the text `render` makes of it. A closed pipe
-/// (`causeway report … | head`) is not an error worth a message. `Err` is the exit code of a value
-/// that cannot be serialised (`what` names it in the message).
+/// (`causeway report … | head`) is not an error worth a message; any other failed write (a full
+/// disk) is, since a script would otherwise read a cut JSON with exit status 0. `Err` is the exit
+/// code of a value that cannot be serialised or written (`what` names it in the message).
 fn emit<T: serde::Serialize>(
     json: bool,
     value: &T,
@@ -627,8 +641,13 @@ fn emit<T: serde::Serialize>(
         ));
     }
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-    Ok(())
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A reader that stopped early (`| head`) wanted no more.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(error(format!(
+            "cannot write to standard output: {e}; the output of {what} is incomplete"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn report(json: bool, capture: &std::path::Path) -> ExitCode {
@@ -639,6 +658,8 @@ fn report(json: bool, capture: &std::path::Path) -> ExitCode {
     if let Err(code) = emit(json, &r, &capture.display().to_string(), render::render) {
         return code;
     }
+    // The report's warnings name the rings left out.
+    causeway_scanner::read::capture::take_skipped();
     for w in &r.warnings {
         say(&format!("warning: {w}"));
     }

@@ -291,17 +291,75 @@ fn random_bytes_after_a_valid_magic() {
     }
 }
 
+/// In a directory a ring that cannot be read is left out, named in a warning (on stderr and in the
+/// JSON report), and the others are read; a directory of nothing readable is the first bad file's
+/// error, one that cannot be opened before one that cannot be parsed.
 #[test]
-fn bad_ring_in_a_directory_is_named() {
+fn a_bad_ring_in_a_directory_is_left_out_and_named() {
     let dir = TempDir::new("dir-bad");
     scenario().write_to(&dir.join("a.cwring"));
-    let bad = dir.join("b.cwring");
-    std::fs::write(&bad, &good()[..5000]).unwrap();
-    assert!(expect_error(dir.path(), &bad).starts_with("truncated"));
-    std::fs::remove_file(&bad).unwrap();
-    let sub = dir.join("c.cwring");
+    let cut = dir.join("b.cwring");
+    std::fs::write(&cut, &good()[..5000]).unwrap();
+    let empty = dir.join("c.cwring");
+    std::fs::write(&empty, b"").unwrap();
+    let sub = dir.join("d.cwring");
     std::fs::create_dir(&sub).unwrap();
-    assert!(expect_error(dir.path(), &sub).starts_with("not a regular file"));
+    let left_out = |p: &Path, problem: &str| {
+        format!(
+            "{}: {problem}: this ring is left out; the capture's other rings are read",
+            p.display()
+        )
+    };
+    // File order among those that could not be opened, then those that could not be parsed.
+    let want = [
+        left_out(
+            &empty,
+            "empty file (0 bytes): the ring was never created completely",
+        ),
+        left_out(
+            &sub,
+            "not a regular file (a capture is a directory of *.cwring files or one such file)",
+        ),
+        left_out(
+            &cut,
+            &format!(
+                "truncated: 5000 bytes, the header describes {}",
+                good().len()
+            ),
+        ),
+    ];
+    let r = report(&[], dir.path());
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("1 process,"), "{}", r.stdout);
+    for w in &want {
+        assert!(
+            r.stderr.contains(&format!("causeway: warning: {w}\n")),
+            "{w}\n{}",
+            r.stderr
+        );
+    }
+    let j = report(&["--json"], dir.path());
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(
+        v["warnings"].as_array().unwrap()[..3],
+        want.map(serde_json::Value::from)
+    );
+    assert_eq!(
+        j.stderr.matches("left out").count(),
+        3,
+        "each once: {}",
+        j.stderr
+    );
+    // The views do not list warnings: the CLI says it.
+    let s = report(&["--steps"], dir.path());
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert_eq!(s.stderr.matches("left out").count(), 3, "{}", s.stderr);
+
+    std::fs::remove_file(dir.join("a.cwring")).unwrap();
+    assert!(expect_error(dir.path(), &empty).starts_with("empty file"));
+    std::fs::remove_file(&empty).unwrap();
+    std::fs::remove_dir(&sub).unwrap();
+    assert!(expect_error(dir.path(), &cut).starts_with("truncated"));
 }
 
 /// Valid headers over random string areas and entries: any outcome but a panic or a hang.
@@ -336,4 +394,40 @@ fn valid_header_random_body_never_panics() {
             assert!(!r.stderr.contains("panicked"), "seed {seed}: {}", r.stderr);
         }
     }
+}
+
+/// A full disk under stdout is an error (exit 2, one line), not a cut JSON with status 0; a reader
+/// that stops early (`| head`) is not.
+#[test]
+fn a_failed_write_to_stdout_is_an_error_and_a_closed_pipe_is_not() {
+    let dir = TempDir::new("stdout-full");
+    scenario().write_to(&dir.join("x.cwring"));
+    for args in [&[][..], &["--json"][..], &["--steps", "--json"][..]] {
+        let o = causeway()
+            .arg("report")
+            .args(args)
+            .arg(dir.path())
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("causeway: error: cannot write to standard output: No space left"),
+            "{args:?}: {err}"
+        );
+    }
+    let mut child = causeway()
+        .arg("report")
+        .arg("--json")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("error"), "{err}");
 }

@@ -261,6 +261,14 @@ impl NativeCapture {
         Ok(out)
     }
 
+    /// (path, problem) of each ring of a capture directory left out because it cannot be read
+    /// (`Capture::open`): what `CaptureError` would have said of it.
+    fn skipped(&self) -> Vec<(String, String)> {
+        (self.capture.skipped().iter())
+            .map(|e| (e.path.display().to_string(), e.problem.clone()))
+            .collect()
+    }
+
     /// (pid, tid) of every thread that made calls or pushed NVTX ranges, per process sorted by tid.
     fn threads(&self) -> Vec<(u32, u32)> {
         self.procs
@@ -378,7 +386,8 @@ impl NativeCapture {
     fn report_json(&self, py: Python<'_>) -> PyResult<String> {
         let result = py.detach(|| -> Result<String, CaptureError> {
             let rings = self.capture.rings()?;
-            let r = Report::build(&self.capture.path.display().to_string(), &rings);
+            let mut r = Report::build(&self.capture.path.display().to_string(), &rings);
+            r.warnings.splice(0..0, self.capture.skipped_warnings());
             serde_json::to_string(&r)
                 .map_err(|e| CaptureError::new(&self.capture.path, e.to_string()))
         });

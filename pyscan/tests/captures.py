@@ -291,18 +291,36 @@ def generated(out):
     bad("rec-size.cwring", edited(off0, 12), "corrupt string record at offset 0 of the string area (size 12, length 16)")
     bad("rec-kind.cwring", edited(off0 + 4, 9), "corrupt string record at offset 0: unknown kind 9")
 
-    # Directories: one bad ring names itself; a directory named like a ring; none at all.
+    # Directories: a ring that cannot be read is left out (a process killed while it made its ring
+    # leaves one), the others read; a directory of nothing readable is the first bad file's error,
+    # one that cannot be opened before one that cannot be parsed.
     d = os.path.join(out, "dir-bad")
     os.makedirs(d)
     shutil.copy(base, os.path.join(d, "a.cwring"))
     with open(os.path.join(d, "b.cwring"), "wb") as f:
         f.write(g.b[:5000])
-    cases.append((d, f"{d}/b.cwring: truncated: 5000 bytes, the header describes {size}"))
+    with open(os.path.join(d, "c.cwring"), "wb") as f:
+        f.write(bytes(8) + bytes(g.b[8:]))
+    open(os.path.join(d, "d.cwring"), "wb").close()
+    cases.append((d, None))
     d = os.path.join(out, "dir-sub")
     os.makedirs(os.path.join(d, "c.cwring"))
     shutil.copy(base, os.path.join(d, "a.cwring"))
+    cases.append((d, None))
+    d = os.path.join(out, "dir-all-bad")
+    os.makedirs(d)
+    with open(os.path.join(d, "a.cwring"), "wb") as f:
+        f.write(g.b[:5000])
+    with open(os.path.join(d, "b.cwring"), "wb") as f:
+        f.write(bytes(8) + bytes(g.b[8:]))
+    cases.append((d, f"{d}/a.cwring: truncated: 5000 bytes, the header describes {size}"))
+    d = os.path.join(out, "dir-all-bad-open")
+    os.makedirs(d)
+    with open(os.path.join(d, "a.cwring"), "wb") as f:
+        f.write(g.b[:5000])
+    os.mkfifo(os.path.join(d, "z.cwring"))
     cases.append(
-        (d, f"{d}/c.cwring: not a regular file (a capture is a directory of *.cwring files or one such file)")
+        (d, f"{d}/z.cwring: not a regular file (a capture is a directory of *.cwring files or one such file)")
     )
     d = os.path.join(out, "dir-none")
     os.makedirs(d)

@@ -26,6 +26,7 @@ def read(path, engine):
         "processes": cap.processes,
         "threads": cap.threads,
         "strings": cap.strings,
+        "skipped": cap.skipped,
     }
     for name in causeway.TABLES:
         rows = cap.table(name).to_dicts()
@@ -190,3 +191,31 @@ print("fallback ok")
     r = subprocess.run([sys.executable, "-c", code, synth_dir], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "fallback ok" in r.stdout
+
+
+def test_a_directory_with_bad_rings_reads_the_others(tmp_path):
+    """A ring that cannot be read (here: empty, as a process killed while it made its ring leaves it;
+    header never completed; cut short) is left out with a warning; the good ring is read."""
+    import captures
+
+    good = captures.synth(str(tmp_path / "src"), 2000)
+    d = tmp_path / "cap"
+    d.mkdir()
+    data = open(good, "rb").read()
+    (d / "a.cwring").write_bytes(b"")
+    (d / "b.cwring").write_bytes(data)
+    (d / "c.cwring").write_bytes(bytes(8) + data[8:])
+    (d / "d.cwring").write_bytes(data[:5000])
+    expected = [
+        {"path": str(d / "a.cwring"), "problem": "empty file (0 bytes): the ring was never created completely"},
+        {"path": str(d / "c.cwring"), "problem": "header never completed (the writer died while creating the ring)"},
+        {"path": str(d / "d.cwring"), "problem": f"truncated: 5000 bytes, the header describes {len(data)}"},
+    ]
+    for engine in causeway.ENGINES:
+        with pytest.warns(UserWarning) as w:
+            cap = causeway.open(str(d), engine=engine)
+        assert cap.skipped == expected, engine
+        assert [p["path"] for p in cap.processes] == [str(d / "b.cwring")], engine
+        assert len(cap.calls().to_dicts()) > 0, engine
+        said = [str(x.message) for x in w]
+        assert said == [f"causeway: {e['path']}: {e['problem']}: this ring is left out; the capture's other rings are read" for e in expected], engine

@@ -71,13 +71,24 @@ class Capture:
     Attributes: ``path``, ``engine`` (``"native"`` or ``"python"``), ``processes`` (one dict per
     process: header fields, counters, ``unplaced_device``), ``threads`` (one dict per thread that made
     calls or pushed NVTX ranges: ``pid``, ``tid``, ``name`` or ``None``), ``strings`` (every record of
-    the rings' string areas: ``pid``, ``kind``, ``key``, ``aux``, ``text``).
+    the rings' string areas: ``pid``, ``kind``, ``key``, ``aux``, ``text``), ``skipped`` (one dict,
+    ``path`` and ``problem``, per ring of a capture directory left out because it cannot be read —
+    a process killed while it created its ring leaves such a file; each is also a ``UserWarning``
+    when the capture is opened).
     """
 
     def __init__(self, backend, engine):
         self._b = backend
         self.engine = engine
         self.path = backend.path
+        self.skipped = [{"path": p, "problem": why} for p, why in backend.skipped()]
+        for s in self.skipped:
+            _warnings.warn(
+                f"causeway: {s['path']}: {s['problem']}: this ring is left out; "
+                "the capture's other rings are read",
+                UserWarning,
+                stacklevel=3,
+            )
         self.processes = backend.processes()
         self.strings = [
             {"pid": pid, "kind": kind, "key": key, "aux": aux, "text": text}

@@ -1022,10 +1022,17 @@ class PyCapture:
             st = os.stat(p)
         except OSError as e:
             raise _error(p, _io_problem(e)) from None
-        paths = _list_rings(p) if _stat.S_ISDIR(st.st_mode) else [p]
-        maps = [_map(q) for q in paths]
+        self._skipped = []
+        if _stat.S_ISDIR(st.st_mode):
+            paths, maps, parsed = self._readable(_list_rings(p))
+        else:
+            paths, maps = [p], [_map(p)]
+            try:
+                parsed = [(p, *_parse(p, maps[0]))]
+            except BaseException:
+                maps[0].close()
+                raise
         try:
-            parsed = [(q, *_parse(q, mm)) for q, mm in zip(paths, maps)]
             self._procs = []
             for (q, h, strings, torn), mm in zip(parsed, maps):
                 entries = _decode(h, mm)
@@ -1034,6 +1041,35 @@ class PyCapture:
             for mm in maps:
                 mm.close()
         self._tables = self._build_tables()
+
+    def _readable(self, paths):
+        """The rings of a capture directory that can be read, as the scanner's ``Capture::open`` and
+        ``rings`` take them: one that cannot be opened or parsed is left out (``skipped``), unless
+        none can, when the first that could not be opened, else the first that could not be
+        parsed, is the capture's error."""
+        opened, unopened = [], []
+        for q in paths:
+            try:
+                opened.append((q, _map(q)))
+            except CaptureError as e:
+                unopened.append(e)
+        good, maps, parsed, unparsed = [], [], [], []
+        for q, mm in opened:
+            try:
+                parsed.append((q, *_parse(q, mm)))
+                good.append(q)
+                maps.append(mm)
+            except CaptureError as e:
+                mm.close()
+                unparsed.append(e)
+        if not good:
+            raise (unopened + unparsed)[0]
+        self._skipped = [(e.path, e.problem) for e in unopened + unparsed]
+        return good, maps, parsed
+
+    def skipped(self):
+        """(path, problem) of each ring of a capture directory left out because it cannot be read."""
+        return list(self._skipped)
 
     # -- what the compiled engine's NativeCapture offers, in the same shapes --
 

@@ -191,6 +191,8 @@ fn data_ranges(file: &File, len: u64) -> Option<Vec<(u64, u64)>> {
 pub struct Capture {
     pub path: PathBuf,
     pub files: Vec<RingFile>,
+    /// Rings of a capture directory that cannot be read, left out (`skipped`).
+    skipped: std::sync::Mutex<Vec<CaptureError>>,
 }
 
 /// A validated ring together with the file it came from.
@@ -222,20 +224,36 @@ impl Ring<'_> {
 
 impl Capture {
     /// Opens a capture directory (all `*.cwring` files in it, sorted by name) or a single ring file.
+    ///
+    /// In a directory, a ring that cannot be read (a process killed while it created its ring leaves
+    /// an empty or half-made file; a file damaged since) is left out, so the other processes' rings
+    /// are still read: `skipped` names it and says why, and every command warns of it. Only when no
+    /// ring of the directory can be read is the capture an error: the first file's that could not
+    /// be opened, else the first file's that could not be parsed (`rings`).
     pub fn open(path: &Path) -> Result<Capture, CaptureError> {
         let meta = std::fs::metadata(path).map_err(|e| CaptureError::new(path, io_problem(&e)))?;
-        let paths = if meta.is_dir() {
-            list_rings(path)?
-        } else {
-            vec![path.to_path_buf()]
-        };
-        let files = paths
-            .iter()
-            .map(|p| RingFile::open(p))
-            .collect::<Result<Vec<_>, _>>()?;
+        if !meta.is_dir() {
+            return Ok(Capture {
+                path: path.to_path_buf(),
+                files: vec![RingFile::open(path)?],
+                skipped: Default::default(),
+            });
+        }
+        let mut files = Vec::new();
+        let mut skipped = Vec::new();
+        for p in list_rings(path)? {
+            match RingFile::open(&p) {
+                Ok(f) => files.push(f),
+                Err(e) => skipped.push(e),
+            }
+        }
+        if files.is_empty() {
+            return Err(skipped.swap_remove(0));
+        }
         Ok(Capture {
             path: path.to_path_buf(),
             files,
+            skipped: std::sync::Mutex::new(skipped),
         })
     }
 
@@ -252,19 +270,76 @@ impl Capture {
             .map(|f| f.path.as_path())
     }
 
-    /// Parses every ring; the first bad one fails the whole capture, named by its own path.
+    /// Parses every ring. A single ring file that does not parse is the capture's error; in a
+    /// directory such a ring is left out (`skipped`) unless none parses, when the first one's
+    /// problem is the capture's.
     pub fn rings(&self) -> Result<Vec<Ring<'_>>, CaptureError> {
-        self.files
-            .iter()
-            .map(|f| {
-                Ok(Ring {
+        let mut rings = Vec::with_capacity(self.files.len());
+        let mut bad = Vec::new();
+        for f in &self.files {
+            match f.view() {
+                Ok(view) => rings.push(Ring {
                     path: &f.path,
-                    view: f.view()?,
+                    view,
                     file: Some(f),
-                })
-            })
-            .collect()
+                }),
+                Err(e) => bad.push(e),
+            }
+        }
+        let mut skipped = self.skipped.lock().unwrap_or_else(|p| p.into_inner());
+        if rings.is_empty() {
+            // Every file opened but none parsed; `open` kept a directory with no file opened.
+            return Err(skipped
+                .first()
+                .cloned()
+                .unwrap_or_else(|| bad.swap_remove(0)));
+        }
+        for e in bad {
+            if !skipped.iter().any(|s| s.path == e.path) {
+                skipped.push(e);
+            }
+        }
+        note_skipped(&skipped);
+        Ok(rings)
     }
+
+    /// The rings of a capture directory left out because they cannot be read (file order among
+    /// those that could not be opened, then among those that could not be parsed), as found so far:
+    /// complete once `rings` has been called.
+    pub fn skipped(&self) -> Vec<CaptureError> {
+        self.skipped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// `skipped` as warnings, as the report lists them.
+    pub fn skipped_warnings(&self) -> Vec<String> {
+        self.skipped().iter().map(skipped_warning).collect()
+    }
+}
+
+/// The warning for a ring left out of its capture.
+pub fn skipped_warning(e: &CaptureError) -> String {
+    format!("{e}: this ring is left out; the capture's other rings are read")
+}
+
+/// Every ring left out by any capture this process has read (`take_skipped`).
+static SKIPPED: std::sync::Mutex<Vec<CaptureError>> = std::sync::Mutex::new(Vec::new());
+
+fn note_skipped(now: &[CaptureError]) {
+    let mut all = SKIPPED.lock().unwrap_or_else(|p| p.into_inner());
+    for e in now {
+        if !all.contains(e) {
+            all.push(e.clone());
+        }
+    }
+}
+
+/// The rings left out (`Capture::skipped`) by the captures read since the last call, each once: for a
+/// command whose output does not carry them itself to warn of them.
+pub fn take_skipped() -> Vec<CaptureError> {
+    std::mem::take(&mut *SKIPPED.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// The ring files of a capture directory, sorted by name so reports are reproducible.

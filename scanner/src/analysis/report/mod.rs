@@ -300,7 +300,9 @@ impl Report {
     pub fn from_path(path: &Path) -> Result<Report, CaptureError> {
         let capture = Capture::open(path)?;
         let rings = capture.rings()?;
-        Ok(Report::build(&path.display().to_string(), &rings))
+        let mut r = Report::build(&path.display().to_string(), &rings);
+        r.warnings.splice(0..0, capture.skipped_warnings());
+        Ok(r)
     }
 
     /// Summarizes already validated rings (one per process).

@@ -664,7 +664,8 @@ pub fn write_file(
     cap.refuse_as_output(output)?;
     let rings = cap.rings()?;
     let label = capture.display().to_string();
-    let (report, timeline) = Report::build_with_timeline(&label, &rings);
+    let (mut report, timeline) = Report::build_with_timeline(&label, &rings);
+    report.warnings.splice(0..0, cap.skipped_warnings());
     // The page reads the report and the model, not the mapped entries.
     cap.release_pages();
     let so = crate::analysis::steps::StepOptions {
