@@ -380,3 +380,48 @@ fn a_process_that_execs_has_two_rings_told_apart_by_their_key() {
     }
     assert!(pq.join("processes.parquet").exists());
 }
+
+/// A program that closes every descriptor it did not open (as daemons do) and opens its own file gets
+/// the number the shim's ring had: the shim's first recorded call must not grow that file (it did:
+/// 6 bytes became 71 MB), and still reserves its ring, through the file opened again.
+#[test]
+fn the_programs_own_files_are_never_touched_by_the_ring() {
+    let dir = scratch("fd-reuse");
+    let own = dir.join("own.txt");
+    let c = command("fd_hostile", &["reuse", own.to_str().unwrap()]);
+    let (o, cap) = traced(c, 2, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).ends_with("size 6\n"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&own).unwrap(), b"hello\n");
+    assert!(!stderr(&o).contains("causeway:"), "{}", stderr(&o));
+    let r = report(&cap);
+    assert_eq!(r["processes"][0]["disabled"], false, "{r}");
+    assert!(r["processes"][0]["entries"].as_u64().unwrap() >= 3, "{r}");
+}
+
+/// A fork while another thread makes the process's first recorded call (the shim reserving its ring)
+/// must not leave the child waiting for a lock no thread of it holds (it spun forever).
+#[test]
+fn a_fork_during_the_first_recorded_call_does_not_hang_the_child() {
+    for usec in ["0", "1000", "4000"] {
+        let base = command("fd_hostile", &["fork", usec]);
+        let mut c = Command::new("timeout");
+        c.arg("60").arg(base.get_program()).args(base.get_args());
+        for (k, v) in base.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        let (o, cap) = traced(c, 2, &[]);
+        assert_eq!(o.status.code(), Some(0), "{usec} us: {}", stderr(&o));
+        assert_eq!(stdout(&o), "child exit 0\n", "{usec} us");
+        // The program and its fork child each have a ring (and `timeout` one or two of its own).
+        let r = report(&cap);
+        let ours = (r["processes"].as_array().unwrap().iter())
+            .filter(|p| p["exe"].as_str().unwrap_or("").ends_with("/fd_hostile"))
+            .count();
+        assert_eq!(ours, 2, "{usec} us: {r}");
+        let _ = std::fs::remove_dir_all(&cap);
+    }
+}

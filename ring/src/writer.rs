@@ -481,6 +481,16 @@ impl FixedBuf {
         self.overflow |= n < b.len();
         self
     }
+    /// `b` as part of a file name: every byte but ASCII letters, digits, `.`, `_` and `-` becomes
+    /// `_`, so a name built from it stays in its directory (a host name is the machine's to set: in a
+    /// UTS namespace of its own a program may name it `../..`) and prints plainly.
+    pub fn push_name_part(&mut self, b: &[u8]) -> &mut Self {
+        for &c in b {
+            let ok = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
+            self.push(&[if ok { c } else { b'_' }]);
+        }
+        self
+    }
     pub fn push_u64(&mut self, mut v: u64) -> &mut Self {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
@@ -507,11 +517,69 @@ impl FixedBuf {
     }
 }
 
-/// A ring file just created: its shared mapping, its path and the descriptor `reserve` needs.
+/// A ring file just created: its shared mapping, its path, the descriptor `reserve` needs and the
+/// file's identity (`FileId`), by which a descriptor kept for later is checked to be this file still.
 pub struct RingFile {
     pub base: *mut u8,
     pub path: FixedBuf,
     pub fd: i32,
+    pub id: FileId,
+}
+
+/// A file's identity (device and inode): whether a descriptor still refers to the file it was opened
+/// on. A program may close every descriptor it did not open (daemons do) and open its own files, which
+/// then get the numbers; a descriptor kept across the program's code must be checked before use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file `fd` refers to; `None` if it refers to none (closed). One `fstat`, no
+    /// heap allocation.
+    pub fn of(fd: i32) -> Option<FileId> {
+        // SAFETY: zeroed bytes are a valid `stat`.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes into `st`; an invalid descriptor is an error, not undefined behaviour.
+        if fd < 0 || unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return None;
+        }
+        Some(FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
+    }
+
+    /// Whether `fd` refers to this file.
+    pub fn is(&self, fd: i32) -> bool {
+        FileId::of(fd) == Some(*self)
+    }
+}
+
+/// A descriptor for the ring file `id` at `path`, for `reserve`: `kept` when it still refers to that
+/// file, else the file opened again (read-write, never through a link) and checked to be the same one;
+/// `(fd, true)` when the caller must close it. `None` when neither is the ring (closed and the file
+/// removed or replaced). No heap allocation.
+pub fn ring_descriptor(kept: i32, id: FileId, path: &mut FixedBuf) -> Option<(i32, bool)> {
+    if id.is(kept) {
+        return Some((kept, false));
+    }
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            path.as_cstr(),
+            libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd >= 0 && id.is(fd) {
+        return Some((fd, true));
+    }
+    if fd >= 0 {
+        // SAFETY: closing the descriptor just opened.
+        unsafe { libc::close(fd) };
+    }
+    None
 }
 
 /// Creates `dir/<host>-<pid>-<ns>-<n>.cwring` (0600, `O_EXCL|O_NOFOLLOW`), reserves and maps all of it.
@@ -617,7 +685,7 @@ fn create_in(
     let stamp = clock::clock_ns(libc::CLOCK_REALTIME);
     for n in 0..64u64 {
         let mut name = FixedBuf::default();
-        name.push(host)
+        name.push_name_part(host)
             .push(b"-")
             .push_u64(pid as u64)
             .push(b"-")
@@ -681,10 +749,16 @@ fn create_in(
             unsafe { libc::munmap(p, size as usize) };
             return fail(e);
         }
+        let Some(id) = FileId::of(fd) else {
+            // SAFETY: unmapping what we just mapped; nothing else refers to it yet.
+            unsafe { libc::munmap(p, size as usize) };
+            return fail(CreateError::Os("fstat", errno()));
+        };
         return Ok(RingFile {
             base: p as *mut u8,
             path,
             fd,
+            id,
         });
     }
     Err(CreateError::Os("open", libc::EEXIST))

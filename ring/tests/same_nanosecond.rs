@@ -91,3 +91,26 @@ fn rings_created_in_one_nanosecond_get_distinct_names() {
     assert_eq!(dir.rings().len(), 64 + extra);
     FROZEN_REALTIME.store(0, Ordering::Relaxed);
 }
+
+/// The host name is the machine's to set (a program in a UTS namespace of its own may call it
+/// `../..`): in a ring's file name it is made plain, so the ring stays in its directory.
+#[test]
+fn a_host_name_cannot_move_the_ring_out_of_its_directory() {
+    let dir = TempDir::new("host-name");
+    let inner = dir.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    let inner_bytes = inner.as_os_str().as_encoded_bytes().to_vec();
+    let (base, path) = create_file(&inner_bytes, b"../../x\x1b[31m y", 7, 8192).unwrap();
+    // SAFETY: the mapping create_file just made, 8192 bytes, unused.
+    unsafe { libc::munmap(base as *mut libc::c_void, 8192) };
+    let made = std::path::PathBuf::from(String::from_utf8(path.as_bytes().to_vec()).unwrap());
+    assert_eq!(made.parent(), Some(inner.as_path()), "{}", made.display());
+    let name = made.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with(".._.._x__31m_y-7-"), "{name}");
+    assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only inner/"
+    );
+}

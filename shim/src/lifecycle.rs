@@ -52,7 +52,14 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     unsafe { reserve_written(f.fd, f.base, entries, entries + RESERVED_AT_START) }
         .map_err(describe)?;
     let base = f.base;
+    if cfg.ring_id.is(cfg.fd) {
+        // A fork child's copy of the parent's ring descriptor: its own ring is made.
+        // SAFETY: the descriptor is the parent's ring file (checked), which this child no longer uses.
+        unsafe { libc::close(cfg.fd) };
+    }
     cfg.fd = f.fd;
+    cfg.ring_id = f.id;
+    cfg.ring_path = f.path;
     cfg.base = base;
     state::new_ring();
     let p = Params {
@@ -187,6 +194,8 @@ extern "C" fn on_load() {
         ticks_per_sec: hz,
         fd: -1,
         base: std::ptr::null_mut(),
+        ring_id: Default::default(),
+        ring_path: FixedBuf::default(),
     };
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;

@@ -6,7 +6,7 @@
 //! Start-up, fork and exit (`crate::lifecycle`) fill this in; nothing here knows the hook tables, NVTX
 //! or the timing backends — device timing's start is handed in as a function at start-up.
 
-use causeway_ring::writer::{reserve, FixedBuf};
+use causeway_ring::writer::{reserve, ring_descriptor, FileId, FixedBuf};
 use causeway_ring::{flags, layout, Policy, Writer};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -37,13 +37,19 @@ pub(crate) struct Config {
     pub(crate) policy: Policy,
     pub(crate) clock: layout::ClockKind,
     pub(crate) ticks_per_sec: u64,
-    /// The ring file's descriptor and mapping, kept to reserve the entry area on first use.
+    /// The ring file's descriptor and mapping, kept to reserve the entry area on first use, and the
+    /// file's identity and path: the program may have closed the descriptor and reused its number
+    /// by then (`ring_descriptor`).
     pub(crate) fd: i32,
     pub(crate) base: *mut u8,
+    pub(crate) ring_id: FileId,
+    pub(crate) ring_path: FixedBuf,
 }
 
 /// Whether the whole entry area is reserved and pre-faulted (see `ensure_reserved`).
 static RESERVED: AtomicBool = AtomicBool::new(false);
+/// Held by the one thread reserving it (`reserve_entries`); a fork child starts with it free.
+static RESERVING: AtomicBool = AtomicBool::new(false);
 /// Reserved when the ring is created: the header, this much of the string area (the API names) and
 /// this much of the entry area (the lifecycle entries of a process that never records a call).
 pub(crate) const RESERVED_AT_START: u64 = 64 << 10;
@@ -180,6 +186,9 @@ pub(crate) unsafe fn config_mut() -> Option<&'static mut Config> {
 pub(crate) fn new_ring() {
     RESERVED.store(false, Ordering::Relaxed);
     STARTED.store(false, Ordering::Relaxed);
+    // A fork while another thread of the parent reserved copies the lock held, with no thread left
+    // in the child to free it.
+    RESERVING.store(false, Ordering::Relaxed);
 }
 
 /// The tick rate of the ring's clock (ticks per second), once the shim is active.
@@ -201,9 +210,8 @@ pub fn ticks_to_ns(t: u64) -> u64 {
 
 #[cold]
 fn reserve_entries() {
-    static LOCK: AtomicBool = AtomicBool::new(false);
     // One thread reserves; others wait (only the first calls of a process can get here).
-    while LOCK
+    while RESERVING
         .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
         .is_err()
     {
@@ -217,25 +225,44 @@ fn reserve_entries() {
             let entries = layout::HEADER_SIZE as u64 + strings_size(c.capacity);
             let strings_rest = (layout::HEADER_SIZE as u64 + RESERVED_AT_START, entries);
             let entries_rest = (entries + RESERVED_AT_START, size);
-            // SAFETY: `base` maps the whole file `fd` (see `lifecycle::open_ring`).
-            let r = unsafe { reserve(c.fd, c.base, strings_rest.0, strings_rest.1) }
-                // SAFETY: as above.
-                .and_then(|()| unsafe { reserve(c.fd, c.base, entries_rest.0, entries_rest.1) });
-            match r {
-                Ok(()) => RESERVED.store(true, Ordering::Release),
-                Err(e) => {
-                    let mut m = FixedBuf::default();
-                    m.push(b"cannot reserve the ring in ")
-                        .push(c.dir.as_bytes())
-                        .push(b": ");
-                    e.describe(&mut m);
-                    disable(m.as_bytes());
-                    RESERVED.store(true, Ordering::Release);
+            let mut path = FixedBuf::default();
+            path.push(c.ring_path.as_bytes());
+            // Never the descriptor's number alone: by now it may be one of the program's own files,
+            // which `fallocate` would grow. (The program closing and reusing it again between this
+            // check and the reservation is a race with itself that no descriptor rules out.)
+            let r = match ring_descriptor(c.fd, c.ring_id, &mut path) {
+                Some((fd, opened)) => {
+                    // SAFETY: `base` maps the whole ring file, which `fd` refers to (checked).
+                    let r = unsafe { reserve(fd, c.base, strings_rest.0, strings_rest.1) }
+                        // SAFETY: as above.
+                        .and_then(|()| unsafe {
+                            reserve(fd, c.base, entries_rest.0, entries_rest.1)
+                        });
+                    if opened {
+                        // SAFETY: closing the descriptor `ring_descriptor` opened for us.
+                        unsafe { libc::close(fd) };
+                    }
+                    r.map_err(Some)
                 }
+                None => Err(None),
+            };
+            if let Err(e) = r {
+                let mut m = FixedBuf::default();
+                m.push(b"cannot reserve the ring ")
+                    .push(c.ring_path.as_bytes())
+                    .push(b": ");
+                match e {
+                    Some(e) => e.describe(&mut m),
+                    None => {
+                        m.push(b"the program closed its descriptor and the file cannot be opened again");
+                    }
+                }
+                disable(m.as_bytes());
             }
+            RESERVED.store(true, Ordering::Release);
         }
     }
-    LOCK.store(false, Ordering::Release);
+    RESERVING.store(false, Ordering::Release);
 }
 
 /// Stops recording for good and says why, once, on stderr and in the capture.
