@@ -5,3 +5,11 @@
 
 pub mod control;
 pub mod record;
+
+/// One line on stderr. A stderr that cannot be written (a full disk, a reader gone) loses the line,
+/// not the exit status (`eprintln!` panics, exit 101, where `record` promises the program's own).
+pub fn line(text: &str) {
+    use std::io::Write as _;
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "{text}");
+}

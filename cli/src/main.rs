@@ -5,7 +5,7 @@
 //! failure is one line on stderr and exit code 2; record's own failures 125–127; the traced
 //! program's own exit code passes through `record` unchanged.
 
-use causeway_cli::{control, record};
+use causeway_cli::{control, line, record};
 
 use causeway_cli::record::RecordOptions;
 use causeway_ring::settings::{Backend, Choice, Policy};
@@ -461,10 +461,10 @@ fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Val
 /// One line on stderr, `causeway: ` first, escaped for the terminal (paths and names in it may come
 /// from the traced program).
 fn say(msg: &str) {
-    eprintln!(
+    line(&format!(
         "causeway: {}",
         causeway_scanner::render::text::escape_cell(msg)
-    );
+    ));
 }
 
 fn error(msg: impl std::fmt::Display) -> ExitCode {
@@ -596,12 +596,12 @@ fn control(a: ControlArgs) -> ExitCode {
         cmd: a.cmd,
     };
     let r = control::run(&o, |done, total, p, r| {
-        eprintln!(
+        line(&format!(
             "causeway: control run {done}/{total} (round {}, {}): {:.3} s",
             p.round,
             p.arm.name(),
             r.wall_ns as f64 / 1e9
-        );
+        ));
     });
     let r = match r {
         Ok(r) => r,
@@ -727,24 +727,24 @@ fn export(
         s.dependency_flows
     ));
     if s.empty_processes > 0 {
-        eprintln!(
+        line(&format!(
             "causeway: note: {} process(es) of the capture recorded nothing to draw (listed in the \
              metadata only)",
             s.empty_processes
-        );
+        ));
     }
     if s.overlap_tracks > 0 {
-        eprintln!(
+        line(&format!(
             "causeway: note: {} extra track(s) hold slices that do not nest on their thread's or \
              stream's track",
             s.overlap_tracks
-        );
+        ));
     }
     if s.unplaced_device > 0 {
-        eprintln!(
+        line(&format!(
             "causeway: warning: {} device interval(s) have no host time and are not in the export",
             s.unplaced_device
-        );
+        ));
     }
     ExitCode::SUCCESS
 }

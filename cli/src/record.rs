@@ -5,6 +5,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -289,7 +290,17 @@ pub fn make_capture_dir(out: &Path) -> Result<PathBuf, RecordError> {
 
 /// `out/<prefix>-<timestamp>-<pid>[-n]`, private, absolute.
 pub fn make_dir_in(out: &Path, prefix: &str) -> Result<PathBuf, RecordError> {
-    std::fs::create_dir_all(out)
+    if let Some(why) = causeway_ring::private::planted_link(out) {
+        return fail(format!(
+            "{}: {why} (name the directory it leads to instead, if you trust it)",
+            out.display()
+        ));
+    }
+    // Parents it makes are private too (0777 less the umask was all of them under umask 0).
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(out)
         .map_err(|e| RecordError(format!("cannot create {}: {e}", out.display())))?;
     let base = format!("{prefix}-{}-{}", timestamp(), std::process::id());
     for n in 0..1000u32 {
@@ -457,10 +468,10 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     let dir = make_capture_dir(&o.out)?;
     // Said before the program runs, not after it.
     let early = |w: &str| {
-        eprintln!(
+        crate::line(&format!(
             "causeway: {}",
             causeway_scanner::render::text::escape_cell(w)
-        )
+        ))
     };
     match ring_cost(o.ring_mb, &dir) {
         Ok(Some(w)) => early(&w),

@@ -425,3 +425,103 @@ fn a_fork_during_the_first_recorded_call_does_not_hang_the_child() {
         let _ = std::fs::remove_dir_all(&cap);
     }
 }
+
+/// `record` exits as the program did even when its own lines cannot be written (stderr on a full
+/// disk: it panicked, exit 101), and its parent directories are private whatever the umask.
+#[test]
+fn record_keeps_the_programs_exit_code_when_stderr_fails_and_makes_private_parents() {
+    let out = scratch("stderr-full").join("a").join("b");
+    let st = Command::new(cli())
+        .args(["record", "--level", "1", "--ring-mb", "1", "--out"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "exit 3"])
+        .stderr(std::fs::File::create("/dev/full").unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(3));
+    let mut c = Command::new(cli());
+    c.args(["record", "--level", "1", "--ring-mb", "1", "--out"])
+        .arg(out.join("c").join("d"))
+        .args(["--", "true"]);
+    // SAFETY: umask is async-signal-safe; the closure touches nothing else.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0);
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for d in [out.join("c"), out.join("c").join("d")] {
+        let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", d.display());
+    }
+    assert!(
+        !stderr(&o).contains("can be written by other users"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// An output reached through a symbolic link another user could have planted (in a directory of
+/// theirs, pointing where root can write and they cannot) is refused by `record`, by the shim under a
+/// plain `CAUSEWAY_OUT`, and by `export`; nothing is written where the link leads. A relative
+/// `CAUSEWAY_OUT` means the same directory to every child, wherever it runs.
+#[test]
+fn outputs_through_a_link_someone_else_planted_are_refused() {
+    if !is_root() {
+        eprintln!("skipped: needs root to own a link as another user");
+        return;
+    }
+    let base = scratch("planted");
+    let theirs = base.join("theirs");
+    let secret = base.join("secret");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::create_dir_all(&secret).unwrap();
+    let link = theirs.join("caps");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let c = std::ffi::CString::new(link.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: lchown on a path of our own scratch directory.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+    let o = Command::new(cli())
+        .args(["record", "--level", "1", "--ring-mb", "1", "--out"])
+        .arg(&link)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains("owned by uid 65534"), "{}", stderr(&o));
+    let (o, _) = traced(
+        command("mt_launch", &["1", "2"]),
+        2,
+        &[("CAUSEWAY_OUT", link.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("owned by uid 65534") && stderr(&o).contains("passing calls through"),
+        "{}",
+        stderr(&o)
+    );
+    let (_, cap) = traced(command("mt_launch", &["1", "2"]), 2, &[]);
+    let o = Command::new(cli())
+        .args(["export", "--format", "chrome", "-o"])
+        .arg(link.join("t.json"))
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("owned by uid 65534"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&secret).unwrap().count(), 0);
+
+    // Relative: resolved against where the program started, for it and its children.
+    let here = base.join("here");
+    std::fs::create_dir_all(here.join("rel")).unwrap();
+    std::fs::create_dir_all(here.join("sub")).unwrap();
+    let mut c = Command::new("sh");
+    c.args(["-c", "cd sub && exec true"])
+        .current_dir(&here)
+        .env_remove("LD_PRELOAD");
+    let (o, _) = traced(c, 1, &[("CAUSEWAY_OUT", "rel")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(rings_in(&here.join("rel")).len(), 2, "sh and true");
+}

@@ -71,6 +71,68 @@ pub fn exposed(dir: &Path) -> Option<String> {
     None
 }
 
+/// A symbolic link on the way to `path` that someone else could have planted, if there is one: a link
+/// owned by a user other than this process's effective user and root, who can point it anywhere
+/// (root writing where a link in another user's directory leads would write wherever that user
+/// chose). Every component is followed as the kernel would, links in links' targets included;
+/// components that do not exist yet end the walk (they are created, not followed). Links owned by
+/// this user or root are followed: only they could have made them.
+pub fn planted_link(path: &Path) -> Option<String> {
+    use std::path::Component;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let start = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(path)
+    };
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> =
+        std::collections::VecDeque::new();
+    let push_front = |todo: &mut std::collections::VecDeque<_>, p: &Path| {
+        for c in p.components().rev() {
+            todo.push_front(c.as_os_str().to_os_string());
+        }
+    };
+    push_front(&mut todo, &start);
+    let mut at = std::path::PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop_front() {
+        match Path::new(&c).components().next() {
+            Some(Component::RootDir) => at = std::path::PathBuf::from("/"),
+            Some(Component::CurDir) | None => {}
+            Some(Component::ParentDir) => {
+                at.pop();
+            }
+            Some(Component::Normal(n)) => {
+                let next = at.join(n);
+                let Ok(m) = std::fs::symlink_metadata(&next) else {
+                    return None;
+                };
+                if !m.file_type().is_symlink() {
+                    at = next;
+                    continue;
+                }
+                if m.uid() != me && m.uid() != 0 {
+                    return Some(format!(
+                        "{} is a symbolic link owned by uid {}, who can point it anywhere",
+                        next.display(),
+                        m.uid()
+                    ));
+                }
+                hops += 1;
+                // The kernel's own limit: a loop ends here as it would there (ELOOP).
+                if hops > 40 {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                push_front(&mut todo, &target);
+            }
+            Some(Component::Prefix(_)) => return None,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +184,38 @@ mod tests {
         assert!(exposed(&open).unwrap().contains("no sticky bit"));
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(exposed(&open), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn links_only_their_owner_or_root_could_plant_are_followed() {
+        let d = scratch("planted");
+        let real = d.join("real");
+        std::fs::create_dir(&real).unwrap();
+        // Made by this user: followed, through a chain, `..` and a relative target included.
+        std::os::unix::fs::symlink("real", d.join("mine")).unwrap();
+        std::os::unix::fs::symlink(d.join("mine/../mine"), d.join("chain")).unwrap();
+        assert_eq!(planted_link(&d.join("chain/not-yet/deeper")), None);
+        assert_eq!(planted_link(&d.join("mine")), None);
+        // A loop is the kernel's ELOOP, not a hang.
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        assert_eq!(planted_link(&d.join("loop/x")), None);
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let own = |p: &Path, uid: u32| {
+                let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+                // SAFETY: lchown on a NUL-terminated path of our own scratch directory.
+                assert_eq!(unsafe { libc::lchown(c.as_ptr(), uid, uid) }, 0);
+            };
+            let other = d.join("other");
+            std::os::unix::fs::symlink(&real, &other).unwrap();
+            own(&other, 65534);
+            let why = planted_link(&other.join("caps")).unwrap();
+            assert!(why.contains("owned by uid 65534"), "{why}");
+            // Reached through a trusted link, the planted one is found all the same.
+            std::os::unix::fs::symlink("other", d.join("via")).unwrap();
+            assert!(planted_link(&d.join("via")).is_some());
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -136,8 +136,24 @@ extern "C" fn on_load() {
         Ok(s) => s,
         Err(e) => return disable(e.as_bytes()),
     };
+    // A relative directory would change meaning when the program (or a child) changes directory.
+    let given = std::path::Path::new(&set.out);
+    let out = match std::env::current_dir() {
+        Ok(cwd) if given.is_relative() => {
+            let out = cwd.join(given);
+            // Children take the same directory, wherever they run (constructors run before the
+            // program's threads exist, as for the tick rate below).
+            std::env::set_var(env::OUT, &out);
+            out
+        }
+        _ => given.to_path_buf(),
+    };
+    // Root writing where another user's link leads would write wherever that user chose.
+    if let Some(why) = causeway_ring::private::planted_link(&out) {
+        return disable(format!("{} ({}): {why}", env::OUT, out.display()).as_bytes());
+    }
     let mut dir = FixedBuf::default();
-    dir.push(set.out.as_encoded_bytes());
+    dir.push(out.as_os_str().as_encoded_bytes());
     if dir.overflowed() {
         return disable(format!("{} is too long", env::OUT).as_bytes());
     }

@@ -1162,6 +1162,7 @@ pub fn write_dir(
 /// `output` (see the module docs for how an existing one is treated).
 pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, ExportError> {
     crate::util::stages::mark("begin");
+    crate::util::output::refuse_planted(output)?;
     let exists = match std::fs::symlink_metadata(output) {
         Ok(m) if !m.is_dir() => {
             return Err(ExportError(format!(

@@ -82,6 +82,7 @@ pub fn write_output<T>(
 
 /// An `-o` that names a directory, or an existing file without `force`, is refused.
 pub fn check_output(output: &Path, force: bool) -> Result<(), OutputError> {
+    refuse_planted(output)?;
     match std::fs::metadata(output) {
         Ok(m) if m.is_dir() => Err(OutputError(format!(
             "{}: is a directory (-o names the file to write)",
@@ -92,6 +93,18 @@ pub fn check_output(output: &Path, force: bool) -> Result<(), OutputError> {
             output.display()
         ))),
         _ => Ok(()),
+    }
+}
+
+/// An output reached through a symbolic link another user could have planted is refused
+/// (`causeway_ring::private::planted_link`): run as root, the CLI would write where they chose.
+pub fn refuse_planted(output: &Path) -> Result<(), OutputError> {
+    match causeway_ring::private::planted_link(output) {
+        Some(why) => Err(OutputError(format!(
+            "{}: {why} (name the directory it leads to instead, if you trust it)",
+            output.display()
+        ))),
+        None => Ok(()),
     }
 }
 
