@@ -247,14 +247,41 @@ pub fn find_shim(
     Ok(abs)
 }
 
-/// LD_PRELOAD with the shim first (so its hooks win) and the user's own preloads kept after it.
+/// LD_PRELOAD with the shim first (so its hooks win) and the user's own preloads kept after it —
+/// except a sanitizer's runtime the user preloads (`LD_PRELOAD=libasan.so.8`, ASan's own advice for
+/// preloading beside it): it must be the first library loaded or the program aborts, so it stays
+/// ahead of the shim.
 pub fn preload_value(shim: &Path, existing: Option<&OsStr>) -> OsString {
-    let mut v = OsString::from(shim.as_os_str());
-    if let Some(e) = existing.filter(|e| !e.as_bytes().iter().all(|c| c.is_ascii_whitespace())) {
+    // ld.so separates entries by colons and by white space.
+    let entries: Vec<&[u8]> = existing
+        .map(|e| e.as_bytes())
+        .unwrap_or_default()
+        .split(|c| *c == b':' || c.is_ascii_whitespace())
+        .filter(|e| !e.is_empty())
+        .collect();
+    let (first, rest): (Vec<&[u8]>, Vec<&[u8]>) =
+        entries.into_iter().partition(|e| sanitizer_runtime(e));
+    let mut v = OsString::new();
+    for e in first {
+        v.push(OsStr::from_bytes(e));
         v.push(":");
-        v.push(e);
+    }
+    v.push(shim.as_os_str());
+    for e in rest {
+        v.push(":");
+        v.push(OsStr::from_bytes(e));
     }
     v
+}
+
+/// Whether the preload `entry` is a sanitizer's runtime (gcc's `libasan.so.8`, clang's
+/// `libclang_rt.asan-x86_64.so`, their thread, memory and hardware-assisted kinds).
+fn sanitizer_runtime(entry: &[u8]) -> bool {
+    let name = entry.rsplit(|c| *c == b'/').next().unwrap_or(entry);
+    ["asan", "tsan", "msan", "hwasan"].iter().any(|k| {
+        name.starts_with(format!("lib{k}").as_bytes())
+            || name.starts_with(format!("libclang_rt.{k}").as_bytes())
+    })
 }
 
 /// Local time as `YYYYmmdd-HHMMSS`.
@@ -539,7 +566,7 @@ pub fn run(o: &RecordOptions) -> Result<Outcome, RecordError> {
     match causeway_scanner::read::capture::list_rings(&dir) {
         Ok(_) => {}
         Err(_) => notes.push(
-            "warning: no ring files were written: the shim did not load (LD_PRELOAD is ignored by static and setuid programs) or failed before recording".into(),
+            "warning: no ring files were written: the shim did not load (LD_PRELOAD is ignored by static and setuid programs; a program built with -fsanitize=address needs its runtime first: LD_PRELOAD=libasan.so.8 causeway record …) or failed before recording".into(),
         ),
     }
     Ok(Outcome {

@@ -210,6 +210,17 @@ fn preload_keeps_the_users_libraries_after_the_shim() {
         preload_value(shim, Some(OsStr::new("/usr/lib/libjemalloc.so"))),
         "/opt/cw/libcauseway.so:/usr/lib/libjemalloc.so"
     );
+    // A sanitizer's runtime must load first (ASan aborts the program otherwise): it stays ahead.
+    assert_eq!(
+        preload_value(
+            shim,
+            Some(OsStr::new(
+                "/usr/lib/libjemalloc.so /usr/lib/gcc/libasan.so.8:libclang_rt.tsan-x86_64.so"
+            ))
+        ),
+        "/usr/lib/gcc/libasan.so.8:libclang_rt.tsan-x86_64.so:/opt/cw/libcauseway.so:\
+         /usr/lib/libjemalloc.so"
+    );
 }
 
 #[test]
