@@ -657,10 +657,53 @@ fn streamed_edges<'s>(
     let (mut absent, mut current, mut any) = (Vec::new(), usize::MAX, false);
     let mut held: Option<(usize, Vec<Edge>, Vec<String>)> = None;
     let mut ready = Vec::new().into_iter();
+    // The runs taken (all of one process) and the first of their rows not yet made into batches
+    // (run, row): made `ahead` batches at a time, so that the batches in flight stay what
+    // `chunk_rows` sizes them for, also where a run holds many batches (a hostile ring's huge names
+    // make batches of a few rows: a run's were all made at once, 2.5 GB for a 1 MB ring).
+    let mut runs: Vec<(usize, Vec<Edge>, Vec<String>)> = Vec::new();
+    let mut at = (0, 0);
     std::iter::from_fn(move || loop {
         if let Some(b) = ready.next() {
             any = true;
             return Some(b);
+        }
+        if at.0 < runs.len() {
+            let mut chunks: Vec<&[Edge]> = Vec::with_capacity(ahead);
+            while chunks.len() < ahead && at.0 < runs.len() {
+                let edges = &runs[at.0].1;
+                let end = (at.1 + rows).min(edges.len());
+                if at.1 < end {
+                    chunks.push(&edges[at.1..end]);
+                }
+                at = if end == edges.len() {
+                    (at.0 + 1, 0)
+                } else {
+                    (at.0, end)
+                };
+            }
+            let g = ProcEdges {
+                p: &ps[current],
+                absent: &absent,
+            };
+            let made: Vec<_> = (chunks.par_iter())
+                .map(|run| {
+                    let rows: Vec<EdgeRow> = run.iter().map(|e| (&g, e)).collect();
+                    batches_of(&rows, &edges_batch)
+                })
+                .collect();
+            let mut out = Vec::with_capacity(made.len());
+            for m in made {
+                match m {
+                    Ok(bs) => out.extend(bs.into_iter().map(|(b, d)| {
+                        drawn.fetch_add(d, Relaxed);
+                        Ok(b)
+                    })),
+                    Err(e) => out.push(Err(e)),
+                }
+            }
+            ready = out.into_iter();
+            continue;
         }
         // The runs there are (one at least, waited for), up to `width`, of one process.
         let Some(first) = held.take().or_else(|| next(true)) else {
@@ -668,7 +711,8 @@ fn streamed_edges<'s>(
             return (!std::mem::replace(&mut any, true)).then(|| edges_batch(&[]).map(|b| b.0));
         };
         let k = first.0;
-        let mut runs = vec![first];
+        runs.clear();
+        runs.push(first);
         while runs.len() < width {
             match next(false) {
                 Some(m) if m.0 == k => runs.push(m),
@@ -686,28 +730,7 @@ fn streamed_edges<'s>(
         for (_, _, new) in &mut runs {
             absent.append(new);
         }
-        let g = ProcEdges {
-            p: &ps[k],
-            absent: &absent,
-        };
-        let made: Vec<_> = (runs.par_iter())
-            .flat_map(|(_, edges, _)| edges.par_chunks(rows))
-            .map(|run| {
-                let rows: Vec<EdgeRow> = run.iter().map(|e| (&g, e)).collect();
-                batches_of(&rows, &edges_batch)
-            })
-            .collect();
-        let mut out = Vec::with_capacity(made.len());
-        for m in made {
-            match m {
-                Ok(bs) => out.extend(bs.into_iter().map(|(b, d)| {
-                    drawn.fetch_add(d, Relaxed);
-                    Ok(b)
-                })),
-                Err(e) => out.push(Err(e)),
-            }
-        }
-        ready = out.into_iter();
+        at = (0, 0);
     })
 }
 

@@ -152,11 +152,25 @@ impl RingBuilder {
         clock: ClockKind,
         ticks_per_sec: u64,
     ) -> RingBuilder {
-        let size = layout::file_size(capacity, STRINGS) as usize;
+        let at = (level, clock, ticks_per_sec);
+        Self::with_strings(capacity, STRINGS, policy, pid, ppid, at)
+    }
+
+    /// `custom` with a string area of `strings` bytes (a multiple of 8); `at` is (level, clock,
+    /// ticks per second).
+    pub fn with_strings(
+        capacity: u64,
+        strings: u64,
+        policy: Policy,
+        pid: u32,
+        ppid: u32,
+        (level, clock, ticks_per_sec): (u32, ClockKind, u64),
+    ) -> RingBuilder {
+        let size = layout::file_size(capacity, strings) as usize;
         let mut buf = vec![0u64; size.div_ceil(8)];
         let p = Params {
             capacity,
-            strings_size: STRINGS,
+            strings_size: strings,
             policy,
             pid,
             ppid,
@@ -342,21 +356,22 @@ impl RingBuilder {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        let len = layout::file_size(self.capacity, STRINGS) as usize;
-        // SAFETY: the u64 buffer holds at least `len` initialized bytes.
+        // The file's size: a multiple of 8 (the header, a string area of whole records, entries).
+        let len = self.buf.len() * 8;
+        // SAFETY: the u64 buffer holds `len` initialized bytes.
         unsafe { std::slice::from_raw_parts(self.buf.as_ptr() as *const u8, len) }
     }
 
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = layout::file_size(self.capacity, STRINGS) as usize;
+        let len = self.buf.len() * 8;
         // SAFETY: as above; `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr() as *mut u8, len) }
     }
 
     /// Byte offset of the slot that sequence number `seq` uses.
     pub fn slot_offset(&self, seq: u64) -> usize {
-        layout::HEADER_SIZE
-            + STRINGS as usize
+        // The entries are the file's last `capacity` slots, whatever its string area.
+        self.buf.len() * 8 - (self.capacity as usize) * layout::ENTRY_SIZE
             + ((seq & (self.capacity - 1)) as usize) * layout::ENTRY_SIZE
     }
 

@@ -228,7 +228,35 @@ fn chosen(t: &Timeline, steps: &[ProcessSteps]) -> Option<usize> {
 }
 
 /// One item before lanes are numbered: (lane key, row, begin, end, name, kind, bound, open).
-type Raw = (LaneKey, u64, u64, u64, String, u64, u64, bool);
+type Raw = (LaneKey, u64, u64, u64, ItemName, u64, u64, bool);
+
+/// An item's label, made into text once per distinct label (`page`): the model's names, not a copy
+/// per item (a hostile ring's 300 KB kernel name in 2 000 launches held 1.2 GB before the page's
+/// name table took it once).
+#[derive(Clone, Copy)]
+enum ItemName {
+    Plain(&'static str),
+    /// A launch: `api → kernel`.
+    Launch(&'static str, &'static str),
+}
+
+impl ItemName {
+    /// Equal for labels of the same texts (the model's interned names: one copy per text, nearly
+    /// always).
+    fn key(self) -> (usize, usize) {
+        match self {
+            ItemName::Plain(n) => (n.as_ptr() as usize, usize::MAX),
+            ItemName::Launch(a, k) => (a.as_ptr() as usize, k.as_ptr() as usize),
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            ItemName::Plain(n) => n.to_string(),
+            ItemName::Launch(a, k) => format!("{a} \u{2192} {k}"),
+        }
+    }
+}
 
 /// A slice's end, for the index of the slices that reach into a step (`Reach`).
 impl End for Raw {
@@ -268,16 +296,16 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             r.level as u64,
             r.begin_ns,
             r.end_ns.unwrap_or(last).max(r.begin_ns),
-            r.name.to_string(),
+            ItemName::Plain(r.name.as_str()),
             1,
             0,
             r.end_ns.is_none(),
         ));
     }
     for c in &p.calls {
-        let name = match &c.kernel {
-            Some(k) => format!("{} \u{2192} {k}", c.api),
-            None => c.api.to_string(),
+        let name = match c.kernel {
+            Some(k) => ItemName::Launch(c.api.as_str(), k.as_str()),
+            None => ItemName::Plain(c.api.as_str()),
         };
         out.push((
             LaneKey::Thread(c.tid),
@@ -307,7 +335,7 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             row as u64,
             s.begin_ns,
             s.end_ns,
-            s.name.to_string(),
+            ItemName::Plain(s.name.as_str()),
             kind_code(s.kind.name()),
             s.bound_ns,
             false,
@@ -564,18 +592,19 @@ pub fn page(capture: &str, r: &Report, t: &Timeline, o: &HtmlOptions) -> Page {
         })
         .collect();
     let mut names: Vec<String> = Vec::new();
-    let mut name_ix: HashMap<String, u64> = HashMap::new();
+    // By the label's texts' addresses, then (once per address) by the text itself: one entry per
+    // distinct text, as the page's table always had.
+    let mut name_ix: HashMap<(usize, usize), u64> = HashMap::new();
+    let mut text_ix: HashMap<String, u64> = HashMap::new();
     let mut items = Vec::with_capacity(kept);
     for (r, _) in raw.into_iter().zip(&keep).filter(|(_, &k)| k) {
-        let n = match name_ix.get(&r.4) {
-            Some(&n) => n,
-            None => {
-                let n = names.len() as u64;
-                name_ix.insert(r.4.clone(), n);
-                names.push(r.4);
-                n
-            }
-        };
+        let n = *name_ix.entry(r.4.key()).or_insert_with(|| {
+            let text = r.4.text();
+            *text_ix.entry(text.clone()).or_insert_with(|| {
+                names.push(text);
+                names.len() as u64 - 1
+            })
+        });
         items.push([
             lane_index[&r.0],
             r.1,
