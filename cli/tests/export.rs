@@ -6,7 +6,7 @@
 mod common;
 mod export_check;
 
-use causeway_ring::layout::{Backend, Class, ClockKind, Kind, Layer, Policy};
+use causeway_ring::layout::{hdr, Backend, Class, ClockKind, Kind, Layer, Policy};
 use causeway_scanner::export::perfetto::proto::{self, Value};
 use common::*;
 use export_check::*;
@@ -316,6 +316,90 @@ fn a_call_with_several_spans_has_a_flow_to_each() {
     let out = dir.join("t.pftrace");
     export_ok("perfetto", &cap, &out);
     assert_eq!(check_perfetto(&std::fs::read(&out).unwrap()).flows.len(), 8);
+}
+
+/// Rings of two machines in one directory with the same pid: a viewer would merge their tracks, so
+/// the later host's process is shown under a pid of its own (the same for its two rings: a process
+/// that execs writes two), named with its pid and host; the report says so.
+#[test]
+fn processes_of_two_hosts_with_one_pid_are_told_apart() {
+    let dir = TempDir::new("export-dup-pid");
+    let cap = dir.join("cap");
+    std::fs::create_dir(&cap).unwrap();
+    for (file, host, t) in [
+        ("a1", "hostA", 1000),
+        ("a2", "hostA", 3000),
+        ("b", "hostB", 2000),
+    ] {
+        let at = (3, ClockKind::Monotonic, 1_000_000_000);
+        let mut b = RingBuilder::with_strings(64, STRINGS, Policy::Drop, 77, 1, at);
+        b.api(LAUNCH, "cudaLaunchKernel", Layer::Runtime, Class::Launch)
+            .kernel(H_RELU, "relu")
+            .text(T_RELU, "relu");
+        let call = (b.call_args(TID, LAUNCH, 0, t, t + 100, 0, [S1, H_RELU, 1])).unwrap();
+        b.kernel_interval(call, T_RELU, t + 200, t + 300).unwrap();
+        let h = b.bytes_mut();
+        h[hdr::HOST..hdr::HOST + 64].fill(0);
+        h[hdr::HOST..hdr::HOST + host.len()].copy_from_slice(host.as_bytes());
+        h[hdr::HOST_LEN..hdr::HOST_LEN + 4].copy_from_slice(&(host.len() as u32).to_le_bytes());
+        b.write_to(&cap.join(format!("{file}.cwring")));
+    }
+    let out = dir.join("t.json");
+    export_ok("chrome", &cap, &out);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ev = v["traceEvents"].as_array().unwrap();
+    let names: Vec<(u64, &str)> = (ev.iter())
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| {
+            (
+                e["pid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let other = causeway_scanner::export::SHOWN_PID_BASE as u64;
+    let app = "app (pid 77)";
+    // In file order: a1, a2 (hostA), b (hostB).
+    assert_eq!(
+        names,
+        [(77, app), (77, app), (other, "app (pid 77 on hostB)")]
+    );
+    let launches = |pid: u64| {
+        (ev.iter())
+            .filter(|e| e["pid"] == pid && e["name"] == "cudaLaunchKernel")
+            .count()
+    };
+    assert_eq!((launches(77), launches(other)), (2, 1));
+    let shown: Vec<&serde_json::Value> = (v["metadata"]["processes"].as_array().unwrap().iter())
+        .map(|p| &p["shown_pid"])
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &other.into()
+        ]
+    );
+
+    let out = dir.join("t.pftrace");
+    export_ok("perfetto", &cap, &out);
+    let st = check_perfetto(&std::fs::read(&out).unwrap());
+    let hb = "app (pid 77 on hostB)".to_string();
+    let want = [
+        (77, "app".to_string()),
+        (77, "app".to_string()),
+        (other as i32, hb),
+    ];
+    assert_eq!(st.process_tracks, want);
+
+    let o = causeway().arg("report").arg(&cap).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("pid 77 is the pid of processes on 2 hosts (hostA, hostB)"),
+        "{e}"
+    );
 }
 
 #[test]

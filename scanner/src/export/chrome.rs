@@ -94,8 +94,11 @@ pub(crate) fn write(
     let unit = unit_slices(crate::read::longest_text());
     let mut device_tids: Vec<Vec<serde_json::Value>> = Vec::new();
     for (pi, pl) in layout.drawn().enumerate() {
-        let pid = pl.p.pid;
-        let pname = format!("{} (pid {pid})", pl.exe_name());
+        let pid = pl.pid;
+        let pname = match pid == pl.p.pid {
+            true => format!("{} (pid {pid})", pl.exe_name()),
+            false => pl.process_label(),
+        };
         meta(&mut units, &|b| {
             meta_str(b, pid, 0, "process_name", "name", &pname)
         });
@@ -171,7 +174,7 @@ pub(crate) fn write(
         .drawn()
         .zip(device_tids)
         .map(|(pl, tracks)| {
-            json!({
+            let mut v = json!({
                 "pid": pl.p.pid,
                 "ppid": pl.p.ppid,
                 "exe": pl.p.exe,
@@ -181,7 +184,12 @@ pub(crate) fn write(
                 "device_spans": pl.p.device.len(),
                 "unplaced_device_intervals": pl.p.unplaced_device,
                 "device_tracks": tracks,
-            })
+            });
+            if pl.pid != pl.p.pid {
+                // Another host's process has its pid: its events are under this one.
+                v["shown_pid"] = json!(pl.pid);
+            }
+            v
         })
         .collect();
     let meta = json!({
@@ -439,7 +447,7 @@ impl Texts {
 }
 
 fn slice(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, it: Item, texts: &mut Texts) {
-    let pid = pl.p.pid;
+    let pid = pl.pid;
     let (begin, end) = pl.times.of(it);
     texts.start(b, "X", pid, tid);
     key_us(b, "ts", begin);
@@ -545,7 +553,7 @@ fn dep_flow(
 
 fn mark(b: &mut Vec<u8>, pl: &ProcLayout, tid: u32, m: usize, texts: &mut Texts) {
     let m = &pl.p.marks[m];
-    texts.start(b, "i", pl.p.pid, tid);
+    texts.start(b, "i", pl.pid, tid);
     key_str(b, "s", "t");
     key_us(b, "ts", m.ns);
     key_text(b, "name", m.name.as_str(), texts);

@@ -318,6 +318,11 @@ pub(crate) struct StreamLanes {
 
 pub(crate) struct ProcLayout<'t> {
     pub p: &'t ProcessTimeline,
+    /// The pid the trace shows (`Layout::of`): the process's own, unless a process of another host
+    /// with the same pid was drawn before it (rings of several machines or pid namespaces in one
+    /// directory), whose tracks a viewer would merge with its own: then one from `SHOWN_PID_BASE`
+    /// up, the same for every ring of that host and pid (a process that execs writes two).
+    pub pid: u32,
     /// Earliest timestamp of anything in the process (0 when it has nothing).
     pub first_ns: u64,
     /// When its slices are drawn.
@@ -373,6 +378,10 @@ fn dep_label(kind: &str, evidence: &str) -> &'static str {
     }
 }
 
+/// First pid shown for a process whose own pid another host's process has in the same trace: above
+/// Linux's largest pid_max (2^22), below Chrome's synthetic tids (`chrome::SYNTHETIC_TID_BASE`).
+pub const SHOWN_PID_BASE: u32 = 1 << 29;
+
 pub(crate) struct Layout<'t> {
     pub procs: Vec<ProcLayout<'t>>,
 }
@@ -391,7 +400,30 @@ impl<'t> Layout<'t> {
                 pl
             })
             .collect();
-        Layout { procs }
+        let mut l = Layout { procs };
+        l.tell_pids_apart();
+        l
+    }
+
+    /// Shown pids (`ProcLayout::pid`): each (pid, host) of the drawn processes gets the pid where no
+    /// other host's process was drawn with it first, else the next from `SHOWN_PID_BASE`.
+    fn tell_pids_apart(&mut self) {
+        let mut shown: HashMap<(u32, &str), u32> = HashMap::default();
+        let mut hosts: HashMap<u32, usize> = HashMap::default();
+        let mut next = SHOWN_PID_BASE;
+        for pl in self.procs.iter_mut().filter(|p| !p.is_empty()) {
+            let key = (pl.p.pid, pl.p.host.as_str());
+            pl.pid = *shown.entry(key).or_insert_with(|| {
+                let n = hosts.entry(key.0).or_default();
+                *n += 1;
+                if *n == 1 {
+                    key.0
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            });
+        }
     }
 
     /// Gives the layout's memory back on a thread of its own (`util::drop`): at 10 M entries its
@@ -514,6 +546,7 @@ impl<'t> ProcLayout<'t> {
 
         ProcLayout {
             p,
+            pid: p.pid,
             first_ns,
             times,
             threads,
@@ -625,6 +658,21 @@ impl<'t> ProcLayout<'t> {
             .call_index_near(self.p.device[j].call.get()?, *near)?;
         *near = i;
         Some(self.bind_base + i as u64)
+    }
+
+    /// The process's name in a trace: its executable's base name, and where its pid is shown as
+    /// another (`pid`), its own pid and host.
+    pub fn process_label(&self) -> String {
+        if self.pid == self.p.pid {
+            self.exe_name().to_string()
+        } else {
+            format!(
+                "{} (pid {} on {})",
+                self.exe_name(),
+                self.p.pid,
+                self.p.host
+            )
+        }
     }
 
     pub fn exe_name(&self) -> &str {

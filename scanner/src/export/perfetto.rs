@@ -818,7 +818,7 @@ pub(crate) fn write<'l>(
     let mut next_uuid = 1u64;
     let mut tracks: Vec<Track> = Vec::new();
     for pl in layout.drawn() {
-        let pid = pl.p.pid as i32;
+        let pid = pl.pid as i32;
         let process_track = next_uuid;
         next_uuid += 1;
         descriptor(
@@ -827,7 +827,7 @@ pub(crate) fn write<'l>(
                 uuid: Some(process_track),
                 process: Some(ProcessDescriptor {
                     pid: Some(pid),
-                    process_name: Some(pl.exe_name().to_string()),
+                    process_name: Some(pl.process_label()),
                 }),
                 ..Default::default()
             },

@@ -1328,6 +1328,23 @@ fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Ve
             }
         ));
     }
+    // Rings of several machines (or pid namespaces) in one directory may share pids.
+    let mut hosts: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+    for p in processes {
+        let h = hosts.entry(p.pid).or_default();
+        if !h.contains(&p.host.as_str()) {
+            h.push(&p.host);
+        }
+    }
+    for (pid, h) in hosts.iter().filter(|(_, h)| h.len() > 1) {
+        w.push(format!(
+            "pid {pid} is the pid of processes on {} hosts ({}): `why --call {pid}:SEQ` reads the \
+             first ring with it; the trace exports show the others' under pids of their own, named \
+             with their host",
+            h.len(),
+            h.join(", ")
+        ));
+    }
     for p in processes {
         let who = format!("pid {} ({})", p.pid, p.file);
         if p.disabled {
