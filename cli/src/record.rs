@@ -323,6 +323,12 @@ pub fn make_dir_in(out: &Path, prefix: &str) -> Result<PathBuf, RecordError> {
             out.display()
         ));
     }
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_dir()) {
+        return fail(format!(
+            "{}: not a directory (--out names the directory captures go in)",
+            out.display()
+        ));
+    }
     // Parents it makes are private too (0777 less the umask was all of them under umask 0).
     std::fs::DirBuilder::new()
         .recursive(true)

@@ -239,6 +239,14 @@ fn capture_dirs_are_fresh() {
         assert_eq!(parts[2].len(), 6, "{name}");
         assert_eq!(parts[3], std::process::id().to_string());
     }
+    // A file where the directory should be is named as such.
+    let file = out.join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let e = make_capture_dir(&file).unwrap_err().to_string();
+    assert!(
+        e.ends_with("file: not a directory (--out names the directory captures go in)"),
+        "{e}"
+    );
 }
 
 #[test]

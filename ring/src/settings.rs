@@ -150,8 +150,19 @@ pub struct Invalid {
 }
 
 impl fmt::Display for Invalid {
+    /// The value as data: control characters escaped (an environment's value must not reach the
+    /// terminal as a control sequence) and cut after 64 characters.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} is not {}", self.value, self.expected)
+        let mut shown: String = (self.value.chars().take(64))
+            .flat_map(|c| match c.is_control() {
+                true => c.escape_default().collect::<Vec<_>>(),
+                false => vec![c],
+            })
+            .collect();
+        if self.value.chars().nth(64).is_some() {
+            shown.push('…');
+        }
+        write!(f, "{shown} is not {}", self.expected)
     }
 }
 
@@ -611,6 +622,18 @@ mod tests {
         assert_eq!(
             err(&[o, ("CAUSEWAY_POLICY", "keep")]),
             "CAUSEWAY_POLICY=keep is not drop or overwrite"
+        );
+        // A value is data: no control sequence of it reaches the terminal, and a long one is cut.
+        assert_eq!(
+            err(&[o, ("CAUSEWAY_LEVEL", "\u{1b}[31mred\n")]),
+            "CAUSEWAY_LEVEL=\\u{1b}[31mred\\n is not one of 1, 2, 3, 4"
+        );
+        assert_eq!(
+            err(&[o, ("CAUSEWAY_POLICY", &"x".repeat(100))]),
+            format!(
+                "CAUSEWAY_POLICY={}… is not drop or overwrite",
+                "x".repeat(64)
+            )
         );
         // The first bad value is the one reported, in this order.
         assert_eq!(

@@ -1112,6 +1112,8 @@ fn a_sync_waited_for_the_kernel_before_it_on_its_stream() {
     )
     .unwrap_err();
     assert!(e.contains("no call with sequence number 12345"), "{e}");
+    let e = why(&t, &Target::Call { pid: 7, seq: s }).unwrap_err();
+    assert_eq!(e, "no process 7 in the capture (its pids: 42)");
 }
 
 #[test]

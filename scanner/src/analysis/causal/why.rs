@@ -283,7 +283,20 @@ fn explain(t: &Timeline, tokens: &TokenSource, target: &Target) -> Result<Why, S
                 .processes
                 .iter()
                 .find(|p| p.pid == *pid && p.calls.binary_search_by_key(seq, |c| c.seq).is_ok())
-                .ok_or_else(|| format!("no call with sequence number {seq} in process {pid}"))?;
+                .ok_or_else(|| match t.processes.iter().any(|p| p.pid == *pid) {
+                    true => format!("no call with sequence number {seq} in process {pid}"),
+                    false => {
+                        let mut pids: Vec<u32> = t.processes.iter().map(|p| p.pid).collect();
+                        pids.sort_unstable();
+                        pids.dedup();
+                        let some: Vec<String> = pids.iter().take(8).map(u32::to_string).collect();
+                        let more = if pids.len() > 8 { ", …" } else { "" };
+                        format!(
+                            "no process {pid} in the capture (its pids: {}{more})",
+                            some.join(", ")
+                        )
+                    }
+                })?;
             let g = Graph::build_with(p, tokens_of(p));
             let i = g.call_of_seq(*seq).expect("found above");
             Ok(explain_call(&g, i))

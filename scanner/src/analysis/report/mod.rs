@@ -1339,7 +1339,7 @@ fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Ve
     for (pid, h) in hosts.iter().filter(|(_, h)| h.len() > 1) {
         w.push(format!(
             "pid {pid} is the pid of processes on {} hosts ({}): `why --call {pid}:SEQ` reads the \
-             first ring with it; the trace exports show the others' under pids of their own, named \
+             first ring of it with that call; the trace exports show the others' under pids of their own, named \
              with their host",
             h.len(),
             h.join(", ")
