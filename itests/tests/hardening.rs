@@ -525,3 +525,30 @@ fn outputs_through_a_link_someone_else_planted_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(rings_in(&here.join("rel")).len(), 2, "sh and true");
 }
+
+/// Two copies of the shim in one process (two installs; a shim already in LD_PRELOAD when `record`
+/// adds its own): the one loaded first records, the other passes calls on and says so, so nothing
+/// is counted twice (each copy recorded every call: two rings, 200 launches of 100).
+#[test]
+fn a_second_copy_of_the_shim_stays_out_of_the_way() {
+    let copy = scratch("shim-copy").join("libcauseway.so");
+    std::fs::copy(shim(), &copy).unwrap();
+    let preload = format!("{}:{}", shim().display(), copy.display());
+    let (o, cap) = traced(
+        command("mt_launch", &["2", "50"]),
+        2,
+        &[("LD_PRELOAD", preload.as_str())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "another copy of the shim is loaded before this one ({})",
+            shim().display()
+        )),
+        "{e}"
+    );
+    assert_eq!(rings_in(&cap).len(), 1);
+    assert_eq!(launches(&report(&cap), "sleep_0us"), 100);
+    assert_eq!(counter(&stdout(&o), "cudaLaunchKernel"), 100);
+}

@@ -89,6 +89,38 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     Ok(())
 }
 
+/// The path of another copy of this shim loaded before this one, if there is one: the process's
+/// global lookup of one of the shim's own exported functions finds that copy's (two installs; a
+/// shim in LD_PRELOAD already when `causeway record` adds its own).
+fn another_copy_first() -> Option<Vec<u8>> {
+    // The object each address is in, by its load address: an exported function's own address may
+    // itself be interposed (taken through the GOT), so this copy is found by a private one.
+    let object = |addr: *const libc::c_void| {
+        // SAFETY: zeroed bytes are a valid `Dl_info`; dladdr only fills it in.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: `addr` is an address in a loaded object (ours, or one dlsym returned).
+        (unsafe { libc::dladdr(addr, &mut info) } != 0).then_some(info)
+    };
+    let ours = object(another_copy_first as *const libc::c_void)?;
+    // SAFETY: a NUL-terminated symbol name; RTLD_DEFAULT searches the global scope in load order.
+    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"causeway_token_begin".as_ptr()) };
+    if found.is_null() {
+        return None;
+    }
+    let info = object(found)?;
+    if info.dli_fbase == ours.dli_fbase {
+        return None;
+    }
+    let named = !info.dli_fname.is_null();
+    Some(match named {
+        // SAFETY: dladdr's file name is a NUL-terminated string owned by the loader.
+        true => unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+            .to_bytes()
+            .to_vec(),
+        false => b"unknown path".to_vec(),
+    })
+}
+
 /// Whether the process runs under secure execution (setuid or setgid, file capabilities,
 /// `AT_SECURE`): the dynamic loader honours only trusted preloads then, and a program started that way
 /// by an ordinary user must not write a privileged ring where that user's environment says.
@@ -130,6 +162,19 @@ extern "C" fn on_load() {
         // Pass everything through and write nothing; no message either (stderr may belong to a
         // privileged program's caller).
         state::pass_through();
+        return;
+    }
+    if let Some(first) = another_copy_first() {
+        // Both copies would record every call (each hook calls the next copy's): one ring of
+        // each, every count doubled. The copy loaded first records; this one only passes calls on.
+        state::pass_through();
+        let mut m = FixedBuf::default();
+        m.push(b"causeway: another copy of the shim is loaded before this one (")
+            .push(&first)
+            .push(b"): it records, this one passes calls through\n");
+        let b = m.as_bytes();
+        // SAFETY: writing a valid buffer to stderr.
+        unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
         return;
     }
     let (set, warnings) = match Settings::from_env(settings::var) {
