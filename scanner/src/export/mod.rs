@@ -1009,8 +1009,16 @@ fn thread_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
 /// Puts each item (in begin order, enclosing first) on the first lane where it nests, opening lanes as
 /// needed. Lane 0 keeps its items in `items`' own list (nearly all of a stream's: a copy was a
 /// second list as long); the few on other lanes move out, in order.
+///
+/// A lane takes an item when, its slices ended by the item's begin taken off, the innermost open one
+/// (its stack's top) ends at or after the item's end. Each lane's top is kept in a `LaneTops`: tops
+/// ended by the begin are taken off first (each slice once, over the whole run), then the first lane
+/// whose top is at or after the end is found in O(log lanes) — a scan of the lanes was quadratic
+/// where slices all overlap (40 000 overlapping NVTX ranges: 2.5 s of a Chrome export).
 fn greedy_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
+    use crate::util::lanes::LaneTops;
     let mut stacks: Vec<Vec<u64>> = Vec::new();
+    let mut tops = LaneTops::default();
     // (item, lane) of the items not on lane 0, and one bit per item: moved.
     let mut moved: Vec<(usize, usize)> = Vec::new();
     let mut moved_bits = vec![0u64; items.len().div_ceil(64)];
@@ -1019,20 +1027,22 @@ fn greedy_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
             t.prefetch(y);
         }
         let (begin, end) = t.span(x);
-        let mut lane = stacks.len();
-        for (l, stack) in stacks.iter_mut().enumerate() {
+        while let Some(l) = tops.first_at_most(begin) {
+            let stack = &mut stacks[l];
             while stack.last().is_some_and(|&e| e <= begin) {
                 stack.pop();
             }
-            if stack.last().is_none_or(|&e| e >= end) {
-                lane = l;
-                break;
+            tops.set(l, stack.last().copied().unwrap_or(u64::MAX));
+        }
+        let lane = match tops.first_at_least(end) {
+            Some(l) => l,
+            None => {
+                stacks.push(Vec::new());
+                tops.push(u64::MAX)
             }
-        }
-        if lane == stacks.len() {
-            stacks.push(Vec::new());
-        }
+        };
         stacks[lane].push(end);
+        tops.set(lane, end);
         if lane > 0 {
             moved.push((k, lane));
             set_bit(&mut moved_bits, k);
@@ -1457,6 +1467,42 @@ mod tests {
             (300, 400),
             (350, 400),
         ];
+        let got = greedy_by_scan_and_tree(&spans);
+        assert_eq!(got.len(), 3, "three deep");
+        // Many at once: overlapping without nesting, nested, touching, zero-length, reversed.
+        let mut x = 99u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..20 {
+            let mut spans: Vec<(u64, u64)> = (0..500)
+                .map(|_| {
+                    let b = next() % 2000;
+                    let len = if round % 4 == 0 {
+                        next() % 2000
+                    } else {
+                        next() % 60
+                    };
+                    if next() % 50 == 0 {
+                        (b, b.saturating_sub(len))
+                    } else {
+                        (b, b + len)
+                    }
+                })
+                .collect();
+            spans.sort_by_key(|&(b, e)| (b, std::cmp::Reverse(e)));
+            greedy_by_scan_and_tree(&spans);
+        }
+        let d = Drawn(Vec::new());
+        assert!(greedy_lanes(Vec::new(), &d).is_empty());
+    }
+
+    /// `greedy_lanes` of `spans` (in begin order, longer first) against a scan of every lane for
+    /// each span (the reference); returns the lanes.
+    fn greedy_by_scan_and_tree(spans: &[(u64, u64)]) -> Vec<Vec<What>> {
         let d = Drawn(
             (spans.iter().enumerate())
                 .map(|(i, &(b, e))| (What::Span(i), b, e))
@@ -1488,8 +1534,7 @@ mod tests {
             .map(|l| l.iter().map(|x| x.what()).collect())
             .collect();
         assert_eq!(got, want);
-        assert_eq!(got.len(), 3, "three deep");
-        assert!(greedy_lanes(Vec::new(), &d).is_empty());
+        got
     }
 
     #[test]

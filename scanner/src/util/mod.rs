@@ -13,6 +13,7 @@ pub mod guard;
 #[cfg(target_os = "linux")]
 pub mod hugealloc;
 pub mod intervals;
+pub mod lanes;
 pub mod output;
 pub mod progress;
 pub mod rank;

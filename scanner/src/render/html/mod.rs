@@ -318,18 +318,17 @@ fn raw_items(p: &ProcessTimeline, last: u64) -> Vec<Raw> {
             c.end_ns.is_none(),
         ));
     }
-    // Device spans are sorted by (begin, end): greedy rows per stream.
-    let mut rows: HashMap<StreamId, Vec<u64>> = HashMap::new();
+    // Device spans are sorted by (begin, end): greedy rows per stream, each span on the first row
+    // whose last span ended by its begin (found in O(log rows): a scan of the rows was quadratic in
+    // spans that all overlap).
+    let mut rows: HashMap<StreamId, crate::util::lanes::LaneTops> = HashMap::new();
     for s in &p.device {
         let ends = rows.entry(s.stream.get()).or_default();
-        let row = match ends.iter().position(|&e| e <= s.begin_ns) {
+        let row = match ends.first_at_most(s.begin_ns) {
             Some(i) => i,
-            None => {
-                ends.push(0);
-                ends.len() - 1
-            }
+            None => ends.push(0),
         };
-        ends[row] = s.end_ns;
+        ends.set(row, s.end_ns);
         out.push((
             LaneKey::Stream(s.stream.get()),
             row as u64,
