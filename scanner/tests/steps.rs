@@ -698,21 +698,35 @@ fn device_by_definition(spans: &[DeviceSpan], lo: u64, hi: u64) -> (u64, u64, u6
 #[test]
 fn device_windows_match_the_definition_on_random_spans() {
     let mut g = Lcg(3);
-    for round in 0..60 {
-        // Past 4 096 spans begun in a window, the view measures merged lists instead of the spans.
+    for round in 0..72 {
+        // Past 4 096 spans begun in a window, the view measures merged lists instead of the spans;
+        // past 4 096 still running at its start too (rounds of 20 000 long spans, which all
+        // overlap: their count comes from the sorted ends, their bound from as few as it takes).
         let n = [0, 1, 5, 40, 300, 6000][round % 6];
+        let long = round >= 60;
+        let n = if long { 20_000 } else { n };
         // Round 7, 17, …: one span ends before it begins (a damaged capture).
         let inverted = round % 10 == 7;
+        // Some long rounds with every bound 0, some with one large bound among many.
+        let flat = long && round % 3 == 0;
         let mut spans: Vec<DeviceSpan> = (0..n)
             .map(|k| {
                 let kind = ["kernel", "memcpy", "memset", "graph"][g.next(4) as usize];
                 let b = g.next(2000);
-                let len = if g.next(6) == 0 { 0 } else { g.next(300) };
+                let len = match (long, g.next(6)) {
+                    (_, 0) => 0,
+                    (true, _) => g.next(2500),
+                    (false, _) => g.next(300),
+                };
                 let mut s = span(kind, g.next(3), b, b + len);
                 if inverted && k == n / 2 {
                     s.end_ns = s.begin_ns.saturating_sub(50);
                 }
-                s.bound_ns = g.next(100);
+                s.bound_ns = match (flat, long) {
+                    (true, _) => 0,
+                    (false, true) => (k == n / 3) as u64 * 1000 + g.next(3),
+                    (false, false) => g.next(100),
+                };
                 s
             })
             .collect();

@@ -512,6 +512,8 @@ pub struct SpanIndex<'a> {
     spans: &'a [DeviceSpan],
     reach: Reach<&'a [DeviceSpan]>,
     unions: std::sync::OnceLock<Unions>,
+    /// Every span's end, sorted (`running_at`): made only for windows with many spans running.
+    ends: std::sync::OnceLock<Vec<u64>>,
 }
 
 /// The union of all device spans, of the copies, of the kernels, and the copies' and kernels'
@@ -533,6 +535,7 @@ impl<'a> SpanIndex<'a> {
             spans,
             reach,
             unions: std::sync::OnceLock::new(),
+            ends: std::sync::OnceLock::new(),
         }
     }
 
@@ -589,14 +592,51 @@ impl<'a> SpanIndex<'a> {
         let to = self.spans.partition_point(|s| s.begin_ns < hi);
         let mut n = (to - from) as u64;
         let mut bound = u.bounds.max(from, to);
-        for i in self.reach.reaching(lo, from) {
-            let s = &self.spans[i];
-            if s.end_ns > lo {
-                n += 1;
-                bound = bound.max(s.bound_ns);
+        // The spans begun before `lo` still running at it: counted from the sorted ends once they
+        // are many (each window visiting them all was quadratic where spans all overlap), and
+        // visited for the bound only until the largest bound any of them could have is found.
+        let cap = u.bounds.max(0, from);
+        let mut running = self
+            .reach
+            .reaching(lo, from)
+            .filter(|&i| self.spans[i].end_ns > lo);
+        let mut counted = 0u64;
+        for i in running.by_ref().take(DIRECT) {
+            counted += 1;
+            bound = bound.max(self.spans[i].bound_ns);
+        }
+        match running.next() {
+            None => n += counted,
+            Some(i) => {
+                bound = bound.max(self.spans[i].bound_ns);
+                n += self.running_at(lo, from);
+                if bound < cap {
+                    for i in running {
+                        bound = bound.max(self.spans[i].bound_ns);
+                        if bound >= cap {
+                            break;
+                        }
+                    }
+                }
             }
         }
         (n, bound)
+    }
+
+    /// How many spans begun before `lo` (indices `..from`) end after it, every span's begin at or
+    /// before its end (`Unions::ordered`): those before `from` less those that end by `lo`, which
+    /// are every span ending by `lo` but the zero-length ones at `lo` itself (begun at `lo`: not
+    /// before `from`), found in the sorted ends (made the first time: 8 bytes a span) and, the
+    /// spans sorted by (begin, end), first among those begun at `lo`.
+    fn running_at(&self, lo: u64, from: usize) -> u64 {
+        let ends = self.ends.get_or_init(|| {
+            let mut e: Vec<u64> = self.spans.iter().map(|s| s.end_ns).collect();
+            e.sort_unstable();
+            e
+        });
+        let ended = ends.partition_point(|&e| e <= lo);
+        let at_lo = self.spans[from..].partition_point(|s| s.begin_ns == lo && s.end_ns <= lo);
+        (from + at_lo - ended) as u64
     }
 }
 
@@ -615,10 +655,16 @@ const DIRECT: usize = 1 << 12;
 /// merging commutes with merging them all once and measuring the merged lists' part in the
 /// window (`Measured`, O(log n)), and only the spans still running at its start are visited for
 /// the count and the largest bound.
+///
+/// A window with few spans begun inside it but many still running at its start (spans that all
+/// overlap: a hostile or broken ring's) is measured the second way too: visiting the running ones
+/// made every window cost all of them.
 pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
     let from = idx.spans.partition_point(|s| s.begin_ns < lo);
     let to = idx.spans.partition_point(|s| s.begin_ns < hi);
-    let (spans, bound, busy, c, k, ov) = if to.saturating_sub(from) <= DIRECT {
+    let few = to.saturating_sub(from) <= DIRECT
+        && (idx.reach.reaching(lo, from).take(DIRECT + 1)).count() <= DIRECT;
+    let (spans, bound, busy, c, k, ov) = if few {
         let (mut all, mut copy, mut kern) = (Vec::new(), Vec::new(), Vec::new());
         let mut spans = 0u64;
         let mut bound = 0u64;
@@ -665,17 +711,40 @@ pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
 /// Per sub-range name: (smallest depth, count, intervals).
 type RegionAcc = (u32, u64, Vec<(u64, u64)>);
 
-/// Sub-ranges of the step `step` (an index into `p.ranges`) given the thread's closed ranges `thread`
-/// (indices into `p.ranges`, sorted by begin).
-fn regions(p: &ProcessTimeline, thread: &[usize], step: usize) -> (Vec<Region>, u64) {
+/// A thread's closed ranges (indices into `p.ranges`, sorted by begin) and, to find those that end
+/// by a time among them without visiting the others, a `Reach` over `u64::MAX - end`: ranges that
+/// overlap without nesting (an inference server's start/end range per request) made every step
+/// visit every range begun inside it, quadratic in the ranges.
+struct ThreadRanges {
+    ranges: Vec<usize>,
+    ends_by: Reach<Vec<u64>>,
+}
+
+impl ThreadRanges {
+    fn new(p: &ProcessTimeline, ranges: Vec<usize>) -> ThreadRanges {
+        let flipped = (ranges.iter())
+            .map(|&i| u64::MAX - closed(&p.ranges[i]).unwrap_or(u64::MAX))
+            .collect();
+        ThreadRanges {
+            ranges,
+            ends_by: Reach::new(flipped),
+        }
+    }
+}
+
+/// Sub-ranges of the step `step` (an index into `p.ranges`) given the thread's closed ranges.
+fn regions(p: &ProcessTimeline, thread: &ThreadRanges, step: usize) -> (Vec<Region>, u64) {
     let s = &p.ranges[step];
     let (lo, hi) = (s.begin_ns, closed(s).unwrap_or(s.begin_ns));
-    let from = thread.partition_point(|&i| p.ranges[i].begin_ns < lo);
-    let mut inside: Vec<(u64, u64, usize)> = thread[from..]
-        .iter()
-        .take_while(|&&i| p.ranges[i].begin_ns <= hi)
-        .filter(|&&i| i != step)
-        .filter_map(|&i| {
+    let all = &thread.ranges;
+    let from = all.partition_point(|&i| p.ranges[i].begin_ns < lo);
+    let to = all.partition_point(|&i| p.ranges[i].begin_ns <= hi);
+    // Those begun in the step that end by its end, in thread order.
+    let mut inside: Vec<(u64, u64, usize)> = (thread.ends_by)
+        .reaching_in(u64::MAX - hi, from, to)
+        .map(|k| all[k])
+        .filter(|&i| i != step)
+        .filter_map(|i| {
             let r = &p.ranges[i];
             // A sub-range with the step's own interval counts when it comes later (nested deeper).
             closed(r)
@@ -852,6 +921,10 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
     for v in thread_ranges.values_mut() {
         v.sort_by_key(|&i| (p.ranges[i].begin_ns, i));
     }
+    let thread_ranges: HashMap<u32, ThreadRanges> = (thread_ranges.into_iter())
+        .map(|(tid, v)| (tid, ThreadRanges::new(p, v)))
+        .collect();
+    let no_ranges = ThreadRanges::new(p, Vec::new());
     let idx = SpanIndex::new(&p.device);
     let none = ThreadCalls {
         launch: Calls::new(Vec::new()),
@@ -864,11 +937,7 @@ pub fn process_steps(p: &ProcessTimeline, o: &StepOptions) -> ProcessSteps {
         let t = threads.get(&r.tid).unwrap_or(&none);
         let (launch_ns, launch_calls) = t.launch.clipped_in(lo, hi);
         let (sync_ns, sync_calls) = t.sync.clipped_in(lo, hi);
-        let (regions, outside) = regions(
-            p,
-            thread_ranges.get(&r.tid).map_or(&[][..], Vec::as_slice),
-            ri,
-        );
+        let (regions, outside) = regions(p, thread_ranges.get(&r.tid).unwrap_or(&no_ranges), ri);
         Step {
             index,
             tid: r.tid,

@@ -81,10 +81,15 @@ impl<E: Ends> Reach<E> {
 
     /// The intervals before index `to` whose end is at least `lo`, in index order.
     pub fn reaching(&self, lo: u64, to: usize) -> impl Iterator<Item = usize> + '_ {
+        self.reaching_in(lo, 0, to)
+    }
+
+    /// The intervals of indices `from..to` whose end (value) is at least `lo`, in index order.
+    pub fn reaching_in(&self, lo: u64, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
         let to = to.min(self.ends.count());
         // Nodes still to visit, the next on top: (node, its first block, its blocks).
         let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(64);
-        if to > 0 {
+        if from < to {
             stack.push((1, 0, self.leaves));
         }
         let mut block: std::ops::Range<usize> = 0..0;
@@ -96,11 +101,11 @@ impl<E: Ends> Reach<E> {
                 continue;
             }
             let (n, first, width) = stack.pop()?;
-            if self.max[n] < lo || first * BLOCK >= to {
+            if self.max[n] < lo || first * BLOCK >= to || (first + width) * BLOCK <= from {
                 continue;
             }
             if width == 1 {
-                block = first * BLOCK..((first + 1) * BLOCK).min(to);
+                block = (first * BLOCK).max(from)..((first + 1) * BLOCK).min(to);
             } else {
                 let half = width / 2;
                 stack.push((2 * n + 1, first + half, half));
@@ -220,6 +225,10 @@ mod tests {
                         got, want,
                         "in place: n {n}, long {long:?}, lo {lo}, to {to}"
                     );
+                    let from = (next() % (n as u64 + 2)) as usize;
+                    let want: Vec<usize> = want.into_iter().filter(|&i| i >= from).collect();
+                    let got: Vec<usize> = r.reaching_in(lo, from, to).collect();
+                    assert_eq!(got, want, "n {n}, lo {lo}, from {from}, to {to}");
                 }
             }
         }
