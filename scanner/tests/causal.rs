@@ -1262,6 +1262,37 @@ fn a_graph_nodes_lost_execution_makes_its_dependents_chain_incomplete() {
     assert!(w.detail.contains("graph node 2"), "{}", w.detail);
 }
 
+/// A damaged ring's graph edges in a cycle (a CUDA graph has none): the chain stops where it comes
+/// back to an item already on it, incomplete, and says so (it went round the cycle to its length
+/// limit, with a negative delay on each turn, and called itself complete).
+#[test]
+fn a_cycle_of_graph_edges_ends_the_chain_incomplete() {
+    let mut p = P::new();
+    p.launch(A, 0, "before", 100, 900);
+    let runs = [
+        (0, "ca", 1_200, 2_000),
+        (1, "cb", 2_100, 3_000),
+        (2, "cc", 3_100, 4_000),
+    ];
+    p.graph(
+        0x6e1,
+        &[(0, "ca"), (1, "cb"), (2, "cc")],
+        &[(0, 1), (1, 2), (2, 0)],
+        &runs,
+    );
+    let t = p.timeline();
+    let w = why(&t, &kernel("cc", 1)).unwrap();
+    assert!(!w.complete, "{w:#?}");
+    let last = w.chain.last().unwrap();
+    assert_eq!((last.edge, last.evidence), ("cycle", "missing"), "{w:#?}");
+    assert!(
+        last.what.starts_with("a cycle back to kernel c"),
+        "{}",
+        last.what
+    );
+    assert!(w.chain.len() <= 4, "{w:#?}");
+}
+
 #[test]
 fn a_topology_whose_names_disagree_with_the_executions_orders_nothing() {
     let t = graph_launch(None, true);

@@ -579,7 +579,30 @@ fn explain_work(g: &Graph, j: usize) -> Why {
 /// `slack`: `dispatch_slack(g)`.
 fn follow(g: &Graph, mut n: Node, chain: &mut Vec<Link>, slack: u64) -> (&'static str, String) {
     let mut first: Option<(&'static str, String)> = None;
+    let mut seen: Vec<Node> = Vec::with_capacity(MAX_LINKS);
     for _ in 0..MAX_LINKS {
+        // Dependencies that lead back to an item already on the chain (a damaged ring's graph
+        // edges in a cycle; a CUDA graph has none) explain nothing further: the chain ends there,
+        // incomplete, saying so.
+        if seen.contains(&n) {
+            chain.push(Link {
+                what: format!("a cycle back to {}", g.describe(n)),
+                node: n,
+                edge: "cycle",
+                evidence: Evidence::Missing.name(),
+                confidence: None,
+                delay_ns: 0,
+            });
+            first.get_or_insert((
+                "unknown",
+                format!(
+                    "its recorded dependencies form a cycle back to {} (a damaged capture)",
+                    g.describe(n)
+                ),
+            ));
+            break;
+        }
+        seen.push(n);
         let (start, _) = match g.times(n) {
             Some(t) => t,
             None => break,
