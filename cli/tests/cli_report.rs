@@ -431,3 +431,27 @@ fn a_failed_write_to_stdout_is_an_error_and_a_closed_pipe_is_not() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(!err.contains("error"), "{err}");
 }
+
+/// A TSC ring whose header gives no tick rate and whose anchors measure none (a damaged header):
+/// its times cannot be nanoseconds, and the report says so rather than showing them as such.
+#[test]
+fn a_ring_without_a_tick_rate_is_named() {
+    let dir = TempDir::new("no-rate");
+    let mut b = RingBuilder::level3_tsc(64, 0);
+    b.call(TID, 1, 0, 1_000, 2_000, 0, 0).unwrap();
+    b.set_anchors([5, 5, 5], [5, 5, 5]);
+    b.write_to(&dir.join("x.cwring"));
+    let r = report(&[], dir.path());
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the ring's tick rate is unknown"),
+        "{}",
+        r.stderr
+    );
+    let mut ok = RingBuilder::level3_tsc(64, 1_000_000_000);
+    ok.call(TID, 1, 0, 1_000, 2_000, 0, 0).unwrap();
+    ok.set_anchors([0, 0, 0], [1_000_000_000, 1_000_000_000, 1_000_000_000]);
+    ok.write_to(&dir.join("x.cwring"));
+    let r = report(&[], dir.path());
+    assert!(!r.stderr.contains("tick rate"), "{}", r.stderr);
+}

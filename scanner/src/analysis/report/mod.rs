@@ -144,6 +144,10 @@ pub struct Process {
     pub overwritten: u64,
     /// Entries whose kind byte this scanner does not know (newer shim, or corruption).
     pub unknown_kind: u64,
+    /// A TSC ring whose tick rate is unknown (0 in its header, and its anchors measure none): its
+    /// times cannot be made nanoseconds (a damaged header). Said in a warning, not in the JSON.
+    #[serde(skip)]
+    pub no_tick_rate: bool,
     pub threads: usize,
     pub strings_dropped: u32,
     /// A string record was reserved but never committed; later names are missing.
@@ -717,6 +721,7 @@ fn process(
         open: d.open,
         overwritten: d.overwritten,
         unknown_kind,
+        no_tick_rate: h.clock == causeway_ring::ClockKind::Tsc && h.rate == 0,
         threads,
         strings_dropped: h.strings_dropped,
         strings_torn: ring.view.strings_torn,
@@ -1402,6 +1407,12 @@ fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Ve
             w.push(format!(
                 "{who}: {} entries of a kind this scanner does not know (skipped)",
                 p.unknown_kind
+            ));
+        }
+        if p.no_tick_rate {
+            w.push(format!(
+                "{who}: the ring's tick rate is unknown (0 in its header, and its clock anchors \
+                 measure none): its times are not nanoseconds and every duration is wrong"
             ));
         }
         if p.strings_dropped > 0 || p.strings_torn {
