@@ -26,5 +26,13 @@ def make(path, nsteps=4, kname=b'my_kernel', stepname=b'step', launches_per_step
     t+=dt; add(t,t,0,9)
     build(path,strs,ents,clock=1,**kw)
     return ents
+class Entries:
+    """Entries one by one, numbered from 0, on thread 100 (`add` returns the sequence number)."""
+    def __init__(self):
+        self.ents = []
+    def add(self, tb, te, api, kind, a0=0, a1=0, a2=0, flags=0, depth=0, result=0, node=0):
+        seq = len(self.ents)
+        self.ents.append(entry(seq, tb, te, 100, api, kind, flags, result, depth, node, a0, a1, a2))
+        return seq
 if __name__=='__main__':
     make(sys.argv[1])

@@ -4,9 +4,7 @@ import sys; sys.path.insert(0, __import__('os').path.dirname(__import__('os').pa
 out=sys.argv[1]; N=int(sys.argv[2]); L=int(sys.argv[3]); selfloop = len(sys.argv)>4
 strs=list(API_RECS)+[(1,51,8|(1<<8)|(2<<16),b'cudaGraphLaunch'),(1,57,9|(1<<8)|(2<<16),b'cudaGraphInstantiate'),
       (2,0xabc,0,b'gk'),(3,1,0,b'step'),(3,2,0,b'gk')]
-ents=[]; seq=0; t=10**9
-def add(tb,te,api,kind,a0=0,a1=0,a2=0,flags=0,depth=0,result=0,node=0):
-    global seq; ents.append(entry(seq,tb,te,100,api,kind,flags,result,depth,node,a0,a1,a2)); seq+=1; return seq-1
+E=Entries(); add=E.add; t=10**9
 add(t,t,0,8)
 t+=10; add(t,t+5,57,1,a0=0,a1=0xE0E0,a2=0)
 for i in range(N): add(t+6,t+6,57,10,a0=0xE0E0,a1=0xabc,a2=i|(N<<32),result=i)
@@ -15,4 +13,4 @@ for l in range(L):
     t+=1000; add(t,t,1008,2,a0=1); g=add(t+1,t+50,51,1,a0=0x10,a1=0xE0E0)
     for i in range(N): add(t+100+10*i,t+105+10*i,1,12,a0=g,a1=2,a2=7,flags=2,node=i+1)
     add(t+900,t+900,1010,3)
-build(out,strs,ents,clock=1)
+build(out,strs,E.ents,clock=1)
