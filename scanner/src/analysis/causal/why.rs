@@ -4,7 +4,9 @@
 //! answer is the **critical predecessor chain**: starting at the target, the predecessor whose time
 //! the target waited for last, then that predecessor's, and so on while a link still explains delay.
 //! Each link says what the predecessor is, the edge type, its evidence class and the delay that
-//! entered there. The **cause** is read at the target's first link:
+//! entered there. Dependencies that lead back to an item already on the chain (a damaged ring's
+//! graph edges in a cycle) end it with a `cycle` link of evidence `missing`: the chain is then
+//! incomplete. The **cause** is read at the target's first link:
 //! * `dependency` — the work started within a short slack of a predecessor's end (stream order, an
 //!   event wait): it waited for that predecessor;
 //! * `device` — it was ready (issued, predecessors done) and did not start for longer than the slack
