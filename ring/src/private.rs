@@ -106,7 +106,10 @@ pub fn planted_link(path: &Path) -> Option<String> {
             Some(Component::Normal(n)) => {
                 let next = at.join(n);
                 let Ok(m) = std::fs::symlink_metadata(&next) else {
-                    return None;
+                    // Not there (yet): made, not followed. What comes after it (a `..` back into
+                    // existing directories) is walked all the same.
+                    at = next;
+                    continue;
                 };
                 if !m.file_type().is_symlink() {
                     at = next;
@@ -120,11 +123,19 @@ pub fn planted_link(path: &Path) -> Option<String> {
                     ));
                 }
                 hops += 1;
-                // The kernel's own limit: a loop ends here as it would there (ELOOP).
+                // The kernel's own limit: a loop ends here as it would there (ELOOP), refused.
                 if hops > 40 {
-                    return None;
+                    return Some(format!(
+                        "{} leads through too many symbolic links",
+                        next.display()
+                    ));
                 }
-                let target = std::fs::read_link(&next).ok()?;
+                let Ok(target) = std::fs::read_link(&next) else {
+                    return Some(format!(
+                        "{}: a symbolic link that cannot be read",
+                        next.display()
+                    ));
+                };
                 push_front(&mut todo, &target);
             }
             Some(Component::Prefix(_)) => return None,
@@ -197,9 +208,11 @@ mod tests {
         std::os::unix::fs::symlink(d.join("mine/../mine"), d.join("chain")).unwrap();
         assert_eq!(planted_link(&d.join("chain/not-yet/deeper")), None);
         assert_eq!(planted_link(&d.join("mine")), None);
-        // A loop is the kernel's ELOOP, not a hang.
+        // A loop is the kernel's ELOOP, not a hang: refused.
         std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
-        assert_eq!(planted_link(&d.join("loop/x")), None);
+        assert!(planted_link(&d.join("loop/x"))
+            .unwrap()
+            .contains("too many symbolic links"));
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             let own = |p: &Path, uid: u32| {
@@ -212,9 +225,11 @@ mod tests {
             own(&other, 65534);
             let why = planted_link(&other.join("caps")).unwrap();
             assert!(why.contains("owned by uid 65534"), "{why}");
-            // Reached through a trusted link, the planted one is found all the same.
+            // Reached through a trusted link, the planted one is found all the same; and through
+            // a directory not made yet and `..` (which the walk used to stop at).
             std::os::unix::fs::symlink("other", d.join("via")).unwrap();
             assert!(planted_link(&d.join("via")).is_some());
+            assert!(planted_link(&d.join("new/../other/caps")).is_some());
         }
         std::fs::remove_dir_all(&d).unwrap();
     }

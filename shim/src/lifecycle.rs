@@ -89,9 +89,17 @@ fn open_ring(cfg: &mut Config, ppid: u32, extra_flags: u32) -> Result<(), FixedB
     Ok(())
 }
 
+/// What every copy of the shim exports under this name, and nothing else does: the process's global
+/// lookup of it finds the copy loaded first (`another_copy_first`). Not a function the shim also
+/// offers programs (a program defining its own `causeway_token_begin` would pass for a copy).
+#[no_mangle]
+#[used]
+#[allow(non_upper_case_globals)]
+pub static causeway_shim_identity: [u8; 16] = *b"causeway shim v1";
+
 /// The path of another copy of this shim loaded before this one, if there is one: the process's
-/// global lookup of one of the shim's own exported functions finds that copy's (two installs; a
-/// shim in LD_PRELOAD already when `causeway record` adds its own).
+/// global lookup of `causeway_shim_identity` finds that copy's (two installs; a shim in LD_PRELOAD
+/// already when `causeway record` adds its own).
 fn another_copy_first() -> Option<Vec<u8>> {
     // The object each address is in, by its load address: an exported function's own address may
     // itself be interposed (taken through the GOT), so this copy is found by a private one.
@@ -103,7 +111,7 @@ fn another_copy_first() -> Option<Vec<u8>> {
     };
     let ours = object(another_copy_first as *const libc::c_void)?;
     // SAFETY: a NUL-terminated symbol name; RTLD_DEFAULT searches the global scope in load order.
-    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"causeway_token_begin".as_ptr()) };
+    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"causeway_shim_identity".as_ptr()) };
     if found.is_null() {
         return None;
     }

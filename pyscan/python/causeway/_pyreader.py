@@ -1048,20 +1048,30 @@ class PyCapture:
         none can, when the first that could not be opened, else the first that could not be
         parsed, is the capture's error."""
         opened, unopened = [], []
-        for q in paths:
-            try:
-                opened.append((q, _map(q)))
-            except CaptureError as e:
-                unopened.append(e)
         good, maps, parsed, unparsed = [], [], [], []
-        for q, mm in opened:
-            try:
-                parsed.append((q, *_parse(q, mm)))
-                good.append(q)
-                maps.append(mm)
-            except CaptureError as e:
+        try:
+            for q in paths:
+                try:
+                    opened.append((q, _map(q)))
+                except CaptureError as e:
+                    unopened.append(e)
+            for q, mm in opened:
+                try:
+                    parsed.append((q, *_parse(q, mm)))
+                    good.append(q)
+                    maps.append(mm)
+                except CaptureError as e:
+                    # A ring cut while it is read fails the capture, as in the scanner (its guard).
+                    if mm.changed:
+                        raise
+                    unparsed.append((e, mm))
+        except BaseException:
+            for _, mm in opened:
                 mm.close()
-                unparsed.append(e)
+            raise
+        for _, mm in unparsed:
+            mm.close()
+        unparsed = [e for e, _ in unparsed]
         if not good:
             raise (unopened + unparsed)[0]
         self._skipped = [(e.path, e.problem) for e in unopened + unparsed]

@@ -1027,7 +1027,10 @@ fn greedy_lanes(mut items: Vec<Item>, t: impl Spans) -> Vec<Lane> {
             t.prefetch(y);
         }
         let (begin, end) = t.span(x);
-        while let Some(l) = tops.first_at_most(begin) {
+        // A lane without slices has top u64::MAX: at `begin` u64::MAX it would be "ended" again
+        // and again. Slices ending at u64::MAX stay on their stacks then, which takes nothing from
+        // what a lane accepts (a top at u64::MAX accepts every slice, as an empty lane does).
+        while let Some(l) = tops.first_at_most(begin.min(u64::MAX - 1)) {
             let stack = &mut stacks[l];
             while stack.last().is_some_and(|&e| e <= begin) {
                 stack.pop();
@@ -1496,6 +1499,9 @@ mod tests {
             spans.sort_by_key(|&(b, e)| (b, std::cmp::Reverse(e)));
             greedy_by_scan_and_tree(&spans);
         }
+        // At the end of time (a damaged ring's raw ticks): it looped for ever on an empty lane.
+        let m = u64::MAX;
+        greedy_by_scan_and_tree(&[(m - 5, m), (m - 1, m), (m, m), (m, m), (m, m - 1)]);
         let d = Drawn(Vec::new());
         assert!(greedy_lanes(Vec::new(), &d).is_empty());
     }

@@ -1215,10 +1215,8 @@ pub fn export(capture: &Path, output: &Path, force: bool) -> Result<Summary, Exp
                 io_problem(&e)
             ))
         })?;
-        let inside = cap
-            .files
-            .iter()
-            .any(|f| std::fs::canonicalize(&f.path).is_ok_and(|p| p.starts_with(&out)));
+        let inside = (cap.paths().iter())
+            .any(|f| std::fs::canonicalize(f).is_ok_and(|p| p.starts_with(&out)));
         if inside {
             return Err(ExportError(format!(
                 "{}: holds rings of the capture being exported (choose another -o)",

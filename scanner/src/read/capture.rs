@@ -345,6 +345,13 @@ impl Capture {
             .clone()
     }
 
+    /// Every ring file of the capture, those left out (`skipped`) too: none may be written over.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self.files.iter().map(|f| f.path.clone()).collect();
+        v.extend(self.skipped().into_iter().map(|e| e.path));
+        v
+    }
+
     /// `skipped` as warnings, as the report lists them.
     pub fn skipped_warnings(&self) -> Vec<String> {
         self.skipped().iter().map(skipped_warning).collect()
@@ -424,8 +431,8 @@ impl Capture {
         let Some(target) = crate::util::output::canonical_target(output) else {
             return Ok(());
         };
-        for f in &self.files {
-            if std::fs::canonicalize(&f.path).ok().as_deref() == Some(target.as_path()) {
+        for path in self.paths() {
+            if std::fs::canonicalize(&path).ok().as_deref() == Some(target.as_path()) {
                 return Err(crate::util::output::OutputError(format!(
                     "{}: is a ring of the capture being exported (choose another -o)",
                     output.display()
