@@ -99,6 +99,18 @@ pub mod counter {
         "device_dropped",
         "device_untimed",
     ];
+    /// What each counter counts, in a report's words (by the same index as `NAMES`).
+    pub const MEANINGS: [&str; 8] = [
+        "entry points cuGetProcAddress gave for hooked names that matched no known variant: \
+         passed through, their calls not recorded",
+        "kernels whose name could not be read: shown by handle",
+        "hooked calls made before their real function was found",
+        "NVTX strings the shim's string table could not hold: those ranges and marks are unnamed",
+        "call ends lost to an overwritten slot",
+        "entries given up to newer ones in a full flight-recorder ring",
+        "device records the timing backend dropped",
+        "device work the timing backend could not time",
+    ];
 }
 
 /// What a full ring does (`hdr::POLICY`). Names and parsing: `settings`.

@@ -1317,24 +1317,6 @@ fn merge(capture: &str, partials: Vec<Partial>) -> Report {
     }
 }
 
-/// What a shim counter (`causeway_ring::layout::counter::NAMES`) counts, in the report's words.
-fn counter_meaning(name: &str) -> &'static str {
-    match name {
-        "proc_unmatched" => {
-            "entry points cuGetProcAddress gave for hooked names that matched no known variant: \
-             passed through, their calls not recorded"
-        }
-        "names_missed" => "kernels whose name could not be read: shown by handle",
-        "real_missing" => "hooked calls made before their real function was found",
-        "nvtx_missed" => "NVTX strings the shim's string table could not hold: those ranges and marks are unnamed",
-        "end_lost" => "call ends lost to an overwritten slot",
-        "lapped" => "entries given up to newer ones in a full flight-recorder ring",
-        "device_dropped" => "device records the timing backend dropped",
-        "device_untimed" => "device work the timing backend could not time",
-        _ => "see docs/format.md",
-    }
-}
-
 fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Vec<String> {
     let mut w = Vec::new();
     // Levels 2 and up record every launch, copy and sync: none at all means CUDA never ran in a
@@ -1430,7 +1412,10 @@ fn warnings(processes: &[Process], totals: &Totals, device: &DeviceReport) -> Ve
             .counters
             .iter()
             .filter(|(_, &v)| v > 0)
-            .map(|(k, v)| format!("{k}={v} ({})", counter_meaning(k)))
+            .map(|(k, v)| {
+                let i = counter::NAMES.iter().position(|n| n == k);
+                format!("{k}={v} ({})", i.map_or("", |i| counter::MEANINGS[i]))
+            })
             .collect();
         if !nonzero.is_empty() {
             w.push(format!("{who}: shim counters: {}", nonzero.join("; ")));
