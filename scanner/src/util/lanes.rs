@@ -72,32 +72,23 @@ impl LaneTops {
 
     /// The first lane whose top is at most `x`.
     pub fn first_at_most(&self, x: u64) -> Option<usize> {
-        if self.lanes == 0 || self.min[1] > x {
-            return None;
-        }
-        let mut i = 1;
-        while i < self.cap {
-            i = if self.min[2 * i] <= x {
-                2 * i
-            } else {
-                2 * i + 1
-            };
-        }
-        Some(i - self.cap).filter(|&l| l < self.lanes)
+        self.first(&self.min, |v| v <= x)
     }
 
     /// The first lane whose top is at least `x`.
     pub fn first_at_least(&self, x: u64) -> Option<usize> {
-        if self.lanes == 0 || self.max[1] < x {
+        self.first(&self.max, |v| v >= x)
+    }
+
+    /// The first lane whose leaf in `tree` (`min` or `max`) passes `ok`, found from the root down:
+    /// `ok` of a node's value says whether any leaf under it passes.
+    fn first(&self, tree: &[u64], ok: impl Fn(u64) -> bool) -> Option<usize> {
+        if self.lanes == 0 || !ok(tree[1]) {
             return None;
         }
         let mut i = 1;
         while i < self.cap {
-            i = if self.max[2 * i] >= x {
-                2 * i
-            } else {
-                2 * i + 1
-            };
+            i = if ok(tree[2 * i]) { 2 * i } else { 2 * i + 1 };
         }
         Some(i - self.cap).filter(|&l| l < self.lanes)
     }
