@@ -657,44 +657,23 @@ const DIRECT: usize = 1 << 12;
 /// the count and the largest bound.
 ///
 /// A window with few spans begun inside it but many still running at its start (spans that all
-/// overlap: a hostile or broken ring's) is measured the second way too: visiting the running ones
-/// made every window cost all of them.
+/// overlap: a hostile or broken ring's) is measured the second way too (`direct_window` gives up):
+/// visiting the running ones made every window cost all of them.
 pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
     let from = idx.spans.partition_point(|s| s.begin_ns < lo);
     let to = idx.spans.partition_point(|s| s.begin_ns < hi);
-    let few = to.saturating_sub(from) <= DIRECT
-        && (idx.reach.reaching(lo, from).take(DIRECT + 1)).count() <= DIRECT;
-    let (spans, bound, busy, c, k, ov) = if few {
-        let (mut all, mut copy, mut kern) = (Vec::new(), Vec::new(), Vec::new());
-        let mut spans = 0u64;
-        let mut bound = 0u64;
-        for s in idx.overlapping(lo, hi) {
-            spans += 1;
-            bound = bound.max(s.bound_ns);
-            let c = clip(s.begin_ns, s.end_ns, lo, hi);
-            all.push(c);
-            match s.kind {
-                DeviceKind::Memcpy => copy.push(c),
-                DeviceKind::Kernel => kern.push(c),
-                _ => {}
-            }
+    let direct = (to.saturating_sub(from) <= DIRECT)
+        .then(|| direct_window(idx, lo, hi, (to - from + DIRECT) as u64))
+        .flatten();
+    let (spans, bound, busy, c, k, ov) = match direct {
+        Some(d) => d,
+        None => {
+            let (spans, bound) = idx.count_and_bound(lo, hi);
+            let u = idx.unions();
+            let (c, k) = (u.copy.within(lo, hi).0, u.kernel.within(lo, hi).0);
+            let (busy, ov) = (u.all.within(lo, hi).0, u.overlap.within(lo, hi).0);
+            (spans, bound, busy, c, k, ov)
         }
-        let (all, copy, kern) = (union(all), union(copy), union(kern));
-        let ov = intersection(&copy, &kern);
-        (
-            spans,
-            bound,
-            measure(&all),
-            measure(&copy),
-            measure(&kern),
-            ov,
-        )
-    } else {
-        let (spans, bound) = idx.count_and_bound(lo, hi);
-        let u = idx.unions();
-        let (c, k) = (u.copy.within(lo, hi).0, u.kernel.within(lo, hi).0);
-        let (busy, ov) = (u.all.within(lo, hi).0, u.overlap.within(lo, hi).0);
-        (spans, bound, busy, c, k, ov)
     };
     StepDevice {
         spans,
@@ -706,6 +685,44 @@ pub fn device_window(idx: &SpanIndex, lo: u64, hi: u64) -> StepDevice {
         copy_compute_overlap: overlap_ratio(ov, c, k),
         bound_ns: bound,
     }
+}
+
+/// `device_window`'s figures (spans, bound, busy, copy, compute, overlap) from the window's own
+/// spans, clipped and merged; `None` once more than `most` of them are visited (more than `DIRECT`
+/// begun before it still running: it is measured from the merged lists then).
+fn direct_window(
+    idx: &SpanIndex,
+    lo: u64,
+    hi: u64,
+    most: u64,
+) -> Option<(u64, u64, u64, u64, u64, u64)> {
+    let (mut all, mut copy, mut kern) = (Vec::new(), Vec::new(), Vec::new());
+    let mut spans = 0u64;
+    let mut bound = 0u64;
+    for s in idx.overlapping(lo, hi) {
+        spans += 1;
+        if spans > most {
+            return None;
+        }
+        bound = bound.max(s.bound_ns);
+        let c = clip(s.begin_ns, s.end_ns, lo, hi);
+        all.push(c);
+        match s.kind {
+            DeviceKind::Memcpy => copy.push(c),
+            DeviceKind::Kernel => kern.push(c),
+            _ => {}
+        }
+    }
+    let (all, copy, kern) = (union(all), union(copy), union(kern));
+    let ov = intersection(&copy, &kern);
+    Some((
+        spans,
+        bound,
+        measure(&all),
+        measure(&copy),
+        measure(&kern),
+        ov,
+    ))
 }
 
 /// Per sub-range name: (smallest depth, count, intervals).
