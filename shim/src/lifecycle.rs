@@ -177,13 +177,10 @@ extern "C" fn on_load() {
         // each, every count doubled. The copy loaded first records; this one only passes calls on.
         state::pass_through();
         let mut m = FixedBuf::default();
-        m.push(b"causeway: another copy of the shim is loaded before this one (")
+        m.push(b"another copy of the shim is loaded before this one (")
             .push(&first)
-            .push(b"): it records, this one passes calls through\n");
-        let b = m.as_bytes();
-        // SAFETY: writing a valid buffer to stderr.
-        unsafe { libc::write(2, b.as_ptr() as *const libc::c_void, b.len()) };
-        return;
+            .push(b"): it records, this one passes calls through");
+        return warn(m.as_bytes());
     }
     let (set, warnings) = match Settings::from_env(settings::var) {
         Ok(s) => s,
